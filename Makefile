@@ -1,0 +1,50 @@
+# The two README commands:  make repro  (set up + run the pipeline)  and  make test.
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+export DVC_NO_ANALYTICS := 1
+export MLFLOW_DISABLE_TELEMETRY := true
+export GX_ANALYTICS_ENABLED := false
+export HF_HUB_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+
+.PHONY: setup repro test check lint format typecheck params ui bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP) ## create .venv and install the project with dev tools
+	@test -d .dvc || (dvc init --quiet && dvc config hydra.enabled true)
+
+repro: setup ## rebuild datasets, evaluations and reports (offline, embedded defaults)
+	dvc repro
+
+test: setup ## the offline test suite
+	$(BIN)/python -m pytest -q
+
+check: lint typecheck ## ruff + mypy
+
+lint: setup
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+format: setup
+	$(BIN)/ruff format . && $(BIN)/ruff check --fix .
+
+typecheck: setup
+	$(BIN)/mypy
+
+params: setup ## recompose params.yaml from conf/ (what `dvc exp run` does)
+	$(BIN)/python -m cultureqa.compose > params.yaml.tmp && mv params.yaml.tmp params.yaml
+
+ui: setup ## open the MLflow UI on http://127.0.0.1:5000
+	$(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db --host 127.0.0.1 --port 5000 --workers 1
+
+clean: ## remove pipeline outputs (not the response store or the model cache)
+	rm -rf data/eval data/track reports/* metrics/eval metrics/validate

@@ -1,0 +1,73 @@
+"""Extract an option letter from a free-text reply: strict patterns first, then lenient ones.
+
+Anything we cannot read is ``None`` — an explicit parse error that is counted wrong and reported,
+never the raw text scored as if it were an answer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from cultureqa.records import LETTERS
+
+_FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
+_OBJECT = re.compile(r"\{[^{}]*\}", re.DOTALL)
+_JSON_KEYS = ("answer", "selection", "jawaban", "choice", "option")
+_CUE = (
+    r"(?:final answer|the answer is|answer|jawaban akhir|jawabannya adalah|jawabannya|jawaban"
+    r"|pilihan|option|choice|selection)"
+)
+
+
+def _letters(k: int) -> str:
+    return LETTERS[:k]
+
+
+def parse_letter(text: str | None, k: int) -> str | None:
+    """The option letter (of the first ``k``) a reply commits to, or None if it commits to none."""
+    if not text or not text.strip():
+        return None
+    valid = _letters(k)
+    body = text.strip()
+    for parse in (_from_json, _from_bare, _from_cue, _from_single_letter):
+        letter = parse(body, valid)
+        if letter is not None:
+            return letter
+    return None
+
+
+def _from_json(text: str, valid: str) -> str | None:
+    candidates = [m.group(1) for m in _FENCE.finditer(text)] + _OBJECT.findall(text)
+    for blob in candidates:
+        try:
+            obj = json.loads(blob)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(obj, dict):
+            continue
+        for key in _JSON_KEYS:
+            value = obj.get(key)
+            if isinstance(value, str):
+                letter = _from_bare(value.strip(), valid)
+                if letter:
+                    return letter
+    return None
+
+
+def _from_bare(text: str, valid: str) -> str | None:
+    match = re.match(rf"^\**\(?([{valid}])\)?\**(?:[.):]|\s|$)", text)
+    return match.group(1) if match else None
+
+
+def _from_cue(text: str, valid: str) -> str | None:
+    pattern = rf"(?i:{_CUE})\s*(?i:is|adalah|:)?\s*[:：]?\s*\**\(?([{valid}])\)?\**(?![A-Za-z])"
+    matches = re.findall(pattern, text)
+    return matches[-1] if matches else None
+
+
+def _from_single_letter(text: str, valid: str) -> str | None:
+    found = set(re.findall(rf"(?<![A-Za-z])\(?([{valid}])\)?(?![A-Za-z'’])", text))
+    # A lone capital "A" is usually the English article, so only trust an unambiguous single hit.
+    found.discard("A") if "A" in found and re.search(r"(?<![A-Za-z])A [a-z]", text) else None
+    return found.pop() if len(found) == 1 else None

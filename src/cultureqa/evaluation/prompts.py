@@ -1,0 +1,63 @@
+"""Prompt templates live in files; params carry only their ids and we record their hashes.
+
+Lookup goes from the benchmark's own folder to ``prompts/default`` and from the requested language
+to English, so a new benchmark works with the defaults and can override one file at a time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import string
+from dataclasses import dataclass
+from pathlib import Path
+
+REQUIRED_FIELDS = {"mcq": {"question", "options"}, "completion": {"question"}}
+
+
+class TemplateError(ValueError):
+    """A template is missing or lacks a required placeholder."""
+
+
+@dataclass(frozen=True)
+class Template:
+    """A loaded template with its provenance."""
+
+    path: Path
+    text: str
+
+    @property
+    def sha256(self) -> str:
+        """Short content hash; part of every cache key and MLflow run."""
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()[:16]
+
+    def render(self, **fields: str) -> str:
+        """Fill placeholders; unknown placeholders are an error, not silently empty."""
+        try:
+            return self.text.format(**fields)
+        except KeyError as exc:
+            raise TemplateError(f"{self.path}: no value for placeholder {exc}") from exc
+
+
+def find_template(root: Path, benchmark: str, kind: str, style: str, language: str) -> Template:
+    """Most specific template for (benchmark, kind, style, language), validated."""
+    name = f"{style}.{language}.txt"
+    fallback = f"{style}.en.txt"
+    for folder in (root / "prompts" / benchmark / kind, root / "prompts" / "default" / kind):
+        for candidate in (folder / name, folder / fallback):
+            if candidate.exists():
+                # Trailing newlines would sit between the prompt and the scored continuation.
+                text = candidate.read_text(encoding="utf-8").rstrip("\n")
+                template = Template(candidate, text)
+                _validate(template, kind)
+                return template
+    raise TemplateError(
+        f"no '{kind}' template for style '{style}' and language '{language}' under "
+        f"{root / 'prompts' / benchmark} or {root / 'prompts' / 'default'}"
+    )
+
+
+def _validate(template: Template, kind: str) -> None:
+    present = {f for _, f, _, _ in string.Formatter().parse(template.text) if f}
+    missing = REQUIRED_FIELDS.get(kind, set()) - present
+    if missing:
+        raise TemplateError(f"{template.path}: missing placeholder(s) {sorted(missing)}")

@@ -1,0 +1,56 @@
+"""Analysis of one benchmark's predictions across the roster: tables, metrics, plots."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from cultureqa.analysis.plots import accuracy_by_setting, heatmap
+from cultureqa.analysis.tables import metrics_tree, overall_table, slice_tables, to_markdown
+from cultureqa.benchmarks.spec import BenchmarkSpec
+from cultureqa.io import write_csv, write_json, write_text
+
+
+@dataclass(frozen=True)
+class ReportPaths:
+    """Where one benchmark's analysis goes (one folder per stage, DVC-tracked)."""
+
+    metrics: Path
+    plot_data: Path
+    reports: Path
+
+
+def collect_predictions(eval_dir: Path) -> pd.DataFrame:
+    """All roster entries' predictions for one benchmark."""
+    files = sorted(eval_dir.glob("**/predictions.parquet"))
+    if not files:
+        raise FileNotFoundError(f"no predictions under {eval_dir}: run the evaluate stages first")
+    return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+
+
+def analyze_benchmark(spec: BenchmarkSpec, predictions: pd.DataFrame, paths: ReportPaths) -> dict[str, Any]:
+    """Write summary metrics, slice tables (CSV + markdown) and plots; return the summary."""
+    overall = overall_table(predictions)
+    tables = slice_tables(predictions, spec.slices)
+    summary = metrics_tree(overall)
+    write_json(paths.metrics, summary)
+    write_csv(paths.plot_data, overall[["model", "setting", "accuracy", "ci_low", "ci_high", "n"]])
+    write_csv(paths.reports / "overall.csv", overall)
+    sections = [f"# {spec.name}: accuracy (Wilson 95% CI)\n", to_markdown(overall)]
+    for name, table in tables.items():
+        slug = name.replace("×", "_x_")
+        write_csv(paths.reports / f"by_{slug}.csv", table)
+        sections += [f"\n## by {name}\n", to_markdown(table)]
+    write_text(paths.reports / "tables.md", "\n".join(sections))
+    accuracy_by_setting(overall, paths.reports / "accuracy_by_setting.png", f"{spec.name}: accuracy")
+    region = spec.location.region_column
+    if region and region in predictions.columns:
+        pivot = (
+            predictions.groupby([region, "model"])["correct"].mean().unstack("model").sort_index()
+        )
+        heatmap(pivot, paths.reports / f"accuracy_by_{region}.png",
+                f"{spec.name}: accuracy by {region} (all settings)")
+    return summary

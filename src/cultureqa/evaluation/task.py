@@ -1,0 +1,165 @@
+"""Evaluate one model on one benchmark over all of the benchmark's settings.
+
+This is the typed function behind ``stages/evaluate.py``: config in, predictions and a summary
+out. The model is loaded once and reused across settings (loading the local model costs seconds).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from tqdm import tqdm
+
+from cultureqa.analysis.stats import wilson_ci
+from cultureqa.benchmarks.load import load_items, load_source_frame
+from cultureqa.benchmarks.regions import region_namer
+from cultureqa.benchmarks.spec import BenchmarkSpec
+from cultureqa.evaluation.prompts import find_template
+from cultureqa.evaluation.runner import (
+    Decoding,
+    SettingPlan,
+    UnsupportedSetting,
+    conform,
+    run_setting,
+)
+from cultureqa.llm.cached import CachedClient
+from cultureqa.llm.registry import build_model
+from cultureqa.llm.store import ResponseStore
+from cultureqa.records import McqItem
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class EvalOutcome:
+    """Predictions of every supported setting, plus what was skipped and why."""
+
+    predictions: pd.DataFrame
+    skipped: dict[str, str] = field(default_factory=dict)
+    calls: int = 0
+    templates: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def error_share(self) -> float:
+        """Share of items whose model call failed (parse errors are wrong answers, not errors)."""
+        if self.predictions.empty:
+            return 0.0
+        return float((self.predictions["status"] == "error").mean())
+
+
+def load_benchmark_items(
+    spec: BenchmarkSpec, root: Path
+) -> tuple[dict[str, list[McqItem]], str, pd.DataFrame]:
+    """Items per language, the source label, and the raw frame (for hashing and validation)."""
+    frame, origin = load_source_frame(spec, root)
+    normalizer = None
+    if spec.normalize_region:
+        from cultureqa.knowledge.gazetteer import normalize_province  # noqa: PLC0415
+
+        normalizer = normalize_province
+    languages = {s.language for s in spec.settings}
+    items = {lang: load_items(spec, frame, lang, origin, normalizer) for lang in sorted(languages)}
+    return items, origin, frame
+
+
+def evaluate_benchmark(
+    spec: BenchmarkSpec,
+    model_cfg: Mapping[str, Any],
+    prompt_style: str,
+    root: Path,
+    store_path: Path,
+    progress: bool = True,
+) -> EvalOutcome:
+    """Run every setting of ``spec`` with the configured model; never raises for item failures."""
+    items, _, _ = load_benchmark_items(spec, root)
+    built = build_model(model_cfg)
+    store = ResponseStore(store_path)
+    decoding = Decoding(**dict(model_cfg.get("decoding") or {}))
+    total = sum(len(items[s.language]) for s in spec.settings)
+    bar = tqdm(total=total, desc=f"{spec.name}/{model_cfg['id']}", disable=not progress, unit="q")
+    client = CachedClient(
+        built.client, store, built.identity, built.chunk_size, on_progress=_progress_hook(bar)
+    )
+    namer = region_namer(spec.location.region_names)
+
+    def location_of(item: McqItem, level: str) -> str:
+        if level == "none":
+            return ""
+        if level == "country":
+            return spec.location.country.get(item.language, "")
+        return namer(str(item.metadata[level]), item.language)
+
+    outcome = EvalOutcome(predictions=pd.DataFrame())
+
+    async def run_all() -> list[pd.DataFrame]:
+        frames = []
+        try:
+            for setting in spec.settings:
+                template = find_template(
+                    root, spec.name, setting.scoring, prompt_style, setting.language
+                )
+                outcome.templates[setting.name] = template.sha256
+                clause = spec.location.clause.get(setting.language, "")
+                plan = SettingPlan(setting, template, clause)
+                batch = items[setting.language]
+                try:
+                    frames.append(await run_setting(client, batch, plan, location_of, decoding))
+                except UnsupportedSetting as exc:
+                    outcome.skipped[setting.name] = str(exc)
+                    bar.update(len(batch))
+        finally:
+            await client.aclose()
+        return frames
+
+    try:
+        frames = asyncio.run(run_all())
+    finally:
+        bar.close()
+        store.close()
+    outcome.calls = client.calls
+    if frames:
+        merged = pd.concat(frames, ignore_index=True)
+        merged.insert(0, "model", str(model_cfg["id"]))
+        merged.insert(0, "benchmark", spec.name)
+        outcome.predictions = conform(merged)
+    return outcome
+
+
+def _progress_hook(bar: tqdm) -> Any:  # type: ignore[type-arg]
+    state = {"errors": 0, "tokens": 0, "cost": 0.0}
+
+    def hook(responses: Any) -> None:
+        for r in responses:
+            state["errors"] += int(getattr(r, "status", "ok") != "ok")
+            usage = getattr(r, "usage", None)
+            if usage is not None:
+                state["tokens"] += usage.prompt_tokens + usage.completion_tokens
+                state["cost"] += usage.cost_usd
+        bar.update(len(responses))
+        bar.set_postfix(errors=state["errors"], tokens=state["tokens"], cost=f"${state['cost']:.4f}")
+
+    return hook
+
+
+def setting_metrics(predictions: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """Per-setting accuracy with Wilson CI and error/parse-error rates (DVC metrics)."""
+    out: dict[str, dict[str, float]] = {}
+    for name, group in predictions.groupby("setting", sort=True):
+        n = len(group)
+        correct = int(group["correct"].sum())
+        low, high = wilson_ci(correct, n)
+        out[str(name)] = {
+            "n": n,
+            "accuracy": round(correct / n, 6),
+            "ci_low": round(low, 6),
+            "ci_high": round(high, 6),
+            "error_rate": round(float((group["status"] == "error").mean()), 6),
+            "parse_error_rate": round(float((group["status"] == "parse_error").mean()), 6),
+        }
+    return out

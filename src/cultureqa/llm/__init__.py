@@ -1,0 +1,34 @@
+"""Model layer: one narrow async interface, several backends, one response store."""
+
+from cultureqa.llm.base import (
+    GenerateRequest,
+    GenerateResponse,
+    LoglikRequest,
+    LoglikResponse,
+    Message,
+    ModelClient,
+    UnsupportedOperation,
+    Usage,
+)
+from cultureqa.llm.cached import CachedClient
+from cultureqa.llm.fake import ScriptedModel
+from cultureqa.llm.registry import BuiltModel, build_model, register_backend
+from cultureqa.llm.store import ResponseStore, request_key
+
+__all__ = [
+    "BuiltModel",
+    "CachedClient",
+    "GenerateRequest",
+    "GenerateResponse",
+    "LoglikRequest",
+    "LoglikResponse",
+    "Message",
+    "ModelClient",
+    "ResponseStore",
+    "ScriptedModel",
+    "UnsupportedOperation",
+    "Usage",
+    "build_model",
+    "register_backend",
+    "request_key",
+]

@@ -1,0 +1,159 @@
+"""Every API provider and OpenAI-compatible server, through litellm (DESIGN.md §4).
+
+litellm is imported lazily: it costs seconds to import, and most of the code base never needs it.
+Keys come from the environment only (litellm reads each provider's variables; ``api_key_env``
+names a variable for custom servers) and never enter params, logs, MLflow or the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+
+from cultureqa.llm.base import (
+    GenerateRequest,
+    GenerateResponse,
+    LoglikRequest,
+    LoglikResponse,
+    UnsupportedOperation,
+    Usage,
+)
+from cultureqa.llm.retry import EmptyReply, RetryConfig, WaitRetryAfterOrBackoff, is_retryable
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LitellmConfig:
+    """What the client needs; built from a ``conf/model/*.yaml`` entry."""
+
+    model_id: str
+    litellm_model: str
+    api_base: str | None = None
+    api_key_env: str | None = None
+    concurrency: int = 8
+    drop_params: bool = True
+    extra_params: dict[str, Any] = field(default_factory=dict)
+    input_cost_per_token: float | None = None
+    output_cost_per_token: float | None = None
+    retry: RetryConfig = field(default_factory=RetryConfig)
+
+
+class LitellmClient:
+    """Async chat client: per-model semaphore, our tenacity policy, per-item error records."""
+
+    supports_loglik = False
+
+    def __init__(self, config: LitellmConfig) -> None:
+        self.config = config
+        self._semaphore = asyncio.Semaphore(max(1, config.concurrency))
+        self._litellm: Any = None
+
+    @property
+    def model_id(self) -> str:
+        """Display id."""
+        return self.config.model_id
+
+    def _lib(self) -> Any:
+        if self._litellm is None:
+            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+            import litellm  # noqa: PLC0415 - slow import, only when an API model is used
+
+            litellm.suppress_debug_info = True
+            if self.config.input_cost_per_token is not None:
+                provider = self.config.litellm_model.split("/", 1)[0]
+                litellm.register_model(
+                    {
+                        self.config.litellm_model: {
+                            "input_cost_per_token": self.config.input_cost_per_token,
+                            "output_cost_per_token": self.config.output_cost_per_token or 0.0,
+                            "litellm_provider": provider,
+                            "mode": "chat",
+                        }
+                    }
+                )
+            self._litellm = litellm
+        return self._litellm
+
+    async def generate(self, requests: Sequence[GenerateRequest]) -> list[GenerateResponse]:
+        """Send all requests concurrently (bounded by the semaphore)."""
+        return list(await asyncio.gather(*(self._one(r) for r in requests)))
+
+    async def loglik(self, requests: Sequence[LoglikRequest]) -> list[LoglikResponse]:
+        """Chat APIs expose no prompt log-likelihoods; MCQ uses generation instead."""
+        raise UnsupportedOperation(f"{self.model_id}: log-likelihood is not available over chat APIs")
+
+    async def aclose(self) -> None:
+        """Nothing to release: litellm manages its HTTP clients."""
+
+    async def _one(self, request: GenerateRequest) -> GenerateResponse:
+        start = time.perf_counter()
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.config.retry.attempts),
+            wait=WaitRetryAfterOrBackoff(self.config.retry),
+            retry=retry_if_exception(is_retryable),
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    async with self._semaphore:
+                        response = await self._call(request)
+                    return self._to_response(response, time.perf_counter() - start)
+        except Exception as exc:  # recorded per item; the run goes on (DESIGN.md §4)
+            message = f"{type(exc).__name__}: {_first_line(exc)}"
+            return GenerateResponse(
+                text=None, status="error", error=message, latency_s=time.perf_counter() - start
+            )
+        raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
+
+    async def _call(self, request: GenerateRequest) -> Any:
+        litellm = self._lib()
+        kwargs: dict[str, Any] = {
+            "model": self.config.litellm_model,
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+            "timeout": self.config.retry.timeout_s,
+            "max_retries": 0,
+            "drop_params": self.config.drop_params,
+            **self.config.extra_params,
+        }
+        if request.seed is not None:
+            kwargs["seed"] = request.seed
+        if self.config.api_base:
+            kwargs["api_base"] = self.config.api_base
+        if self.config.api_key_env:
+            kwargs["api_key"] = os.environ.get(self.config.api_key_env, "")
+        response = await litellm.acompletion(**kwargs)
+        content = response.choices[0].message.content if response.choices else None
+        if content is None or not str(content).strip():
+            raise EmptyReply("provider returned empty content")
+        return response
+
+    def _to_response(self, response: Any, latency: float) -> GenerateResponse:
+        usage = getattr(response, "usage", None)
+        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
+        if cost is None and self.config.input_cost_per_token is not None:
+            cost = prompt_tokens * self.config.input_cost_per_token + completion_tokens * (
+                self.config.output_cost_per_token or 0.0
+            )
+        return GenerateResponse(
+            text=str(response.choices[0].message.content),
+            usage=Usage(prompt_tokens, completion_tokens, float(cost or 0.0)),
+            latency_s=latency,
+        )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else ""

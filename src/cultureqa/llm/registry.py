@@ -1,0 +1,120 @@
+"""Build a ModelClient from a ``conf/model/*.yaml`` entry.
+
+Backends register a factory by name; configs say ``backend: litellm`` (or local_hf, random,
+fixed). No branching on model-name substrings: adding a provider is adding a factory.
+Each factory also returns the *identity* that goes into the response-store key: only what changes
+the answer (never keys, retries, timeouts or concurrency).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cultureqa.llm.base import ModelClient
+from cultureqa.llm.baselines import FixedPositionBaseline, RandomBaseline
+from cultureqa.llm.litellm_client import LitellmClient, LitellmConfig
+from cultureqa.llm.retry import RetryConfig
+from cultureqa.paths import user_cache_dir
+
+
+@dataclass(frozen=True)
+class BuiltModel:
+    """A client plus the identity hashed into cache keys and how to chunk requests."""
+
+    client: ModelClient
+    identity: dict[str, Any]
+    chunk_size: int
+
+
+Factory = Callable[[Mapping[str, Any]], BuiltModel]
+_FACTORIES: dict[str, Factory] = {}
+
+
+def register_backend(name: str) -> Callable[[Factory], Factory]:
+    """Decorator registering a backend factory under ``name``."""
+
+    def wrap(factory: Factory) -> Factory:
+        _FACTORIES[name] = factory
+        return factory
+
+    return wrap
+
+
+def build_model(cfg: Mapping[str, Any]) -> BuiltModel:
+    """Build the client for a model config; unknown backends name the known ones."""
+    backend = str(cfg.get("backend"))
+    if backend not in _FACTORIES:
+        raise ValueError(
+            f"model '{cfg.get('id')}': unknown backend '{backend}' (known: {sorted(_FACTORIES)})"
+        )
+    return _FACTORIES[backend](cfg)
+
+
+def _options(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    return dict(cfg.get("options") or {})
+
+
+@register_backend("random")
+def _random(cfg: Mapping[str, Any]) -> BuiltModel:
+    seed = int(_options(cfg).get("seed", 0))
+    identity = {"backend": "random", "seed": seed}
+    return BuiltModel(RandomBaseline(str(cfg["id"]), seed), identity, chunk_size=1000)
+
+
+@register_backend("fixed")
+def _fixed(cfg: Mapping[str, Any]) -> BuiltModel:
+    position = int(_options(cfg).get("position", 0))
+    identity = {"backend": "fixed", "position": position}
+    return BuiltModel(FixedPositionBaseline(str(cfg["id"]), position), identity, chunk_size=1000)
+
+
+@register_backend("litellm")
+def _litellm(cfg: Mapping[str, Any]) -> BuiltModel:
+    opts = _options(cfg)
+    price = dict(cfg.get("price") or {})
+    retry = dict(cfg.get("retry") or {})
+    config = LitellmConfig(
+        model_id=str(cfg["id"]),
+        litellm_model=str(opts["litellm_model"]),
+        api_base=opts.get("api_base"),
+        api_key_env=opts.get("api_key_env"),
+        concurrency=int(cfg.get("concurrency", 8)),
+        drop_params=bool(opts.get("drop_params", True)),
+        extra_params=dict(opts.get("extra_params") or {}),
+        input_cost_per_token=price.get("input_per_token"),
+        output_cost_per_token=price.get("output_per_token"),
+        retry=RetryConfig(**retry),
+    )
+    identity = {
+        "backend": "litellm",
+        "litellm_model": config.litellm_model,
+        "api_base": config.api_base,
+        "extra_params": config.extra_params,
+    }
+    return BuiltModel(LitellmClient(config), identity, chunk_size=1)
+
+
+@register_backend("local_hf")
+def _local_hf(cfg: Mapping[str, Any]) -> BuiltModel:
+    from cultureqa.llm.local_hf import LocalHFClient  # noqa: PLC0415 - pulls in torch lazily
+
+    opts = _options(cfg)
+    source = str(opts.get("source", "gemma3_270m_gguf"))
+    client = LocalHFClient(
+        model_id=str(cfg["id"]),
+        source=source,  # type: ignore[arg-type]
+        hf_path=opts.get("hf_path"),
+        cache_dir=user_cache_dir() / "models",
+        batch_size=int(cfg.get("batch_size", 8)),
+        max_length=int(opts.get("max_length", 1024)),
+        num_threads=int(opts.get("num_threads", 2)),
+    )
+    identity = {
+        "backend": "local_hf",
+        "source": source,
+        "hf_path": opts.get("hf_path"),
+        "max_length": int(opts.get("max_length", 1024)),
+    }
+    return BuiltModel(client, identity, chunk_size=int(cfg.get("batch_size", 8)) * 4)

@@ -1,0 +1,74 @@
+"""Provenance stamped on every result file and MLflow run (inspect_ai's EvalSpec idea).
+
+A number without its config, data hash, code revision and package versions cannot be reproduced,
+so every artifact carries them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+TRACKED_PACKAGES = (
+    "cultureqa",
+    "dvc",
+    "hydra-core",
+    "omegaconf",
+    "mlflow",
+    "litellm",
+    "great-expectations",
+    "pandas",
+    "torch",
+    "transformers",
+)
+
+
+def file_md5(path: str | Path) -> str:
+    """MD5 of a file's bytes: the same hash DVC records for a file dependency."""
+    digest = hashlib.md5(usedforsecurity=False)
+    with Path(path).open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def git_revision(root: Path) -> dict[str, Any]:
+    """Commit and dirty flag of the repository, or nulls outside git."""
+    def run(*args: str) -> str | None:
+        try:
+            out = subprocess.run(
+                ["git", *args], cwd=root, capture_output=True, text=True, timeout=10, check=True
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return out.stdout.strip()
+
+    commit = run("rev-parse", "HEAD")
+    status = run("status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit, "dirty": None if status is None else bool(status)}
+
+
+def package_versions(names: tuple[str, ...] = TRACKED_PACKAGES) -> dict[str, str]:
+    """Installed versions of the packages that shape results."""
+    versions = {}
+    for name in names:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def provenance(root: Path, dataset: dict[str, Any]) -> dict[str, Any]:
+    """The provenance block written into result files."""
+    return {
+        "git": git_revision(root),
+        "packages": package_versions(),
+        "dataset": dataset,
+        "dvc_exp_name": os.environ.get("DVC_EXP_NAME"),
+        "dvc_stage": os.environ.get("DVC_STAGE"),
+    }

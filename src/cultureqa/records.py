@@ -1,0 +1,78 @@
+"""Typed records shared by loaders, runners and scorers, and the column contracts of artifacts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Scoring = Literal["completion", "mcq"]
+LETTERS = "ABCDEFGHIJ"
+
+
+@dataclass(frozen=True)
+class McqItem:
+    """One multiple-choice question in one language, independent of its source format."""
+
+    id: str
+    question: str
+    options: tuple[str, ...]
+    answer_index: int
+    language: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def answer_letter(self) -> str:
+        """Gold letter (A, B, ...)."""
+        return LETTERS[self.answer_index]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One evaluation condition: how to score, which location context, which language.
+
+    Named ``<scoring>-<location>-<language>`` so DVC, MLflow and tables share one key.
+    """
+
+    scoring: Scoring
+    location: str
+    language: str
+
+    @property
+    def name(self) -> str:
+        """Stable key used in file names, metric names and MLflow run names."""
+        return f"{self.scoring}-{self.location}-{self.language}"
+
+    @classmethod
+    def parse(cls, name: str) -> Setting:
+        """Inverse of :attr:`name`; raises ValueError naming the bad part."""
+        parts = name.split("-")
+        if len(parts) != 3 or parts[0] not in ("completion", "mcq"):
+            raise ValueError(
+                f"setting '{name}' must look like '<completion|mcq>-<location>-<language>'"
+            )
+        scoring: Scoring = "completion" if parts[0] == "completion" else "mcq"
+        return cls(scoring=scoring, location=parts[1], language=parts[2])
+
+
+# Column contract of the predictions table every evaluation writes (one row per item × setting).
+PREDICTION_COLUMNS: dict[str, str] = {
+    "benchmark": "str",
+    "model": "str",
+    "setting": "str",
+    "scoring": "str",
+    "location": "str",
+    "language": "str",
+    "item_id": "str",
+    "gold": "str",
+    "pred": "str",
+    "correct": "bool",
+    "status": "str",
+    "error": "str",
+    "raw": "str",
+    "scores": "str",
+    "latency_s": "float64",
+    "prompt_tokens": "int64",
+    "completion_tokens": "int64",
+    "cost_usd": "float64",
+    "cached": "bool",
+}

@@ -1,0 +1,36 @@
+"""DVC stage: tables, metrics and plots for one benchmark across the roster."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from cultureqa.benchmarks.spec import BenchmarkSpec
+from cultureqa.config import load_params, select, setup_stage
+from cultureqa.evaluation.report import ReportPaths, analyze_benchmark, collect_predictions
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--benchmark", required=True)
+    args = parser.parse_args(argv)
+    setup_stage()
+    root = Path.cwd()
+    params = load_params(root / "params.yaml")
+    spec = BenchmarkSpec.from_config(select(params, f"benchmarks.{args.benchmark}"))
+    predictions = collect_predictions(root / "data" / "eval" / args.benchmark)
+    paths = ReportPaths(
+        metrics=root / "metrics" / args.benchmark / "summary.json",
+        plot_data=root / "metrics" / args.benchmark / "accuracy_by_setting.csv",
+        reports=root / "reports" / args.benchmark,
+    )
+    summary = analyze_benchmark(spec, predictions, paths)
+    for model, settings in summary.items():
+        cells = ", ".join(f"{s}={v['accuracy']:.3f}" for s, v in settings.items())
+        print(f"{args.benchmark} {model}: {cells}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,65 @@
+"""DVC stage: evaluate one roster entry on one benchmark (all of the benchmark's settings)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from cultureqa.benchmarks.spec import BenchmarkSpec
+from cultureqa.config import load_params, select, setup_stage
+from cultureqa.evaluation.task import evaluate_benchmark, setting_metrics
+from cultureqa.io import write_json, write_parquet
+from cultureqa.paths import project_root, state_dir
+from cultureqa.provenance import file_md5, provenance
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--benchmark", required=True)
+    parser.add_argument("--model", required=True, help="param path, e.g. model or baselines.random")
+    args = parser.parse_args(argv)
+    setup_stage()
+    root = Path.cwd()
+    params = load_params(root / "params.yaml")
+    spec = BenchmarkSpec.from_config(select(params, f"benchmarks.{args.benchmark}"))
+    model_cfg = select(params, args.model)
+    outcome = evaluate_benchmark(
+        spec,
+        model_cfg,
+        str(params.prompt.style),
+        root,
+        store_path=state_dir() / "responses.sqlite",
+        progress=bool(params.evaluate.progress),
+    )
+    out_dir = root / "data" / "eval" / args.benchmark / args.model
+    write_parquet(out_dir / "predictions.parquet", outcome.predictions)
+    dataset = {"name": spec.name, "version": spec.version, "source": spec.source.path}
+    if spec.source.kind == "file" and spec.source.path:
+        dataset["md5"] = file_md5(root / spec.source.path)
+    summary = {
+        "benchmark": spec.name,
+        "roster_entry": args.model,
+        "model": model_cfg,
+        "prompt": select(params, "prompt"),
+        "templates": outcome.templates,
+        "skipped_settings": outcome.skipped,
+        "model_calls": outcome.calls,
+        "error_share": outcome.error_share,
+        "provenance": provenance(project_root(), dataset),
+    }
+    write_json(out_dir / "run.json", summary)
+    metrics = setting_metrics(outcome.predictions) if not outcome.predictions.empty else {}
+    write_json(root / "metrics" / "eval" / args.benchmark / f"{args.model}.json", metrics)
+    limit = float(params.evaluate.max_error_share)
+    print(f"{spec.name}/{model_cfg['id']}: {outcome.calls} model calls, "
+          f"error share {outcome.error_share:.3f}, skipped {sorted(outcome.skipped)}")
+    if outcome.error_share > limit:
+        print(f"error: {outcome.error_share:.1%} of items failed (limit {limit:.1%}); "
+              f"see {out_dir / 'predictions.parquet'} column 'error'", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

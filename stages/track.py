@@ -1,0 +1,52 @@
+"""DVC stage: log one MLflow run per setting of one (benchmark, roster entry).
+
+Kept apart from evaluate, with a ``cache: false`` marker output, so DVC's run-cache can never skip
+the logging when an experiment restores evaluation outputs from cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from cultureqa.config import load_params, select, setup_stage
+from cultureqa.io import write_json
+from cultureqa.paths import project_root
+from cultureqa.tracking import log_evaluation
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--benchmark", required=True)
+    parser.add_argument("--model", required=True)
+    args = parser.parse_args(argv)
+    setup_stage()
+    root = Path.cwd()
+    params = load_params(root / "params.yaml")
+    tracking = select(params, "tracking")
+    run_dir = root / "data" / "eval" / args.benchmark / args.model
+    marker = root / "data" / "track" / args.benchmark / f"{args.model}.json"
+    if not tracking.get("enabled", True):
+        write_json(marker, {"enabled": False, "runs": {}})
+        return 0
+    run_info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    predictions = pd.read_parquet(run_dir / "predictions.parquet")
+    slices = select(params, f"benchmarks.{args.benchmark}").get("slices") or []
+    runs = log_evaluation(
+        project_root(),
+        f"{tracking['experiment_prefix']}/{args.benchmark}",
+        run_info,
+        predictions,
+        [tuple(s) for s in slices],
+    )
+    write_json(marker, {"enabled": True, "runs": runs})
+    print(f"logged {len(runs)} MLflow run(s) for {args.benchmark}/{run_info['model']['id']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -52,11 +52,16 @@ def main(argv: list[str] | None = None) -> int:
     metrics = setting_metrics(outcome.predictions) if not outcome.predictions.empty else {}
     write_json(root / "metrics" / "eval" / args.benchmark / f"{args.model}.json", metrics)
     limit = float(params.evaluate.max_error_share)
-    print(f"{spec.name}/{model_cfg['id']}: {outcome.calls} model calls, "
-          f"error share {outcome.error_share:.3f}, skipped {sorted(outcome.skipped)}")
+    print(
+        f"{spec.name}/{model_cfg['id']}: {outcome.calls} model calls, "
+        f"error share {outcome.error_share:.3f}, skipped {sorted(outcome.skipped)}"
+    )
     if outcome.error_share > limit:
-        print(f"error: {outcome.error_share:.1%} of items failed (limit {limit:.1%}); "
-              f"see {out_dir / 'predictions.parquet'} column 'error'", file=sys.stderr)
+        print(
+            f"error: {outcome.error_share:.1%} of items failed (limit {limit:.1%}); "
+            f"see {out_dir / 'predictions.parquet'} column 'error'",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

@@ -15,7 +15,7 @@ from omegaconf import OmegaConf
 
 def compose_params(conf_dir: Path, overrides: list[str] | None = None) -> dict[str, Any]:
     """The resolved composition of ``conf_dir/config.yaml`` with Hydra overrides."""
-    from hydra import compose, initialize_config_dir  # noqa: PLC0415
+    from hydra import compose, initialize_config_dir
 
     with initialize_config_dir(config_dir=str(conf_dir.resolve()), version_base=None):
         cfg = compose(config_name="config", overrides=overrides or [])

@@ -22,7 +22,9 @@ def load_params(path: str | Path = "params.yaml") -> DictConfig:
     """Load params.yaml; a missing file names the command that composes it."""
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"{path} not found: run `dvc exp run` or `make params` to compose it")
+        raise FileNotFoundError(
+            f"{path} not found: run `dvc exp run` or `make params` to compose it"
+        )
     cfg = OmegaConf.load(path)
     if not isinstance(cfg, DictConfig):
         raise TypeError(f"{path}: expected a mapping at the top level")

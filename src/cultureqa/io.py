@@ -6,6 +6,7 @@ mistakes for a finished one, hence write-to-temp-then-rename everywhere.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import tempfile
@@ -59,12 +60,14 @@ def _write_with(target: str | Path, writer: Callable[[Path], None]) -> Path:
 def write_json(target: str | Path, payload: Any) -> Path:
     """Write pretty, key-sorted JSON atomically (stable diffs for DVC metrics in git)."""
     text = json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n"
-    return _write_with(target, lambda p: p.write_text(text, encoding="utf-8"))
+    return write_text(target, text)
 
 
 def write_text(target: str | Path, text: str) -> Path:
     """Write text atomically."""
-    return _write_with(target, lambda p: p.write_text(text, encoding="utf-8"))
+    with atomic_path(target) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return Path(target)
 
 
 def write_parquet(target: str | Path, frame: pd.DataFrame) -> Path:
@@ -83,6 +86,8 @@ def read_table(path: str | Path) -> pd.DataFrame:
     if not path.exists():
         raise SourceError(path, "file not found")
     suffix = path.suffix.lower()
+    if suffix in {".csv", ".jsonl", ".ndjson", ".json"}:
+        _check_utf8(path)
     try:
         if suffix == ".csv":
             frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
@@ -94,9 +99,6 @@ def read_table(path: str | Path) -> pd.DataFrame:
             frame = pd.read_parquet(path)
         else:
             raise SourceError(path, f"unsupported file type '{suffix}' (csv, jsonl, parquet)")
-    except UnicodeDecodeError as exc:
-        row = _row_of_offset(path, exc.start)
-        raise SourceError(path, f"not valid UTF-8 ({exc.reason})", row=row) from exc
     except pd.errors.EmptyDataError as exc:
         raise SourceError(path, "file is empty") from exc
     except pd.errors.ParserError as exc:
@@ -110,7 +112,22 @@ def read_table(path: str | Path) -> pd.DataFrame:
     return frame
 
 
-def _row_of_offset(path: Path, offset: int) -> int:
-    """Data-row number (1 = first row after a CSV header) holding byte ``offset``."""
-    lines_before = path.read_bytes()[:offset].count(b"\n")
-    return lines_before if path.suffix.lower() == ".csv" else lines_before + 1
+def _check_utf8(path: Path) -> None:
+    """Fail on the first non-UTF-8 byte with its row and (for CSV) its column."""
+    raw = path.read_bytes()
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        is_csv = path.suffix.lower() == ".csv"
+        row = before.count(b"\n") + (0 if is_csv else 1)
+        column = None
+        if is_csv:
+            header = next(csv.reader([raw.split(b"\n", 1)[0].decode("utf-8", "replace")]))
+            line_start = before.rfind(b"\n") + 1
+            partial = before[line_start:].decode("utf-8", "replace")
+            index = len(next(csv.reader([partial]), [""])) - 1
+            column = header[index] if 0 <= index < len(header) else None
+        raise SourceError(
+            path, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})", row, column
+        ) from exc

@@ -38,6 +38,7 @@ def file_md5(path: str | Path) -> str:
 
 def git_revision(root: Path) -> dict[str, Any]:
     """Commit and dirty flag of the repository, or nulls outside git."""
+
     def run(*args: str) -> str | None:
         try:
             out = subprocess.run(

@@ -27,7 +27,7 @@ def metric_key(*parts: object) -> str:
 def configure(root: Path, experiment: str) -> str:
     """Point MLflow at the project database and return the experiment id."""
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
-    import mlflow  # noqa: PLC0415
+    import mlflow
 
     mlflow.set_tracking_uri(f"sqlite:///{root / 'mlflow.db'}")
     found = mlflow.get_experiment_by_name(experiment)
@@ -58,7 +58,7 @@ def log_setting_run(
     artifacts: Mapping[str, Any],
 ) -> str:
     """Create one finished run; metrics go in one batch; returns the run id."""
-    import mlflow  # noqa: PLC0415
+    import mlflow
 
     with mlflow.start_run(experiment_id=experiment_id, run_name=run_name, tags=dict(tags)) as run:
         mlflow.log_params({k: v[:6000] for k, v in params.items()})
@@ -93,7 +93,7 @@ def log_evaluation(
     slices: list[tuple[str, ...]],
 ) -> dict[str, str]:
     """Log one run per setting of an evaluation; returns {setting: run_id}."""
-    from cultureqa.analysis.tables import overall_table, slice_tables  # noqa: PLC0415
+    from cultureqa.analysis.tables import overall_table, slice_tables
 
     experiment_id = configure(root, experiment)
     model = run_info["model"]

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from cultureqa.io import atomic_path
 
 
-def _pyplot():  # type: ignore[no-untyped-def]
-    import matplotlib  # noqa: PLC0415 - keep import cost out of library import
+def _pyplot() -> Any:
+    import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
+    import matplotlib.pyplot as plt
 
     return plt
 

@@ -38,7 +38,7 @@ def load_source_frame(spec: BenchmarkSpec, root: Path | None = None) -> tuple[pd
 def _load_hf(spec: BenchmarkSpec) -> pd.DataFrame:
     """Fetch a Hugging Face dataset (network); the result goes through the same mapping."""
     try:
-        import datasets  # noqa: PLC0415 - optional dependency, only with network
+        import datasets
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise SourceError(
             f"hf:{spec.source.hf_dataset}",
@@ -72,8 +72,12 @@ def load_items(
     for pos, row in enumerate(frame.to_dict(orient="records"), start=1):
         item_id = _text(row[cols.id], origin, pos, cols.id)
         if item_id in seen:
-            raise SourceError(origin, f"duplicate id '{item_id}' (first at row {seen[item_id]})",
-                              row=pos, column=cols.id)
+            raise SourceError(
+                origin,
+                f"duplicate id '{item_id}' (first at row {seen[item_id]})",
+                row=pos,
+                column=cols.id,
+            )
         seen[item_id] = pos
         if spec.filter_true and not _as_bool(row[spec.filter_true], origin, pos, spec.filter_true):
             continue
@@ -84,8 +88,9 @@ def load_items(
         if spec.normalize_region and region_col and region_normalizer is not None:
             canonical = region_normalizer(str(row[region_col]))
             if canonical is None:
-                raise SourceError(origin, f"unknown region '{row[region_col]}'",
-                                  row=pos, column=region_col)
+                raise SourceError(
+                    origin, f"unknown region '{row[region_col]}'", row=pos, column=region_col
+                )
             metadata[region_col] = canonical
         question = _text(row[question_col], origin, pos, question_col)
         items.append(McqItem(item_id, question, options, answer, language, metadata))
@@ -106,7 +111,9 @@ def _options(row: dict[str, Any], spec: str | list[str], origin: str, pos: int) 
         column = spec
         raw = _parse_list(row[spec], origin, pos, spec)
     if len(raw) < 2:
-        raise SourceError(origin, f"need at least 2 options, got {len(raw)}", row=pos, column=column)
+        raise SourceError(
+            origin, f"need at least 2 options, got {len(raw)}", row=pos, column=column
+        )
     options = tuple(_LETTER_PREFIX.sub("", str(o)).strip() for o in raw)
     if any(not o for o in options):
         raise SourceError(origin, "an option is empty", row=pos, column=column)
@@ -126,7 +133,9 @@ def _parse_list(value: Any, origin: str, pos: int, column: str) -> list[Any]:
             continue
         if isinstance(parsed, list | tuple):
             return list(parsed)
-    raise SourceError(origin, f"options are not a list literal: {text[:60]!r}", row=pos, column=column)
+    raise SourceError(
+        origin, f"options are not a list literal: {text[:60]!r}", row=pos, column=column
+    )
 
 
 def _answer_index(
@@ -144,7 +153,10 @@ def _answer_index(
         index = options.index(text) if text in options else -1
     if not 0 <= index < len(options):
         raise SourceError(
-            origin, f"answer {text!r} is not among the {len(options)} options", row=pos, column=column
+            origin,
+            f"answer {text!r} is not among the {len(options)} options",
+            row=pos,
+            column=column,
         )
     return index
 

@@ -15,7 +15,7 @@ RegionNamer = Callable[[str, str], str]
 
 @cache
 def _province_names_id() -> dict[str, str]:
-    from cultureqa.knowledge import load_knowledge_base  # noqa: PLC0415 - reads YAML once
+    from cultureqa.knowledge import load_knowledge_base
 
     return {p.name: p.name_id for p in load_knowledge_base().provinces}
 

@@ -56,7 +56,7 @@ def _from_json(text: str, valid: str) -> str | None:
 
 
 def _from_bare(text: str, valid: str) -> str | None:
-    match = re.match(rf"^\**\(?([{valid}])\)?\**(?:[.):]|\s|$)", text)
+    match = re.match(rf"^\**\(?([{valid}])\)?\**(?:[.):]|\s*$|\n)", text)
     return match.group(1) if match else None
 
 
@@ -68,6 +68,7 @@ def _from_cue(text: str, valid: str) -> str | None:
 
 def _from_single_letter(text: str, valid: str) -> str | None:
     found = set(re.findall(rf"(?<![A-Za-z])\(?([{valid}])\)?(?![A-Za-z'’])", text))
-    # A lone capital "A" is usually the English article, so only trust an unambiguous single hit.
-    found.discard("A") if "A" in found and re.search(r"(?<![A-Za-z])A [a-z]", text) else None
+    # A sentence-initial "A word" is the English article, not an option; "A or B" is not.
+    if re.search(r"(?:^|[.!?]\s+)A (?!or\b|and\b|atau\b|dan\b)[a-z]", text):
+        found.discard("A")
     return found.pop() if len(found) == 1 else None

@@ -31,7 +31,9 @@ def collect_predictions(eval_dir: Path) -> pd.DataFrame:
     return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
 
 
-def analyze_benchmark(spec: BenchmarkSpec, predictions: pd.DataFrame, paths: ReportPaths) -> dict[str, Any]:
+def analyze_benchmark(
+    spec: BenchmarkSpec, predictions: pd.DataFrame, paths: ReportPaths
+) -> dict[str, Any]:
     """Write summary metrics, slice tables (CSV + markdown) and plots; return the summary."""
     overall = overall_table(predictions)
     tables = slice_tables(predictions, spec.slices)
@@ -45,12 +47,17 @@ def analyze_benchmark(spec: BenchmarkSpec, predictions: pd.DataFrame, paths: Rep
         write_csv(paths.reports / f"by_{slug}.csv", table)
         sections += [f"\n## by {name}\n", to_markdown(table)]
     write_text(paths.reports / "tables.md", "\n".join(sections))
-    accuracy_by_setting(overall, paths.reports / "accuracy_by_setting.png", f"{spec.name}: accuracy")
+    accuracy_by_setting(
+        overall, paths.reports / "accuracy_by_setting.png", f"{spec.name}: accuracy"
+    )
     region = spec.location.region_column
     if region and region in predictions.columns:
         pivot = (
             predictions.groupby([region, "model"])["correct"].mean().unstack("model").sort_index()
         )
-        heatmap(pivot, paths.reports / f"accuracy_by_{region}.png",
-                f"{spec.name}: accuracy by {region} (all settings)")
+        heatmap(
+            pivot,
+            paths.reports / f"accuracy_by_{region}.png",
+            f"{spec.name}: accuracy by {region} (all settings)",
+        )
     return summary

@@ -60,7 +60,7 @@ def load_benchmark_items(
     frame, origin = load_source_frame(spec, root)
     normalizer = None
     if spec.normalize_region:
-        from cultureqa.knowledge.gazetteer import normalize_province  # noqa: PLC0415
+        from cultureqa.knowledge.gazetteer import normalize_province
 
         normalizer = normalize_province
     languages = {s.language for s in spec.settings}
@@ -142,7 +142,9 @@ def _progress_hook(bar: tqdm) -> Any:  # type: ignore[type-arg]
                 state["tokens"] += usage.prompt_tokens + usage.completion_tokens
                 state["cost"] += usage.cost_usd
         bar.update(len(responses))
-        bar.set_postfix(errors=state["errors"], tokens=state["tokens"], cost=f"${state['cost']:.4f}")
+        bar.set_postfix(
+            errors=state["errors"], tokens=state["tokens"], cost=f"${state['cost']:.4f}"
+        )
 
     return hook
 

@@ -56,12 +56,14 @@ class _Baseline(ABC):
         """Score the chosen continuation 0 and the others -1, so argmax picks the choice."""
         out = []
         for r in requests:
-            chosen = self._choose(r.context + "\x1e" + "\x1f".join(r.continuations), len(r.continuations))
+            chosen = self._choose(
+                r.context + "\x1e" + "\x1f".join(r.continuations), len(r.continuations)
+            )
             scores = tuple(0.0 if i == chosen else -1.0 for i in range(len(r.continuations)))
             out.append(LoglikResponse(logprobs=scores, token_counts=(1,) * len(scores)))
         return out
 
-    async def aclose(self) -> None:
+    async def aclose(self) -> None:  # noqa: B027 - baselines hold no resources
         """Nothing to release."""
 
 

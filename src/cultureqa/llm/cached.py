@@ -111,7 +111,9 @@ class CachedClient:
         to_payload: Callable[[Resp], dict[str, Any]],
         from_payload: Callable[[Mapping[str, Any]], Resp],
     ) -> list[Resp]:
-        keys = [request_key({**self.identity, "kind": kind}, dataclasses.asdict(r)) for r in requests]
+        keys = [
+            request_key({**self.identity, "kind": kind}, dataclasses.asdict(r)) for r in requests
+        ]
         stored = self.store.get_many_ok(keys)
         results: list[Resp | None] = [
             from_payload(stored[k]) if k in stored else None for k in keys

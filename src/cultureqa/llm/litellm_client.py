@@ -64,7 +64,7 @@ class LitellmClient:
     def _lib(self) -> Any:
         if self._litellm is None:
             os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-            import litellm  # noqa: PLC0415 - slow import, only when an API model is used
+            import litellm
 
             litellm.suppress_debug_info = True
             if self.config.input_cost_per_token is not None:
@@ -88,7 +88,9 @@ class LitellmClient:
 
     async def loglik(self, requests: Sequence[LoglikRequest]) -> list[LoglikResponse]:
         """Chat APIs expose no prompt log-likelihoods; MCQ uses generation instead."""
-        raise UnsupportedOperation(f"{self.model_id}: log-likelihood is not available over chat APIs")
+        raise UnsupportedOperation(
+            f"{self.model_id}: log-likelihood is not available over chat APIs"
+        )
 
     async def aclose(self) -> None:
         """Nothing to release: litellm manages its HTTP clients."""
@@ -131,12 +133,20 @@ class LitellmClient:
         if self.config.api_base:
             kwargs["api_base"] = self.config.api_base
         if self.config.api_key_env:
-            kwargs["api_key"] = os.environ.get(self.config.api_key_env, "")
+            kwargs["api_key"] = self._api_key(self.config.api_key_env)
         response = await litellm.acompletion(**kwargs)
         content = response.choices[0].message.content if response.choices else None
         if content is None or not str(content).strip():
             raise EmptyReply("provider returned empty content")
         return response
+
+    def _api_key(self, variable: str) -> str:
+        key = os.environ.get(variable, "")
+        if key:
+            return key
+        if self.config.api_base:
+            return "EMPTY"  # self-hosted servers (vLLM) accept any key when started without one
+        raise MissingKey(f"environment variable {variable} is not set")
 
     def _to_response(self, response: Any, latency: float) -> GenerateResponse:
         usage = getattr(response, "usage", None)
@@ -152,6 +162,10 @@ class LitellmClient:
             usage=Usage(prompt_tokens, completion_tokens, float(cost or 0.0)),
             latency_s=latency,
         )
+
+
+class MissingKey(RuntimeError):
+    """A provider key variable named in the model config is unset (not retried)."""
 
 
 def _first_line(exc: BaseException) -> str:

@@ -98,7 +98,7 @@ def _litellm(cfg: Mapping[str, Any]) -> BuiltModel:
 
 @register_backend("local_hf")
 def _local_hf(cfg: Mapping[str, Any]) -> BuiltModel:
-    from cultureqa.llm.local_hf import LocalHFClient  # noqa: PLC0415 - pulls in torch lazily
+    from cultureqa.llm.local_hf import LocalHFClient
 
     opts = _options(cfg)
     source = str(opts.get("source", "gemma3_270m_gguf"))

@@ -53,7 +53,10 @@ def retry_after_seconds(exc: BaseException | None) -> float | None:
     """Seconds the server asked us to wait, from the error's response headers, if any."""
     if exc is None:
         return None
-    candidates: list[Any] = [getattr(exc, "litellm_response_headers", None), getattr(exc, "headers", None)]
+    candidates: list[Any] = [
+        getattr(exc, "litellm_response_headers", None),
+        getattr(exc, "headers", None),
+    ]
     response = getattr(exc, "response", None)
     candidates.append(getattr(response, "headers", None))
     for headers in candidates:
@@ -81,6 +84,7 @@ class WaitRetryAfterOrBackoff:
         self._max = config.max_wait_s
 
     def __call__(self, state: RetryCallState) -> float:
+        """Seconds to sleep before the next attempt."""
         exc = state.outcome.exception() if state.outcome else None
         hinted = retry_after_seconds(exc)
         if hinted is not None:

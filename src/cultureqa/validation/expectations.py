@@ -27,13 +27,17 @@ class ExpectColumnValueSharesToBeUniform(ColumnAggregateExpectation):  # type: i
     metric_dependencies: ClassVar[tuple[str, ...]] = ("column.value_counts",)
     success_keys: ClassVar[tuple[str, ...]] = ("value_set", "tolerance", "alpha")
 
-    def get_validation_dependencies(self, execution_engine: Any = None, runtime_configuration: Any = None) -> Any:  # noqa: E501
+    def get_validation_dependencies(
+        self, execution_engine: Any = None, runtime_configuration: Any = None
+    ) -> Any:
         """Ask GX for the column's value counts."""
         deps = super().get_validation_dependencies(execution_engine, runtime_configuration)
         config = self.configuration
         deps.set_metric_configuration(
             "column.value_counts",
-            MetricConfiguration("column.value_counts", config.get_domain_kwargs(), {"sort": "value"}),
+            MetricConfiguration(
+                "column.value_counts", config.get_domain_kwargs(), {"sort": "value"}
+            ),
         )
         return deps
 

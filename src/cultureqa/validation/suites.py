@@ -38,10 +38,10 @@ class SuiteReport:
 def run_suite(suite_path: Path, frame: pd.DataFrame) -> SuiteReport:
     """Validate ``frame`` against the suite JSON at ``suite_path``."""
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
-    import great_expectations as gx  # noqa: PLC0415 - ~9 s import, only in validation
-    from great_expectations.data_context.types.base import ProgressBarsConfig  # noqa: PLC0415
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
 
-    import cultureqa.validation.expectations  # noqa: F401, PLC0415 - registers custom types
+    import cultureqa.validation.expectations  # noqa: F401 - registers custom types
 
     spec = json.loads(suite_path.read_text(encoding="utf-8"))
     ctx = gx.get_context(mode="ephemeral")
@@ -56,11 +56,15 @@ def run_suite(suite_path: Path, frame: pd.DataFrame) -> SuiteReport:
         gx.ValidationDefinition(name=f"{suite.name}_vd", data=batch, suite=suite)
     )
     result = definition.run(batch_parameters={"dataframe": frame}, result_format="SUMMARY")
-    report = SuiteReport(suite=suite.name, success=bool(result.success), evaluated=len(result.results))
+    report = SuiteReport(
+        suite=suite.name, success=bool(result.success), evaluated=len(result.results)
+    )
     for r in result.results:
+        config = r.expectation_config
+        assert config is not None, "GX returned a result without its expectation"
         entry = {
-            "expectation": r.expectation_config.type,
-            "column": r.expectation_config.kwargs.get("column", ""),
+            "expectation": config.type,
+            "column": config.kwargs.get("column", ""),
             "detail": _detail(r.result),
         }
         if r.exception_info and r.exception_info.get("raised_exception"):
@@ -73,7 +77,9 @@ def run_suite(suite_path: Path, frame: pd.DataFrame) -> SuiteReport:
 
 def _detail(result: dict[str, Any]) -> str:
     if "details" in result:
-        return json.dumps({"observed": result.get("observed_value"), **result["details"]}, default=str)
+        return json.dumps(
+            {"observed": result.get("observed_value"), **result["details"]}, default=str
+        )
     parts = []
     for key in ("observed_value", "unexpected_count", "partial_unexpected_list"):
         if key in result and result[key] not in (None, []):

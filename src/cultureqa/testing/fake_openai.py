@@ -1,0 +1,201 @@
+"""A fake OpenAI-compatible chat server on 127.0.0.1 with latency and fault injection.
+
+Used by integration tests and ``bench/``: it speaks ``POST /v1/chat/completions`` like vLLM or
+OpenAI, replies through a user function, injects 429 (with Retry-After), 500, hangs, malformed
+JSON and empty content at configured rates, and logs every request so tests can prove what a
+client did or did not send.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Responder = Callable[[list[dict[str, Any]]], str]
+
+
+@dataclass
+class FaultPlan:
+    """Probabilities of each injected fault (drawn per request from a seeded RNG)."""
+
+    rate_limit: float = 0.0
+    server_error: float = 0.0
+    hang: float = 0.0
+    malformed: float = 0.0
+    empty: float = 0.0
+    bad_request: float = 0.0
+    retry_after_s: float = 0.05
+    hang_s: float = 5.0
+    seed: int = 0
+    script: list[str] = field(default_factory=list)
+    """Explicit fault per request, in order ("ok", "429", "500", "hang", "malformed", "empty",
+    "400"); once exhausted, the probabilities apply."""
+
+
+@dataclass
+class RequestRecord:
+    """One request as the server saw it."""
+
+    t_start: float
+    t_end: float
+    messages: list[dict[str, Any]]
+    outcome: str
+
+
+class FakeOpenAIServer:
+    """Threaded HTTP server; use as a context manager or start()/stop()."""
+
+    def __init__(
+        self,
+        responder: Responder = lambda messages: "A",
+        latency_s: float = 0.0,
+        faults: FaultPlan | None = None,
+        port: int = 0,
+    ) -> None:
+        self.responder = responder
+        self.latency_s = latency_s
+        self.faults = faults or FaultPlan()
+        self.records: list[RequestRecord] = []
+        self._rng = random.Random(self.faults.seed)
+        self._lock = threading.Lock()
+        self._in_flight = 0
+        self.max_in_flight = 0
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def api_base(self) -> str:
+        """Base URL to give litellm (``.../v1``)."""
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def start(self) -> FakeOpenAIServer:
+        """Serve in a background thread."""
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and free the port."""
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _next_fault(self) -> str:
+        with self._lock:
+            index = len(self.records) + self._in_flight - 1
+            if 0 <= index < len(self.faults.script):
+                return self.faults.script[index]
+            draw = self._rng.random()
+        f = self.faults
+        for name, p in (
+            ("429", f.rate_limit),
+            ("500", f.server_error),
+            ("hang", f.hang),
+            ("malformed", f.malformed),
+            ("empty", f.empty),
+            ("400", f.bad_request),
+        ):
+            if draw < p:
+                return name
+            draw -= p
+        return "ok"
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # silence stderr access logs
+                return
+
+            def do_POST(self) -> None:
+                t0 = time.perf_counter()
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with server._lock:
+                    server._in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server._in_flight)
+                outcome = server._next_fault()
+                try:
+                    server._serve(self, body, outcome)
+                finally:
+                    with server._lock:
+                        server._in_flight -= 1
+                        server.records.append(
+                            RequestRecord(
+                                t0, time.perf_counter(), body.get("messages", []), outcome
+                            )
+                        )
+
+        return Handler
+
+    def _serve(self, handler: BaseHTTPRequestHandler, body: dict[str, Any], outcome: str) -> None:
+        if outcome == "hang":
+            time.sleep(self.faults.hang_s)
+            return _send(handler, 504, {"error": {"message": "hung"}})
+        time.sleep(self.latency_s)
+        if outcome == "429":
+            headers = {"Retry-After": str(self.faults.retry_after_s)}
+            return _send(handler, 429, {"error": {"message": "rate limited"}}, headers)
+        if outcome == "500":
+            return _send(handler, 500, {"error": {"message": "boom"}})
+        if outcome == "400":
+            return _send(handler, 400, {"error": {"message": "bad request"}})
+        if outcome == "malformed":
+            raw = b'{"id": "x", "choices": [ {"message": '
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(raw)))
+            handler.end_headers()
+            handler.wfile.write(raw)
+            return None
+        text = "" if outcome == "empty" else self.responder(body.get("messages", []))
+        return _send(handler, 200, _completion(body, text))
+
+
+def _completion(body: dict[str, Any], text: str) -> dict[str, Any]:
+    prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
+    completion_tokens = len(text.split())
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "fake"),
+        "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+def _send(
+    handler: BaseHTTPRequestHandler,
+    status: int,
+    payload: dict[str, Any],
+    headers: dict[str, str] | None = None,
+) -> None:
+    raw = json.dumps(payload).encode()
+    try:
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(raw)))
+        for key, value in (headers or {}).items():
+            handler.send_header(key, value)
+        handler.end_headers()
+        handler.wfile.write(raw)
+    except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout): fine
+        pass

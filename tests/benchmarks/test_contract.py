@@ -1,0 +1,73 @@
+"""Contract test over EVERY benchmark config on its five-row fixture (lm-eval's BaseTasks idea).
+
+A new ``conf/benchmark/<name>.yaml`` must ship ``tests/fixtures/benchmarks/<name>.<ext>``; the test
+loads it through the declared mapping, renders every setting's prompt, runs a baseline, and checks
+the predictions contract and the benchmark's GX suite.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from omegaconf import OmegaConf
+
+from cultureqa.benchmarks.load import items_frame
+from cultureqa.benchmarks.regions import region_namer
+from cultureqa.benchmarks.spec import BenchmarkSpec
+from cultureqa.evaluation.prompts import find_template
+from cultureqa.evaluation.runner import Decoding, SettingPlan, conform, run_setting
+from cultureqa.evaluation.task import load_benchmark_items
+from cultureqa.llm.baselines import RandomBaseline
+from cultureqa.validation import run_suite
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIGS = sorted((ROOT / "conf" / "benchmark").glob("*.yaml"))
+FIXTURES = ROOT / "tests" / "fixtures" / "benchmarks"
+
+
+def _spec_on_fixture(config: Path) -> BenchmarkSpec:
+    fixture = next(FIXTURES.glob(f"{config.stem}.*"), None)
+    assert fixture is not None, f"{config.name} has no fixture in {FIXTURES}"
+    source = {"kind": "file", "path": str(fixture)}
+    tree = OmegaConf.create({"source": source, "b": OmegaConf.load(config)})
+    tree.b.source = source
+    raw: Any = OmegaConf.to_container(tree.b, resolve=True)
+    return BenchmarkSpec.from_config(raw)
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda p: p.stem)
+def test_benchmark_contract(config: Path) -> None:
+    spec = _spec_on_fixture(config)
+    items, _, _ = load_benchmark_items(spec, ROOT)
+    baseline = RandomBaseline("random", 0)
+    namer = region_namer(spec.location.region_names)
+    for setting in spec.settings:
+        batch = items[setting.language]
+        assert len(batch) == 5, "fixtures have exactly five rows"
+        for item in batch:
+            assert item.question.strip() and len(item.options) >= 2
+            assert all(isinstance(o, str) and o for o in item.options)
+            assert 0 <= item.answer_index < len(item.options)
+        template = find_template(ROOT, spec.name, setting.scoring, "zero_shot", setting.language)
+        plan = SettingPlan(setting, template, spec.location.clause.get(setting.language, ""))
+
+        def location_of(item, level):  # type: ignore[no-untyped-def]
+            if level == "none":
+                return ""
+            if level == "country":
+                return spec.location.country[item.language]
+            return namer(str(item.metadata[level]), item.language)
+
+        frame = asyncio.run(run_setting(baseline, batch, plan, location_of, Decoding()))
+        frame.insert(0, "model", "random")
+        frame.insert(0, "benchmark", spec.name)
+        assert len(conform(frame)) == 5
+    assert spec.expectations, "every benchmark declares a GX suite"
+    frame = items_frame([i for lang in sorted(items) for i in items[lang]])
+    report = run_suite(ROOT / spec.expectations, frame)
+    assert not report.crashes, report.message()
+    if spec.name != "indoculture":  # five rows cannot be position-uniform; checked on the sample
+        assert report.success, report.message()

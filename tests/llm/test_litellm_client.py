@@ -1,0 +1,92 @@
+"""The litellm client against a fake OpenAI-compatible server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+
+from cultureqa.llm.base import GenerateRequest, Message
+from cultureqa.llm.cached import CachedClient
+from cultureqa.llm.litellm_client import LitellmClient, LitellmConfig
+from cultureqa.llm.retry import RetryConfig
+from cultureqa.llm.store import ResponseStore
+from cultureqa.testing import FakeOpenAIServer, FaultPlan
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+def _client(server: FakeOpenAIServer, attempts: int = 4, timeout: float = 5.0) -> LitellmClient:
+    return LitellmClient(
+        LitellmConfig(
+            model_id="fake",
+            litellm_model="openai/fake-model",
+            api_base=server.api_base,
+            api_key_env="CULTUREQA_TEST_KEY",
+            concurrency=4,
+            input_cost_per_token=1e-6,
+            output_cost_per_token=2e-6,
+            retry=RetryConfig(
+                attempts=attempts, initial_wait_s=0.01, max_wait_s=0.2, timeout_s=timeout
+            ),
+        )
+    )
+
+
+def _requests(n: int) -> list[GenerateRequest]:
+    return [GenerateRequest(messages=(Message("user", f"question {i}"),)) for i in range(n)]
+
+
+def test_generates_with_usage_and_cost(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CULTUREQA_TEST_KEY", "sk-test")
+    with FakeOpenAIServer(responder=lambda m: "Jawaban: B") as server:
+        out = asyncio.run(_client(server).generate(_requests(3)))
+    assert [r.status for r in out] == ["ok"] * 3
+    assert out[0].text == "Jawaban: B"
+    assert out[0].usage.prompt_tokens == 2 and out[0].usage.completion_tokens == 2
+    assert out[0].usage.cost_usd == pytest.approx(2 * 1e-6 + 2 * 2e-6)
+
+
+def test_retries_rate_limit_and_server_errors() -> None:
+    plan = FaultPlan(script=["429", "500", "ok"], retry_after_s=0.05)
+    with FakeOpenAIServer(faults=plan) as server:
+        out = asyncio.run(_client(server).generate(_requests(1)))
+        outcomes = [r.outcome for r in server.records]
+    assert out[0].status == "ok"
+    assert outcomes == ["429", "500", "ok"]
+
+
+def test_never_retries_bad_request() -> None:
+    with FakeOpenAIServer(faults=FaultPlan(script=["400", "ok"])) as server:
+        out = asyncio.run(_client(server).generate(_requests(1)))
+        hits = len(server.records)
+    assert out[0].status == "error" and "BadRequest" in (out[0].error or "")
+    assert hits == 1
+
+
+def test_empty_content_is_retried_then_reported_not_scored() -> None:
+    with FakeOpenAIServer(faults=FaultPlan(script=["empty"] * 3)) as server:
+        out = asyncio.run(_client(server, attempts=3).generate(_requests(1)))
+        hits = len(server.records)
+    assert hits == 3
+    assert out[0].status == "error" and "EmptyReply" in (out[0].error or "")
+    assert out[0].text is None
+
+
+def test_malformed_reply_is_an_error_record() -> None:
+    with FakeOpenAIServer(faults=FaultPlan(script=["malformed"] * 2)) as server:
+        out = asyncio.run(_client(server, attempts=2).generate(_requests(1)))
+    assert out[0].status == "error"
+
+
+def test_store_makes_rerun_call_nothing(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with FakeOpenAIServer(responder=lambda m: "C") as server:
+        for expected_calls in (5, 0):
+            store = ResponseStore(tmp_path / "r.sqlite")
+            cached = CachedClient(_client(server), store, {"backend": "litellm", "m": "fake"})
+            out = asyncio.run(cached.generate(_requests(5)))
+            store.close()
+            assert cached.calls == expected_calls
+            assert [r.text for r in out] == ["C"] * 5
+        assert len(server.records) == 5

@@ -1,0 +1,83 @@
+"""Response store and caching wrapper: zero-call reruns, errors retried, order-independent keys."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+
+from cultureqa.llm.base import GenerateRequest, GenerateResponse, LoglikRequest, Message
+from cultureqa.llm.cached import CachedClient
+from cultureqa.llm.fake import ScriptedModel
+from cultureqa.llm.store import ResponseStore, request_key
+
+
+def _gen(n: int) -> list[GenerateRequest]:
+    return [GenerateRequest(messages=(Message("user", f"q{i}"),)) for i in range(n)]
+
+
+def test_key_ignores_dict_order_but_not_content() -> None:
+    a = request_key({"m": 1, "b": 2}, {"x": [1, 2]})
+    assert a == request_key({"b": 2, "m": 1}, {"x": [1, 2]})
+    assert a != request_key({"b": 2, "m": 1}, {"x": [2, 1]})
+
+
+def test_rerun_makes_zero_calls(tmp_path: Path) -> None:
+    for expected in (4, 0):
+        model = ScriptedModel(replies=["B"])
+        store = ResponseStore(tmp_path / "s.sqlite")
+        client = CachedClient(model, store, {"backend": "fake"})
+        out = asyncio.run(client.generate(_gen(4)))
+        store.close()
+        assert len(model.generate_calls) == expected
+        assert [r.text for r in out] == ["B"] * 4
+        assert all(r.cached for r in out) == (expected == 0)
+
+
+def test_identity_change_misses(tmp_path: Path) -> None:
+    store = ResponseStore(tmp_path / "s.sqlite")
+    asyncio.run(CachedClient(ScriptedModel(), store, {"model": "a"}).generate(_gen(2)))
+    other = ScriptedModel()
+    asyncio.run(CachedClient(other, store, {"model": "b"}).generate(_gen(2)))
+    assert len(other.generate_calls) == 2
+
+
+def test_errors_are_recorded_but_retried_next_time(tmp_path: Path) -> None:
+    store = ResponseStore(tmp_path / "s.sqlite")
+    failing = ScriptedModel(replies=[GenerateResponse(None, status="error", error="boom")])
+    out = asyncio.run(CachedClient(failing, store, {"m": 1}).generate(_gen(1)))
+    assert out[0].status == "error" and store.count() == 1
+    healed = ScriptedModel(replies=["C"])
+    out = asyncio.run(CachedClient(healed, store, {"m": 1}).generate(_gen(1)))
+    assert out[0].text == "C" and len(healed.generate_calls) == 1
+    again = ScriptedModel(replies=["A"])
+    out = asyncio.run(CachedClient(again, store, {"m": 1}).generate(_gen(1)))
+    assert out[0].text == "C" and not again.generate_calls
+
+
+def test_each_chunk_is_persisted_as_it_arrives(tmp_path: Path) -> None:
+    """A crash after the first chunk keeps that chunk: the next run only asks for the rest."""
+    store = ResponseStore(tmp_path / "s.sqlite")
+
+    class Crashing(ScriptedModel):
+        async def generate(self, requests):  # type: ignore[no-untyped-def]
+            if len(self.generate_calls) >= 2:
+                raise KeyboardInterrupt
+            return await super().generate(requests)
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(CachedClient(Crashing(), store, {"m": 1}, chunk_size=2).generate(_gen(6)))
+    assert store.count() == 2
+    resumed = ScriptedModel()
+    asyncio.run(CachedClient(resumed, store, {"m": 1}, chunk_size=2).generate(_gen(6)))
+    assert len(resumed.generate_calls) == 4
+
+
+def test_loglik_is_cached_too(tmp_path: Path) -> None:
+    store = ResponseStore(tmp_path / "s.sqlite")
+    req = [LoglikRequest("ctx", (" a", " b"))]
+    first = ScriptedModel(loglik_fn=lambda r: [-1.0, -2.0])
+    asyncio.run(CachedClient(first, store, {"m": 1}).loglik(req))
+    second = ScriptedModel(loglik_fn=lambda r: [0.0, 0.0])
+    out = asyncio.run(CachedClient(second, store, {"m": 1}).loglik(req))
+    assert out[0].logprobs == (-1.0, -2.0) and not second.loglik_calls

@@ -1,0 +1,87 @@
+"""End to end through the stage scripts in a scratch workspace, with the baselines.
+
+Runs validate → evaluate → analyze → track exactly as DVC would (cwd = workspace, DVC_ROOT set),
+then checks outputs, MLflow runs, zero-call reruns, and a failing validation.
+"""
+
+from __future__ import annotations
+
+import json
+import runpy
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from omegaconf import OmegaConf
+
+ROOT = Path(__file__).resolve().parents[1]
+ROSTER = ["baselines.random", "baselines.first_option"]
+
+
+def _stage(name: str) -> Callable[[list[str]], int]:
+    return runpy.run_path(str(ROOT / "stages" / f"{name}.py"), run_name="stage")["main"]  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for folder in ("prompts", "expectations", "data/sources", "data/knowledge"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    params = OmegaConf.load(ROOT / "params.yaml")
+    params.evaluate.roster = ROSTER
+    params.evaluate.progress = False
+    OmegaConf.save(params, tmp_path / "params.yaml")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DVC_ROOT", str(tmp_path))
+    monkeypatch.setenv("CULTUREQA_STATE_DIR", str(tmp_path / ".cultureqa"))
+    return tmp_path
+
+
+def test_pipeline_end_to_end_with_baselines(workspace: Path) -> None:
+    assert _stage("validate")(["--benchmark", "indoculture"]) == 0
+    for entry in ROSTER:
+        assert _stage("evaluate")(["--benchmark", "indoculture", "--model", entry]) == 0
+    assert _stage("analyze")(["--benchmark", "indoculture"]) == 0
+    for entry in ROSTER:
+        assert _stage("track")(["--benchmark", "indoculture", "--model", entry]) == 0
+
+    preds = pd.read_parquet(
+        workspace / "data/eval/indoculture/baselines.first_option/predictions.parquet"
+    )
+    settings = OmegaConf.load(workspace / "params.yaml").benchmarks.indoculture.settings
+    assert sorted(preds["setting"].unique()) == sorted(settings)
+    # Fixed-position accuracy equals the share of gold "A": a check that scoring is right.
+    for _, part in preds.groupby("setting"):
+        assert part["correct"].mean() == pytest.approx((part["gold"] == "A").mean())
+
+    summary = json.loads((workspace / "metrics/indoculture/summary.json").read_text())
+    assert set(summary) == {"random", "first-option"}
+    assert (workspace / "reports/indoculture/accuracy_by_setting.png").stat().st_size > 1000
+    run = json.loads((workspace / "data/eval/indoculture/baselines.random/run.json").read_text())
+    assert run["provenance"]["dataset"]["md5"] and "packages" in run["provenance"]
+
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{workspace / 'mlflow.db'}")
+    runs = mlflow.search_runs(experiment_names=["cultureqa/indoculture"])
+    assert len(runs) == len(ROSTER) * len(settings)
+    assert {"metrics.accuracy", "params.prompt.template_sha256", "params.git.commit"} <= set(runs)
+    assert any(c.startswith("metrics.acc.province_x_is_province_specific.") for c in runs.columns)
+
+    # A rerun answers everything from the response store.
+    assert _stage("evaluate")(["--benchmark", "indoculture", "--model", ROSTER[0]]) == 0
+    rerun = json.loads((workspace / "data/eval/indoculture/baselines.random/run.json").read_text())
+    assert rerun["model_calls"] == 0
+
+
+def test_validation_stops_on_a_doctored_source(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sample = workspace / "data/sources/indoculture/sample.csv"
+    frame = pd.read_csv(sample, dtype=str, keep_default_na=False)
+    frame["answer"] = "A"  # every gold answer in position A
+    frame.to_csv(sample, index=False)
+    assert _stage("validate")(["--benchmark", "indoculture"]) == 1
+    err = capsys.readouterr().err
+    assert "breaks dataset invariants" in err and "expect_column_value_shares_to_be_uniform" in err

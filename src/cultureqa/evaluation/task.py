@@ -16,7 +16,6 @@ from typing import Any
 import pandas as pd
 from tqdm import tqdm
 
-from cultureqa.analysis.stats import wilson_ci
 from cultureqa.benchmarks.load import load_items, load_source_frame
 from cultureqa.benchmarks.regions import region_namer
 from cultureqa.benchmarks.spec import BenchmarkSpec
@@ -151,6 +150,8 @@ def _progress_hook(bar: tqdm) -> Any:  # type: ignore[type-arg]
 
 def setting_metrics(predictions: pd.DataFrame) -> dict[str, dict[str, float]]:
     """Per-setting accuracy with Wilson CI and error/parse-error rates (DVC metrics)."""
+    from cultureqa.analysis.stats import wilson_ci  # noqa: PLC0415 - statsmodels is slow to import
+
     out: dict[str, dict[str, float]] = {}
     for name, group in predictions.groupby("setting", sort=True):
         n = len(group)

@@ -18,32 +18,18 @@ from typing import Any
 import yaml
 
 CANONICAL_PROVINCES: tuple[str, ...] = (
-    "Aceh",
-    "North Sumatra",
-    "West Sumatra",
-    "West Java",
-    "Central Java",
-    "East Java",
-    "Bali",
-    "East Nusa Tenggara",
-    "South Kalimantan",
-    "South Sulawesi",
-    "Papua",
-)
+    "Aceh", "North Sumatra", "West Sumatra", "West Java", "Central Java", "East Java", "Bali",
+    "East Nusa Tenggara", "South Kalimantan", "South Sulawesi", "Papua",
+)  # fmt: skip
 """The 11 IndoCulture provinces, in the paper's order; every artifact uses these spellings."""
 
 CULTURAL_KINDS: tuple[str, ...] = (
-    "dances",
-    "dishes",
-    "textiles",
-    "houses",
-    "ceremonies",
-    "instruments",
-    "landmarks",
-    "weapons",
-)
+    "dances", "dishes", "textiles", "houses", "ceremonies", "instruments", "landmarks", "weapons",
+)  # fmt: skip
+"""Kinds a province file may list under ``cultural_items``; weapons are optional."""
 REQUIRED_STATISTICS: tuple[str, ...] = ("area_km2", "population")
 _PROVINCES_SUBDIR = Path("data") / "knowledge" / "provinces"
+_Data = Mapping[str, Any]
 
 
 class KnowledgeBaseError(ValueError):
@@ -163,7 +149,7 @@ def _mapping(value: Any, ctx: _Ctx) -> Mapping[str, Any]:
     return value
 
 
-def _get(data: Mapping[str, Any], key: str, ctx: _Ctx, default: Any = ...) -> Any:
+def _get(data: _Data, key: str, ctx: _Ctx, default: Any = ...) -> Any:
     if key in data and data[key] is not None:
         return data[key]
     if default is ...:
@@ -171,21 +157,21 @@ def _get(data: Mapping[str, Any], key: str, ctx: _Ctx, default: Any = ...) -> An
     return default
 
 
-def _str(data: Mapping[str, Any], key: str, ctx: _Ctx, default: Any = ...) -> str:
+def _str(data: _Data, key: str, ctx: _Ctx, default: Any = ...) -> str:
     value = _get(data, key, ctx, default)
     if not isinstance(value, str) or (default is ... and not value.strip()):
         raise ctx.at(key).error(f"expected a non-empty string, got {value!r}")
     return value.strip()
 
 
-def _int(data: Mapping[str, Any], key: str, ctx: _Ctx) -> int:
+def _number(data: _Data, key: str, ctx: _Ctx, integer: bool = True) -> Any:
     value = _get(data, key, ctx)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ctx.at(key).error(f"expected an integer, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int if integer else int | float):
+        raise ctx.at(key).error(f"expected {'an integer' if integer else 'a number'}: {value!r}")
     return value
 
 
-def _strings(data: Mapping[str, Any], key: str, ctx: _Ctx, required: bool = True) -> tuple[str, ...]:
+def _strings(data: _Data, key: str, ctx: _Ctx, required: bool = True) -> tuple[str, ...]:
     values = _get(data, key, ctx, ... if required else [])
     if not isinstance(values, list):
         raise ctx.at(key).error(f"expected a list of strings, got {type(values).__name__}")
@@ -195,17 +181,16 @@ def _strings(data: Mapping[str, Any], key: str, ctx: _Ctx, required: bool = True
     return tuple(v.strip() for v in values)
 
 
-def _records(data: Mapping[str, Any], key: str, ctx: _Ctx) -> list[tuple[Mapping[str, Any], _Ctx]]:
+def _records(data: _Data, key: str, ctx: _Ctx) -> list[tuple[_Data, _Ctx]]:
     values = _get(data, key, ctx)
     if not isinstance(values, list):
         raise ctx.at(key).error(f"expected a list, got {type(values).__name__}")
     return [(_mapping(v, ctx.at(key).at(i)), ctx.at(key).at(i)) for i, v in enumerate(values)]
 
 
-def _cultural_items(data: Mapping[str, Any], ctx: _Ctx) -> Mapping[str, tuple[CulturalItem, ...]]:
+def _cultural_items(data: _Data, ctx: _Ctx) -> Mapping[str, tuple[CulturalItem, ...]]:
     section = _mapping(_get(data, "cultural_items", ctx), ctx.at("cultural_items"))
-    unknown = sorted(set(section) - set(CULTURAL_KINDS))
-    if unknown:
+    if unknown := sorted(set(section) - set(CULTURAL_KINDS)):
         raise ctx.at("cultural_items").error(f"unknown kinds {unknown}; known: {CULTURAL_KINDS}")
     items = {}
     for kind in section:
@@ -215,22 +200,20 @@ def _cultural_items(data: Mapping[str, Any], ctx: _Ctx) -> Mapping[str, tuple[Cu
     return MappingProxyType(items)
 
 
-def _statistics(data: Mapping[str, Any], ctx: _Ctx) -> Mapping[str, Statistic]:
+def _statistics(data: _Data, ctx: _Ctx) -> Mapping[str, Statistic]:
     section = _mapping(_get(data, "statistics", ctx), ctx.at("statistics"))
     stats = {}
     for key in section:
-        entry, sub = _mapping(section[key], ctx.at("statistics").at(key)), ctx.at("statistics").at(key)
-        value = _get(entry, "value", sub)
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise sub.at("value").error(f"expected a number, got {value!r}")
-        stats[key] = Statistic(value, _int(entry, "year", sub), _str(entry, "source", sub))
-    missing = [k for k in REQUIRED_STATISTICS if k not in stats]
-    if missing:
+        sub = ctx.at("statistics").at(key)
+        entry = _mapping(section[key], sub)
+        value = _number(entry, "value", sub, integer=False)
+        stats[key] = Statistic(value, _number(entry, "year", sub), _str(entry, "source", sub))
+    if missing := [k for k in REQUIRED_STATISTICS if k not in stats]:
         raise ctx.at("statistics").error(f"missing required statistics {missing}")
     return MappingProxyType(stats)
 
 
-def _province(data: Mapping[str, Any], ctx: _Ctx) -> Province:
+def _province(data: _Data, ctx: _Ctx) -> Province:
     geo_fields = ("kind", "name", "fact_en", "fact_id")
     return Province(
         name=_str(data, "name", ctx),
@@ -251,7 +234,7 @@ def _province(data: Mapping[str, Any], ctx: _Ctx) -> Province:
             for r, c in _records(data, "geography", ctx)
         ),
         events=tuple(
-            Event(_int(r, "year", c), _str(r, "text_en", c), _str(r, "text_id", c), _str(r, "source", c))
+            Event(_number(r, "year", c), *(_str(r, f, c) for f in ("text_en", "text_id", "source")))
             for r, c in _records(data, "events", ctx)
         ),
         statistics=_statistics(data, ctx),
@@ -280,30 +263,23 @@ def default_knowledge_dir() -> Path:
     DVC runs queued experiments in a temp copy and points ``DVC_ROOT`` at it; outside DVC the
     nearest ``pyproject.toml`` above this module marks the repository root.
     """
-    env = os.environ.get("DVC_ROOT")
-    if env:
+    if env := os.environ.get("DVC_ROOT"):
         return Path(env).resolve() / _PROVINCES_SUBDIR
     for parent in Path(__file__).resolve().parents:
         if (parent / "pyproject.toml").is_file():
             return parent / _PROVINCES_SUBDIR
-    raise KnowledgeBaseError(
-        f"cannot locate the repository root above {__file__}; set DVC_ROOT or pass a path"
-    )
+    raise KnowledgeBaseError(f"no pyproject.toml above {__file__}; set DVC_ROOT or pass a path")
 
 
 @lru_cache(maxsize=8)
 def _load_dir(directory: Path) -> KnowledgeBase:
-    files = sorted(directory.glob("*.yaml"))
-    if not files:
-        raise KnowledgeBaseError(f"{directory}: no province files (*.yaml)")
     by_name: dict[str, Province] = {}
-    for path in files:
+    for path in sorted(directory.glob("*.yaml")):
         province = _read_province(path)
         if province.name in by_name:
             raise KnowledgeBaseError(f"{path}: key 'name': province '{province.name}' twice")
         by_name[province.name] = province
-    missing = [name for name in CANONICAL_PROVINCES if name not in by_name]
-    if missing:
+    if missing := [name for name in CANONICAL_PROVINCES if name not in by_name]:
         raise KnowledgeBaseError(f"{directory}: no file for provinces {missing}")
     return KnowledgeBase(tuple(by_name[n] for n in CANONICAL_PROVINCES), directory)
 

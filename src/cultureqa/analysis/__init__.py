@@ -1,0 +1,1 @@
+"""Statistics, tables and plots shared by every benchmark's analysis."""

@@ -1,0 +1,1 @@
+"""Prompts, answer parsing, the evaluation runner and per-benchmark analysis."""

@@ -1,0 +1,271 @@
+"""Province gazetteer: normalise province answers and find place names used as locations.
+
+Two jobs share one name index built from the knowledge base (DESIGN.md §5 verify, §6 parsing):
+
+* :func:`normalize_province` maps a model reply or a source label ("Sumut", "Provinsi Jawa
+  Barat", "South Borneo", "Medan") to one of the 11 canonical names, or ``None`` when it names
+  no province or more than one.
+* :func:`find_location_mentions` flags province, city and regency names that would let a
+  question skip its first hop. Rules, in order:
+
+  1. Terms that contain a place name without denoting the place are allowed: other provinces or
+     countries (Papua New Guinea, Papua Barat), named waters (Makassar Strait), ethnonyms
+     (Bali Aga, Batak Toba) and every knowledge-base cultural item whose name holds a place name
+     (Rumoh Aceh, Soto Banjar, Reog Ponorogo).
+  2. A name right after a cultural head noun is a cultural term (Soto Aceh, Batik Aceh, Kopi
+     Aceh, bahasa Bali, suku Makassar).
+  3. City or regency names that are also common words, ethnonyms or old kingdoms (Malang,
+     Padang, Bone, Karo, Gowa) count only with a locative cue: "in Medan", "di Kota Padang".
+  4. Every other mention counts, bare or not ("masyarakat Aceh", "Bali's", "NTT").
+
+  Derived words never match (Balinese, Acehnese, Makassarese) because names must end at a word
+  boundary; demonyms are treated as ethnic, not locative, references.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Literal
+
+from cultureqa.knowledge.provinces import CANONICAL_PROVINCES, KnowledgeBase, load_knowledge_base
+
+__all__ = [
+    "CANONICAL_PROVINCES",
+    "Gazetteer",
+    "LocationMention",
+    "default_gazetteer",
+    "find_location_mentions",
+    "has_location_leak",
+    "normalize_province",
+]
+
+PlaceKind = Literal["province", "city", "regency"]
+Language = Literal["en", "id"]
+_KIND_RANK: dict[PlaceKind, int] = {"province": 0, "city": 1, "regency": 2}
+
+NON_LOCATION_TERMS: tuple[str, ...] = (
+    "Papua New Guinea", "Papua Nugini", "West Papua", "Papua Barat", "Southwest Papua",
+    "Papua Barat Daya", "Makassar Strait", "Strait of Makassar", "Selat Makassar", "Selat Malaka",
+    "Badung Strait", "Selat Badung", "Gulf of Bone", "Teluk Bone", "Bali Aga", "Batak Toba",
+    "Batak Karo", "Bugis-Makassar", "Bugis Makassar", "Nasi Padang", "Rumah Makan Padang",
+    "Masakan Padang", "from Sabang to Merauke", "dari Sabang sampai Merauke",
+)  # fmt: skip
+"""Names that contain a place name but do not point at that place."""
+
+CULTURAL_HEAD_NOUNS: frozenset[str] = frozenset({
+    "adat", "ayam", "bahasa", "baju", "bakso", "batak", "batik", "bika", "bubur", "coto", "dodol",
+    "es", "gamelan", "gulai", "hikayat", "ikat", "jenang", "kain", "keripik", "keris", "kerupuk",
+    "ketupat", "kopi", "kue", "lagu", "lontong", "lumpia", "makanan", "masakan", "mi", "mie",
+    "motif", "nasi", "pakaian", "rawon", "reog", "rumah", "rumoh", "sambal", "sarung", "sate",
+    "songket", "soto", "suku", "tahu", "tari", "tarian", "tenun", "topeng", "ukiran", "ulos"
+})  # fmt: skip
+"""Indonesian heads of cultural compounds; kept in English text too (terms stay untranslated)."""
+
+CUE_REQUIRED_NAMES: frozenset[str] = frozenset({
+    "agam", "alor", "asmat", "badung", "banjar", "batang", "batu", "belu", "bone", "demak", "ende",
+    "gowa", "karo", "kediri", "kotabaru", "kudus", "kuningan", "luwu", "malaka", "malang",
+    "manggarai", "medan", "ngada", "nduga", "nias", "padang", "pati", "puncak", "sikka",
+    "simalungun", "simeulue", "soppeng", "solo", "tegal", "toba", "wajo", "waropen", "batu bara",
+    "pesisir selatan", "tebing tinggi"
+})  # fmt: skip
+"""City/regency names that are also common words, ethnonyms or old kingdoms (folded)."""
+
+_EN_CUES = frozenset({
+    "in", "at", "from", "near", "to", "into", "around", "across", "throughout", "within",
+    "outside"
+})  # fmt: skip
+_EN_CUE_PAIRS = frozenset({"city of", "town of", "province of", "regency of", "capital of"})
+_EN_NEXT_CUES = frozenset({"city", "town", "regency", "province"})
+_ID_CUES = frozenset({
+    "di", "dari", "ke", "menuju", "sekitar", "seluruh", "kota", "kabupaten", "kab", "provinsi",
+    "prov", "daerah", "wilayah", "kawasan", "pulau", "asal"
+})  # fmt: skip
+_PREFIXES = ("the province of ", "province of ", "provinsi ", "province ", "prov ")
+_SUFFIXES = (" province", " provinsi")
+_TOKEN = re.compile(r"[\w'’]+")
+_CLAUSE_BREAK = re.compile(r"[.!?;:,()\[\]\"“”]")
+
+
+def _fold(text: str) -> str:
+    """Lowercase ASCII words joined by single spaces: the key for every name lookup."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return " ".join(re.sub(r"[^0-9a-z]+", " ", ascii_text.lower()).split())
+
+
+def _alternation(names: Iterable[str], folded: bool) -> re.Pattern[str]:
+    """One regex over all names, longest first, so "Papua Barat" wins over "Papua"."""
+    unique = sorted(set(names), key=len, reverse=True)
+    separator = " " if folded else r"[\s\-]+"
+    parts = [separator.join(re.escape(w) for w in n.split()) for n in unique]
+    flags = 0 if folded else re.IGNORECASE
+    return re.compile(r"(?<!\w)(?:" + "|".join(parts) + r")(?!\w)", flags)
+
+
+@dataclass
+class _Place:
+    """Everything the index knows about one surface name (folded)."""
+
+    kind: PlaceKind
+    provinces: set[str] = field(default_factory=set)
+    caps_only: bool = False  # all-caps abbreviations (NTT, NAD) must match in capitals
+
+    @property
+    def province(self) -> str | None:
+        return next(iter(self.provinces)) if len(self.provinces) == 1 else None
+
+
+@dataclass(frozen=True)
+class LocationMention:
+    """A place name used as a location inside a text."""
+
+    span: tuple[int, int]
+    name: str
+    province: str | None
+    """Canonical province, or None when the name belongs to several (Banjar)."""
+    kind: PlaceKind
+    cue: str | None = None
+    """The locative cue that preceded or followed the name ("in", "di kota", "'s"), if any."""
+
+
+class Gazetteer:
+    """Name index over one knowledge base; build once and reuse (regexes are precompiled)."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self._places: dict[str, _Place] = {}
+        surfaces: list[str] = []
+        for province in kb:
+            surfaces += self._add(province.names, province.name, "province")
+            surfaces += self._add((*province.cities, *province.city_aliases), province.name, "city")
+            surfaces += self._add(province.regencies, province.name, "regency")
+        self._text_pattern = _alternation([*surfaces, *NON_LOCATION_TERMS], folded=False)
+        item_names = (i.name for p in kb for items in p.cultural_items.values() for i in items)
+        allowed = [*NON_LOCATION_TERMS, *(n for n in item_names if self._contains_place(n))]
+        self._allowed = {_fold(t) for t in allowed}
+        self._text_pattern = _alternation([*surfaces, *allowed], folded=False)
+        blockers = [_fold(t) for t in NON_LOCATION_TERMS]
+        provinces = [k for k, p in self._places.items() if p.kind == "province"]
+        self._province_pattern = _alternation([*provinces, *blockers], folded=True)
+        places = [k for k, p in self._places.items() if p.kind != "province" and p.province]
+        self._city_pattern = _alternation(places, folded=True)
+
+    def _add(self, names: Iterable[str], province: str, kind: PlaceKind) -> list[str]:
+        """Index ``names``; a name shared by two provinces keeps both and becomes ambiguous."""
+        surfaces = list(names)
+        for surface in surfaces:
+            place = self._places.setdefault(_fold(surface), _Place(kind))
+            if _KIND_RANK[kind] < _KIND_RANK[place.kind]:
+                place.kind = kind
+            place.provinces.add(province)
+            place.caps_only = place.caps_only or (surface.isupper() and len(surface) <= 4)
+        return surfaces
+
+    def _contains_place(self, term: str) -> bool:
+        """Whether a cultural term holds a place name plus other words (Soto Banjar, not Toba)."""
+        return any(_fold(m.group()) != _fold(term) for m in self._text_pattern.finditer(term))
+
+    def normalize(self, text: str) -> str | None:
+        """Canonical province named by ``text``; a province name beats a city name."""
+        key = _fold(text)
+        for prefix in _PREFIXES:
+            if key.startswith(prefix):
+                key = key[len(prefix) :]
+        for suffix in _SUFFIXES:
+            key = key.removesuffix(suffix)
+        place = self._places.get(key)
+        if place is not None and place.kind == "province":
+            return place.province
+        found = self._provinces_in(self._province_pattern, key)
+        if found is None:
+            found = self._provinces_in(self._city_pattern, key)
+        return found
+
+    def _provinces_in(self, pattern: re.Pattern[str], key: str) -> str | None:
+        """The single province the folded text names through ``pattern``; None if 0 or >1."""
+        # Blockers such as "papua barat" are matched so they shadow "papua", but name nothing.
+        places = (self._places.get(m.group()) for m in pattern.finditer(key))
+        hits = {p.province for p in places if p is not None and p.province is not None}
+        return next(iter(hits)) if len(hits) == 1 else None
+
+    def mentions(self, text: str, language: Language) -> list[LocationMention]:
+        """Place names used as locations in ``text``, in reading order."""
+        if language not in ("en", "id"):
+            raise ValueError(f"language must be 'en' or 'id', got {language!r}")
+        found = []
+        for match in self._text_pattern.finditer(text):
+            mention = self._classify(text, match, language)
+            if mention is not None:
+                found.append(mention)
+        return found
+
+    def _classify(
+        self, text: str, match: re.Match[str], language: Language
+    ) -> LocationMention | None:
+        key = _fold(match.group())
+        place = self._places.get(key)
+        if place is None or key in self._allowed:
+            return None
+        if place.kind != "province" and not match.group()[0].isupper():
+            return None  # lowercase "batu", "malang", "padang rumput" are ordinary words
+        if place.caps_only and not match.group().isupper():
+            return None
+        before = _tokens_before(text, match.start())
+        if before and before[-1] in CULTURAL_HEAD_NOUNS:
+            return None
+        cue = _cue(before, text[match.end() :], language)
+        if key in CUE_REQUIRED_NAMES and cue is None:
+            return None
+        return LocationMention(match.span(), match.group(), place.province, place.kind, cue)
+
+
+def _tokens_before(text: str, start: int) -> list[str]:
+    """Lowercase words between the last clause break and ``start`` (only adjacent words count)."""
+    window = _CLAUSE_BREAK.split(text[max(0, start - 60) : start])[-1]
+    return [t.lower() for t in _TOKEN.findall(window)]
+
+
+def _cue(before: list[str], after: str, language: Language) -> str | None:
+    """The locative cue around a name: "in (the)", "province of", "di", "kota", or "'s"."""
+    if language == "en":
+        words = before[:-1] if before[-1:] == ["the"] else before
+        if len(words) >= 2 and " ".join(words[-2:]) in _EN_CUE_PAIRS:
+            return " ".join(words[-2:])
+        if words and words[-1] in _EN_CUES:
+            return words[-1]
+        if after[:2] in ("'s", "’s"):
+            return "'s"
+        following = _TOKEN.match(after.lstrip())
+        if following and after[:1].isspace() and following.group().lower() in _EN_NEXT_CUES:
+            return following.group().lower()
+        return None
+    return before[-1] if before and before[-1] in _ID_CUES else None
+
+
+@lru_cache(maxsize=1)
+def default_gazetteer() -> Gazetteer:
+    """The gazetteer over the default knowledge base, built on first use."""
+    return Gazetteer(load_knowledge_base())
+
+
+@lru_cache(maxsize=65536)
+def normalize_province(text: str) -> str | None:
+    """Map free text to a canonical province name, or None if unknown or ambiguous.
+
+    Accepts English and Indonesian names, abbreviations and spelling variants in any case or
+    punctuation ("Sumut", "N. Sumatra", "Provinsi Jawa Barat", "South Borneo"). A city or regency
+    alone ("Medan") maps to its province, but only when no province name is present.
+    """
+    return default_gazetteer().normalize(text)
+
+
+def find_location_mentions(text: str, language: Language) -> list[LocationMention]:
+    """Province, city and regency names used as locations (module docstring lists the rules)."""
+    return default_gazetteer().mentions(text, language)
+
+
+def has_location_leak(text: str, language: Language) -> bool:
+    """Whether ``text`` names a place of the 11 provinces as a location (a first-hop shortcut)."""
+    return bool(default_gazetteer().mentions(text, language))

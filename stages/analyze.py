@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.config import load_params, select, setup_stage
+from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.evaluation.report import ReportPaths, analyze_benchmark, collect_predictions
 
 
@@ -33,4 +33,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_stage(main))

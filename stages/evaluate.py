@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.config import load_params, select, setup_stage
+from cultureqa.config import load_params, run_stage, select, setup_stage, typed
 from cultureqa.evaluation.task import evaluate_benchmark, setting_metrics
 from cultureqa.io import write_json, write_parquet
 from cultureqa.paths import project_root, state_dir
@@ -24,13 +24,14 @@ def main(argv: list[str] | None = None) -> int:
     params = load_params(root / "params.yaml")
     spec = BenchmarkSpec.from_config(select(params, f"benchmarks.{args.benchmark}"))
     model_cfg = select(params, args.model)
+    limit = typed(params, "evaluate.max_error_share", float)
     outcome = evaluate_benchmark(
         spec,
         model_cfg,
         str(params.prompt.style),
         root,
         store_path=state_dir() / "responses.sqlite",
-        progress=bool(params.evaluate.progress),
+        progress=typed(params, "evaluate.progress", bool),
     )
     out_dir = root / "data" / "eval" / args.benchmark / args.model
     write_parquet(out_dir / "predictions.parquet", outcome.predictions)
@@ -51,7 +52,6 @@ def main(argv: list[str] | None = None) -> int:
     write_json(out_dir / "run.json", summary)
     metrics = setting_metrics(outcome.predictions) if not outcome.predictions.empty else {}
     write_json(root / "metrics" / "eval" / args.benchmark / f"{args.model}.json", metrics)
-    limit = float(params.evaluate.max_error_share)
     print(
         f"{spec.name}/{model_cfg['id']}: {outcome.calls} model calls, "
         f"error share {outcome.error_share:.3f}, skipped {sorted(outcome.skipped)}"
@@ -67,4 +67,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_stage(main))

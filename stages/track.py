@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from cultureqa.config import load_params, select, setup_stage
+from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import write_json
 from cultureqa.paths import project_root
 from cultureqa.tracking import log_evaluation
@@ -49,4 +49,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_stage(main))

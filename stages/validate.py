@@ -9,7 +9,7 @@ from pathlib import Path
 
 from cultureqa.benchmarks.load import items_frame
 from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.config import load_params, select, setup_stage
+from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.evaluation.task import load_benchmark_items
 from cultureqa.io import SourceError, write_json
 from cultureqa.validation import run_suite
@@ -43,4 +43,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_stage(main))

@@ -4,10 +4,28 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
 from omegaconf import DictConfig, OmegaConf
+
+
+class ConfigTypeError(TypeError):
+    """A parameter has the wrong type; the message names the key."""
+
+
+def typed(cfg: DictConfig, key: str, kind: type[Any]) -> Any:
+    """``cfg[key]`` converted to ``kind``, or a ConfigTypeError naming the key and value."""
+    value = OmegaConf.select(cfg, key)
+    try:
+        return kind(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigTypeError(
+            f"params.yaml: '{key}' must be {kind.__name__}, got {value!r}"
+        ) from exc
+
 
 OFFLINE_ENV = {
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",
@@ -37,6 +55,28 @@ def select(cfg: DictConfig, key: str) -> dict[str, Any]:
     if node is None:
         raise KeyError(f"params.yaml has no '{key}'")
     return cast(dict[str, Any], OmegaConf.to_container(node, resolve=True))
+
+
+def run_stage(main: Callable[[], int]) -> int:
+    """Run a stage's main; input and config errors become one readable line and exit code 2.
+
+    Outputs are written atomically, so a stage that stops here leaves earlier outputs intact.
+    """
+    from cultureqa.benchmarks.spec import SpecError
+    from cultureqa.evaluation.prompts import TemplateError
+    from cultureqa.io import SourceError
+    from cultureqa.knowledge.provinces import KnowledgeBaseError
+    from cultureqa.llm.registry import ModelConfigError
+
+    known = (SourceError, SpecError, TemplateError, KnowledgeBaseError, ModelConfigError)
+    try:
+        return main()
+    except known as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except (KeyError, FileNotFoundError, ConfigTypeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
 
 def setup_stage() -> None:

@@ -149,19 +149,16 @@ def _progress_hook(bar: tqdm) -> Any:  # type: ignore[type-arg]
 
 
 def setting_metrics(predictions: pd.DataFrame) -> dict[str, dict[str, float]]:
-    """Per-setting accuracy with Wilson CI and error/parse-error rates (DVC metrics)."""
-    from cultureqa.analysis.stats import wilson_ci  # noqa: PLC0415 - statsmodels is slow to import
+    """Per-setting accuracy and error rates for DVC metrics.
 
+    Confidence intervals are left to the analyze stage: importing statsmodels here would add
+    seconds to every evaluation process's start-up.
+    """
     out: dict[str, dict[str, float]] = {}
     for name, group in predictions.groupby("setting", sort=True):
-        n = len(group)
-        correct = int(group["correct"].sum())
-        low, high = wilson_ci(correct, n)
         out[str(name)] = {
-            "n": n,
-            "accuracy": round(correct / n, 6),
-            "ci_low": round(low, 6),
-            "ci_high": round(high, 6),
+            "n": len(group),
+            "accuracy": round(float(group["correct"].mean()), 6),
             "error_rate": round(float((group["status"] == "error").mean()), 6),
             "parse_error_rate": round(float((group["status"] == "parse_error").mean()), 6),
         }

@@ -134,6 +134,8 @@ class LitellmClient:
             kwargs["api_base"] = self.config.api_base
         if self.config.api_key_env:
             kwargs["api_key"] = self._api_key(self.config.api_key_env)
+        elif self.config.api_base:
+            kwargs["api_key"] = "EMPTY"  # a custom endpoint with no key configured
         response = await litellm.acompletion(**kwargs)
         content = response.choices[0].message.content if response.choices else None
         if content is None or not str(content).strip():

@@ -46,10 +46,19 @@ def build_model(cfg: Mapping[str, Any]) -> BuiltModel:
     """Build the client for a model config; unknown backends name the known ones."""
     backend = str(cfg.get("backend"))
     if backend not in _FACTORIES:
-        raise ValueError(
+        raise ModelConfigError(
             f"model '{cfg.get('id')}': unknown backend '{backend}' (known: {sorted(_FACTORIES)})"
         )
-    return _FACTORIES[backend](cfg)
+    try:
+        return _FACTORIES[backend](cfg)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelConfigError(
+            f"model '{cfg.get('id')}' (backend {backend}): bad config: {exc!r}"
+        ) from exc
+
+
+class ModelConfigError(ValueError):
+    """A model config is missing a key or has a value of the wrong type."""
 
 
 def _options(cfg: Mapping[str, Any]) -> dict[str, Any]:

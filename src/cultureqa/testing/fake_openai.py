@@ -8,8 +8,12 @@ client did or did not send.
 
 from __future__ import annotations
 
+import argparse
+import hashlib
 import json
 import random
+import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -18,6 +22,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 Responder = Callable[[list[dict[str, Any]]], str]
+
+
+class _Server(ThreadingHTTPServer):
+    # socketserver's default backlog of 5 drops connections under load (1 s SYN retries),
+    # which would make the server, not the client, the bottleneck of a throughput bench.
+    request_queue_size = 256
+    daemon_threads = True
 
 
 @dataclass
@@ -57,16 +68,20 @@ class FakeOpenAIServer:
         latency_s: float = 0.0,
         faults: FaultPlan | None = None,
         port: int = 0,
+        log_path: str | None = None,
     ) -> None:
         self.responder = responder
+        self._log = open(log_path, "a", encoding="utf-8") if log_path else None  # noqa: SIM115
         self.latency_s = latency_s
         self.faults = faults or FaultPlan()
         self.records: list[RequestRecord] = []
+        self.outcomes: list[str] = []
+        """Fault drawn for each request, in arrival order (hung requests included at once)."""
         self._rng = random.Random(self.faults.seed)
         self._lock = threading.Lock()
         self._in_flight = 0
         self.max_in_flight = 0
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
+        self._httpd = _Server(("127.0.0.1", port), self._handler())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
@@ -90,6 +105,19 @@ class FakeOpenAIServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    def _write_log(self, record: RequestRecord) -> None:
+        if self._log is None:
+            return
+        content = json.dumps(record.messages, sort_keys=True)
+        line = {
+            "t_start": time.time() - (time.perf_counter() - record.t_start),
+            "duration_s": record.t_end - record.t_start,
+            "outcome": record.outcome,
+            "request_sha": hashlib.sha256(content.encode()).hexdigest()[:16],
+        }
+        self._log.write(json.dumps(line) + "\n")
+        self._log.flush()
 
     def _next_fault(self) -> str:
         with self._lock:
@@ -115,6 +143,8 @@ class FakeOpenAIServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as real providers do
+
             def log_message(self, *args: Any) -> None:  # silence stderr access logs
                 return
 
@@ -126,16 +156,18 @@ class FakeOpenAIServer:
                     server._in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server._in_flight)
                 outcome = server._next_fault()
+                with server._lock:
+                    server.outcomes.append(outcome)
                 try:
                     server._serve(self, body, outcome)
                 finally:
                     with server._lock:
                         server._in_flight -= 1
-                        server.records.append(
-                            RequestRecord(
-                                t0, time.perf_counter(), body.get("messages", []), outcome
-                            )
+                        record = RequestRecord(
+                            t0, time.perf_counter(), body.get("messages", []), outcome
                         )
+                        server.records.append(record)
+                        server._write_log(record)
 
         return Handler
 
@@ -199,3 +231,46 @@ def _send(
         handler.wfile.write(raw)
     except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout): fine
         pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve until SIGTERM/SIGINT: ``python -m cultureqa.testing.fake_openai --latency 0.2``.
+
+    Prints ``READY <port>`` once listening, so a parent process can read the port.
+    """
+    parser = argparse.ArgumentParser(description="fake OpenAI-compatible chat server")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--reply", default="A", help="content of every successful reply")
+    parser.add_argument("--log", default=None, help="append one JSON line per request here")
+    for fault in ("rate-limit", "server-error", "hang", "malformed", "empty", "bad-request"):
+        parser.add_argument(f"--{fault}", type=float, default=0.0, help="probability")
+    parser.add_argument("--hang-s", type=float, default=5.0)
+    parser.add_argument("--retry-after-s", type=float, default=0.05)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    plan = FaultPlan(
+        rate_limit=args.rate_limit,
+        server_error=args.server_error,
+        hang=args.hang,
+        malformed=args.malformed,
+        empty=args.empty,
+        bad_request=args.bad_request,
+        retry_after_s=args.retry_after_s,
+        hang_s=args.hang_s,
+        seed=args.seed,
+    )
+    reply = args.reply
+    server = FakeOpenAIServer(lambda m: reply, args.latency, plan, args.port, args.log)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    server.start()
+    print(f"READY {server.api_base.rsplit(':', 1)[1].split('/')[0]}", flush=True)
+    stop.wait()
+    server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""A scratch pipeline workspace wired to an OpenAI-compatible endpoint (tests and bench/).
+
+It holds what a stage needs — params.yaml, prompts, expectations and a synthetic benchmark — so
+the real stage scripts can run against the fake server exactly as DVC would run them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from omegaconf import OmegaConf
+
+DEFAULT_RETRY = {"attempts": 6, "initial_wait_s": 0.2, "max_wait_s": 5.0, "timeout_s": 10.0}
+
+
+def write_synthetic_benchmark(path: Path, n_items: int) -> None:
+    """N three-option questions with gold letters cycling A, B, C."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(n_items):
+            row = {
+                "id": f"s{i}",
+                "question": f"Synthetic question {i}?",
+                "options": ["alpha", "beta", "gamma"],
+                "answer": "ABC"[i % 3],
+            }
+            fh.write(json.dumps(row) + "\n")
+
+
+def make_api_workspace(
+    root: Path,
+    workspace: Path,
+    n_items: int,
+    api_base: str,
+    concurrency: int,
+    api_key_env: str | None = None,
+    retry: dict[str, Any] | None = None,
+    max_error_share: float = 0.1,
+) -> Path:
+    """Build the workspace; returns it. ``root`` is the repository (for prompts and suites)."""
+    shutil.copytree(root / "prompts", workspace / "prompts", dirs_exist_ok=True)
+    shutil.copytree(root / "expectations", workspace / "expectations", dirs_exist_ok=True)
+    write_synthetic_benchmark(workspace / "data" / "synthetic.jsonl", n_items)
+    params = OmegaConf.load(root / "params.yaml")
+    params.benchmarks = {
+        "synthetic": {
+            "name": "synthetic",
+            "source": {"kind": "file", "path": "data/synthetic.jsonl"},
+            "columns": {
+                "id": "id",
+                "question": "question",
+                "options": "options",
+                "answer": "answer",
+            },
+            "languages": {"en": {}},
+            "settings": ["mcq-none-en"],
+            "slices": [],
+            "expectations": "expectations/generic_mcq_items.json",
+        }
+    }
+    params.model = {
+        "id": "api-model",
+        "backend": "litellm",
+        "batch_size": 1,
+        "concurrency": concurrency,
+        "decoding": {"temperature": 0.0, "max_tokens": 8, "seed": None},
+        "options": {
+            "litellm_model": "openai/api-model",
+            "api_base": api_base,
+            "api_key_env": api_key_env,
+            "drop_params": True,
+        },
+        "retry": retry
+        or {"attempts": 6, "initial_wait_s": 0.2, "max_wait_s": 5.0, "timeout_s": 10.0},
+        "price": {"input_per_token": 1e-7, "output_per_token": 2e-7},
+    }
+    params.evaluate.roster = ["model"]
+    params.evaluate.benchmarks = ["synthetic"]
+    params.evaluate.progress = False
+    params.evaluate.max_error_share = max_error_share
+    OmegaConf.save(params, workspace / "params.yaml")
+    return workspace
+
+
+def stage_env(workspace: Path) -> dict[str, str]:
+    """Environment a stage process gets from DVC, pointed at the workspace."""
+    return {
+        **os.environ,
+        "DVC_ROOT": str(workspace),
+        "CULTUREQA_STATE_DIR": str(workspace / ".cultureqa"),
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "CULTUREQA_LOG_LEVEL": "WARNING",
+    }

@@ -1,0 +1,24 @@
+"""DVC stage: ID-MoCQA rebalance — every (source id, clue type) pair in both languages (translate or drop)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from cultureqa.config import load_params, setup_stage
+from cultureqa.mocqa.pipeline import MocqaSettings, summary_line, write_stage
+from cultureqa.mocqa.runners import run_rebalance
+
+
+def main() -> int:
+    setup_stage()
+    root = Path.cwd()
+    settings = MocqaSettings.from_params(load_params(root / "params.yaml"), root)
+    result = run_rebalance(settings)
+    write_stage(settings, "rebalance", result)
+    print(summary_line(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

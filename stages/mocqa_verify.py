@@ -1,0 +1,24 @@
+"""DVC stage: ID-MoCQA verify — repair location leaks and option copying, then the structure check."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from cultureqa.config import load_params, setup_stage
+from cultureqa.mocqa.pipeline import MocqaSettings, summary_line, write_stage
+from cultureqa.mocqa.runners import run_verify
+
+
+def main() -> int:
+    setup_stage()
+    root = Path.cwd()
+    settings = MocqaSettings.from_params(load_params(root / "params.yaml"), root)
+    result = run_verify(settings)
+    write_stage(settings, "verify", result)
+    print(summary_line(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

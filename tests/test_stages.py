@@ -16,6 +16,8 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
+from cultureqa.config import run_stage
+
 ROOT = Path(__file__).resolve().parents[1]
 ROSTER = ["baselines.random", "baselines.first_option"]
 
@@ -85,3 +87,39 @@ def test_validation_stops_on_a_doctored_source(
     assert _stage("validate")(["--benchmark", "indoculture"]) == 1
     err = capsys.readouterr().err
     assert "breaks dataset invariants" in err and "expect_column_value_shares_to_be_uniform" in err
+
+
+@pytest.mark.parametrize(
+    ("doctor", "message"),
+    [
+        (lambda p: p.write_text(""), "file is empty"),
+        (lambda p: p.write_text("id,context\nx,y\n"), "missing column(s)"),
+        (lambda p: p.write_bytes(p.read_bytes().replace(b",Bali,", b",Atlantis,", 1)),
+         "unknown region 'Atlantis'"),
+        (lambda p: p.write_bytes(p.read_bytes().replace(b"Sasak", b"Sas\xe9k", 1) + b"\xff"),
+         "not valid UTF-8"),
+    ],
+    ids=["empty", "wrong-columns", "unknown-province", "non-utf8"],
+)
+def test_bad_source_fails_cleanly_and_keeps_earlier_outputs(
+    workspace: Path, capsys: pytest.CaptureFixture[str], doctor: Callable[[Path], None], message: str
+) -> None:
+    entry = ["--benchmark", "indoculture", "--model", "baselines.random"]
+    assert _stage("evaluate")(entry) == 0
+    output = workspace / "data/eval/indoculture/baselines.random/predictions.parquet"
+    before = output.read_bytes()
+    doctor(workspace / "data/sources/indoculture/sample.csv")
+    main = _stage("evaluate")
+    assert run_stage(lambda: main(entry)) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and "sample.csv" in err
+    assert output.read_bytes() == before
+
+
+def test_wrong_type_in_config_names_the_key(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    params = OmegaConf.load(workspace / "params.yaml")
+    params.evaluate.max_error_share = "a few"
+    OmegaConf.save(params, workspace / "params.yaml")
+    main = _stage("evaluate")
+    assert run_stage(lambda: main(["--benchmark", "indoculture", "--model", "baselines.random"])) == 2
+    assert "'evaluate.max_error_share' must be float, got 'a few'" in capsys.readouterr().err

@@ -1,4 +1,7 @@
-"""DVC stage: ID-MoCQA expand — every province-specific item × 6 clue types × 2 languages (template or LLM generator)."""
+"""DVC stage: ID-MoCQA expand.
+
+Every province-specific item × 6 clue types × 2 languages (template or LLM generator).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""DVC stage: ID-MoCQA judge — rules judge or three-model LLM panel; keep iff ≥k Acceptable and none Significant."""
+"""DVC stage: ID-MoCQA judge.
+
+Rules judge or three-model LLM panel; keep iff ≥k Acceptable and none Significant.
+"""
 
 from __future__ import annotations
 

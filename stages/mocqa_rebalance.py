@@ -1,4 +1,7 @@
-"""DVC stage: ID-MoCQA rebalance — every (source id, clue type) pair in both languages (translate or drop)."""
+"""DVC stage: ID-MoCQA rebalance.
+
+Every (source id, clue type) pair in both languages (translate or drop).
+"""
 
 from __future__ import annotations
 

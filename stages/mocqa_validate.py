@@ -17,13 +17,16 @@ def main() -> int:
     root = Path.cwd()
     settings = MocqaSettings.from_params(load_params(root / "params.yaml"), root)
     frame = validate_frame(settings)
-    import cultureqa.validation.mocqa_expectations  # noqa: F401, PLC0415 - registers custom types
-    from cultureqa.validation import run_suite  # noqa: PLC0415 - GX import is slow
+    import cultureqa.validation.mocqa_expectations  # noqa: F401 - registers custom types
+    from cultureqa.validation import run_suite
 
     report = run_suite(settings.expectations, frame)
     write_json(settings.metrics_dir / "validate.json", {"rows": len(frame), **asdict(report)})
     if not report.success or report.crashes:
-        print(f"error: the ID-MoCQA dataset breaks its invariants\n{report.message()}", file=sys.stderr)
+        print(
+            f"error: the ID-MoCQA dataset breaks its invariants\n{report.message()}",
+            file=sys.stderr,
+        )
         return 1
     print(f"mocqa validate: {len(frame)} rows pass {report.evaluated} expectations")
     return 0

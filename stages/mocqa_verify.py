@@ -1,4 +1,7 @@
-"""DVC stage: ID-MoCQA verify — repair location leaks and option copying, then the structure check."""
+"""DVC stage: ID-MoCQA verify.
+
+Repair location leaks and option copying, then the structure check.
+"""
 
 from __future__ import annotations
 

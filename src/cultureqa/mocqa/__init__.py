@@ -1,0 +1,7 @@
+"""ID-MoCQA build: single-hop IndoCulture items become two-hop cultural questions (DESIGN.md §5).
+
+Stages, each a pure function over DataFrames with a thin script in ``stages/mocqa_<step>.py``:
+ingest → expand (template or LLM clue generator) → judge (rules or LLM panel) → verify (leakage,
+option copying, structure) → rebalance (both languages per pair) → finalize (ids, balanced gold
+positions, dataset card) → validate (GX suite ``expectations/mocqa_dataset.json``).
+"""

@@ -1,0 +1,285 @@
+"""Comparison and intersection claims, computed from KB statistics and verified (DESIGN.md §5).
+
+The paper asks its LLM generator to write out a VERIFY block (claim, data, source/year, unique).
+The template generator does the same arithmetic for real: a comparison claim is offered only if
+exactly one province holds the stated rank within its scope (no ties), and an intersection only
+if its first condition holds for at least three provinces and both conditions together for
+exactly the target. The evidence dicts stored with each item let :func:`verify_evidence` redo
+the check later (the rules judge does) against the same or an updated KB.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cultureqa.knowledge.provinces import KnowledgeBase, Province
+
+RANKS = ("max1", "min1", "max2", "min2", "max3", "min3")
+MIN_SCOPE = 3
+"""A superlative among fewer than three provinces is too easy to guess; S1 needs ≥ 3 too."""
+
+THRESHOLDS: dict[str, tuple[float, ...]] = {
+    "population": (5, 10, 20, 40),  # millions
+    "area_km2": (10_000, 40_000, 50_000, 100_000),
+    "density": (100, 500, 1_000),
+    "growth": (10, 15, 20),  # percent, 2010 → 2020
+    "regencies_count": (10, 15, 20, 25),
+    "cities_count": (2, 5, 8),
+}
+_SCALE = {"population": 1e6}
+_AT_LEAST = {"regencies_count", "cities_count"}  # "at least t" rather than "more than t"
+_SIMPLE_NAME = re.compile(r"^[A-Za-z][A-Za-z \-]*$")
+
+
+@dataclass(frozen=True)
+class StatValue:
+    """A statistic of one province with its provenance."""
+
+    value: float
+    year: int
+    source: str
+
+
+def stat_value(province: Province, name: str) -> StatValue | None:
+    """A KB statistic, or one derived from two (density, growth); None when not available."""
+    stats = province.statistics
+    if name == "density":
+        pop, area = stats.get("population"), stats.get("area_km2")
+        if pop is None or area is None or not area.value:
+            return None
+        return StatValue(pop.value / area.value, pop.year, f"{pop.source}; {area.source}")
+    if name == "growth":
+        new, old = stats.get("population"), stats.get("population_2010")
+        if new is None or old is None or not old.value:
+            return None
+        return StatValue(
+            100 * (new.value - old.value) / old.value, new.year, f"{new.source}; {old.source}"
+        )
+    entry = stats.get(name)
+    return None if entry is None else StatValue(float(entry.value), entry.year, entry.source)
+
+
+def rank_holder(values: Mapping[str, float], rank: str) -> str | None:
+    """The single province at ``rank`` (max1 = highest …), or None on a tie or too few."""
+    if len(values) < MIN_SCOPE:
+        return None
+    ordered = sorted(values.items(), key=lambda kv: kv[1], reverse=rank.startswith("max"))
+    k = int(rank[-1]) - 1
+    if k >= len(ordered):
+        return None
+    neighbours = [ordered[i][1] for i in (k - 1, k + 1) if 0 <= i < len(ordered)]
+    return None if ordered[k][1] in neighbours else ordered[k][0]
+
+
+OUTSIDE = "outside"
+"""Scope of the provinces not on any island that forms its own scope (Bali, Papua, …)."""
+
+
+def scopes(kb: KnowledgeBase) -> dict[str, list[str]]:
+    """Scope name → provinces: ``all``, every island holding ≥ 3 KB provinces, and the rest."""
+    out = {"all": [p.name for p in kb]}
+    for island in sorted({p.island for p in kb}):
+        members = [p.name for p in kb if p.island == island]
+        if len(members) >= MIN_SCOPE and _SIMPLE_NAME.match(island):
+            out[island] = members
+    rest = [p.name for p in kb if p.island not in out]
+    if len(out) > 1 and len(rest) >= MIN_SCOPE:
+        out[OUTSIDE] = rest
+    return out
+
+
+def scope_islands(kb: KnowledgeBase) -> list[str]:
+    """Islands with their own scope (what the ``outside`` scope excludes)."""
+    return [s for s in scopes(kb) if s not in ("all", OUTSIDE)]
+
+
+def comparison_evidence(kb: KnowledgeBase, statistic: str, rank: str, scope: str) -> dict[str, Any]:
+    """The VERIFY record of one claim: data with values, source/year, holder, unique."""
+    members = scopes(kb).get(scope, [])
+    found = {name: stat_value(kb[name], statistic) for name in members}
+    values = {k: round(v.value, 3) for k, v in found.items() if v is not None}
+    holder = rank_holder(values, rank) if len(values) == len(members) else None
+    first = next((v for v in found.values() if v is not None), None)
+    return {
+        "claim": "comparison",
+        "statistic": statistic,
+        "rank": rank,
+        "scope": scope,
+        "data": values,
+        "year": first.year if first else None,
+        "source": first.source if first else "",
+        "holder": holder,
+        "unique": holder is not None,
+    }
+
+
+def comparison_claims(kb: KnowledgeBase, province: str) -> list[dict[str, Any]]:
+    """Every verified comparison whose unique holder is ``province`` (top ranks first)."""
+    out = []
+    for rank in RANKS:
+        for scope, members in scopes(kb).items():
+            if len(members) < 2 * int(rank[-1]) + 1:  # a rank must sit in the outer third
+                continue
+            for statistic in THRESHOLDS:
+                evidence = comparison_evidence(kb, statistic, rank, scope)
+                if evidence["holder"] == province:
+                    out.append(evidence)
+    return _spread(out, lambda e: str(e["statistic"]))
+
+
+@dataclass(frozen=True)
+class Predicate:
+    """A condition over provinces with a phrase key and its parameters."""
+
+    id: str
+    family: str
+    params: Mapping[str, Any]
+    test: Callable[[Province], bool]
+
+
+def _threshold_predicates(statistic: str) -> list[Predicate]:
+    out = []
+    scale = _SCALE.get(statistic, 1.0)
+    for t in THRESHOLDS[statistic]:
+
+        def above(p: Province, s: str = statistic, v: float = t * scale) -> bool:
+            got = stat_value(p, s)
+            return got is not None and (got.value >= v if s in _AT_LEAST else got.value > v)
+
+        def below(p: Province, s: str = statistic, v: float = t * scale) -> bool:
+            got = stat_value(p, s)
+            return got is not None and got.value < v
+
+        out.append(Predicate(f"{statistic}_above:{t:g}", f"{statistic}_above", {"t": t}, above))
+        out.append(Predicate(f"{statistic}_below:{t:g}", f"{statistic}_below", {"t": t}, below))
+    return out
+
+
+_LIBRARY: dict[int, tuple[KnowledgeBase, list[Predicate]]] = {}
+
+
+def predicates(kb: KnowledgeBase) -> list[Predicate]:
+    """The condition library intersections are built from (built once per KB object)."""
+    cached = _LIBRARY.get(id(kb))
+    if cached is None or cached[0] is not kb:
+        cached = _LIBRARY[id(kb)] = (kb, _build_predicates(kb))
+    return cached[1]
+
+
+def _on_island(island: str) -> Callable[[Province], bool]:
+    return lambda p: p.island == island
+
+
+def _on_coast(sea: str) -> Callable[[Province], bool]:
+    return lambda p: sea in p.coast
+
+
+def _build_predicates(kb: KnowledgeBase) -> list[Predicate]:
+    out = [
+        Predicate(f"island:{i}", "island", {"island": i}, _on_island(i))
+        for i in sorted({p.island for p in kb})
+        if _SIMPLE_NAME.match(i)
+    ]
+    out += [
+        Predicate(f"coast:{s}", "coast", {"sea": s}, _on_coast(s))
+        for s in sorted({s for p in kb for s in p.coast})
+    ]
+    out.append(Predicate("no_land_border", "no_land_border", {}, lambda p: not p.neighbours))
+    out.append(
+        Predicate("border_country", "border_country", {}, lambda p: bool(p.border_countries))
+    )
+    for statistic in THRESHOLDS:
+        out += _threshold_predicates(statistic)
+    return out
+
+
+def _members(kb: KnowledgeBase, predicate: Predicate) -> list[str]:
+    return [p.name for p in kb if predicate.test(p)]
+
+
+def intersection_evidence(kb: KnowledgeBase, s1: Predicate, s2: Predicate) -> dict[str, Any]:
+    """The S1/S2/intersection record of one claim, with membership computed from the KB."""
+    m1, m2 = _members(kb, s1), _members(kb, s2)
+    both = [name for name in m1 if name in m2]
+    return {
+        "claim": "intersection",
+        "s1": {"id": s1.id, "provinces": m1},
+        "s2": {"id": s2.id, "provinces": m2},
+        "intersection": both,
+        "unique": len(m1) >= MIN_SCOPE and len(both) == 1,
+        "source": "; ".join(sorted({s.source for p in kb for s in p.statistics.values()})),
+    }
+
+
+def intersection_claims(kb: KnowledgeBase, province: str) -> list[dict[str, Any]]:
+    """Verified (S1, S2) pairs narrowing to ``province``; real intersections (|S2| ≥ 2) first."""
+    library = predicates(kb)
+    found = []
+    for s1 in library:
+        if len(_members(kb, s1)) < MIN_SCOPE or not s1.test(kb[province]):
+            continue
+        for s2 in library:
+            if s2.family.split("_")[0] == s1.family.split("_")[0] or not s2.test(kb[province]):
+                continue
+            evidence = intersection_evidence(kb, s1, s2)
+            if evidence["unique"]:
+                found.append(evidence)
+    return _spread(sorted(found, key=_intersection_rank), lambda e: e["s1"]["id"].split(":")[0])
+
+
+def _intersection_rank(evidence: Mapping[str, Any]) -> tuple[bool, bool, str, str]:
+    """Real intersections first (S2 alone is not unique), then a small S1 (3–6 provinces)."""
+    return (
+        len(evidence["s2"]["provinces"]) < 2,
+        len(evidence["s1"]["provinces"]) > 6,
+        evidence["s1"]["id"],
+        evidence["s2"]["id"],
+    )
+
+
+def _spread(
+    ranked: list[dict[str, Any]], family: Callable[[dict[str, Any]], str]
+) -> list[dict[str, Any]]:
+    """Round-robin over families, keeping the rank order within each.
+
+    Consecutive items of one province then get claims about different statistics rather than
+    ten variants of one.
+    """
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for evidence in ranked:
+        groups.setdefault(family(evidence), []).append(evidence)
+    out = []
+    for depth in range(max((len(g) for g in groups.values()), default=0)):
+        out += [g[depth] for g in groups.values() if depth < len(g)]
+    return out
+
+
+def predicate_by_id(kb: KnowledgeBase, predicate_id: str) -> Predicate | None:
+    """Look a predicate up by the id stored in evidence."""
+    return next((p for p in predicates(kb) if p.id == predicate_id), None)
+
+
+def verify_evidence(kb: KnowledgeBase, evidence: Mapping[str, Any], province: str) -> bool:
+    """Recompute a stored comparison or intersection claim against ``kb``.
+
+    Returns True iff the claim still identifies exactly ``province``.
+    """
+    if evidence.get("claim") == "comparison":
+        again = comparison_evidence(
+            kb,
+            str(evidence.get("statistic")),
+            str(evidence.get("rank")),
+            str(evidence.get("scope")),
+        )
+        return bool(again["holder"] == province)
+    if evidence.get("claim") == "intersection":
+        s1 = predicate_by_id(kb, str(evidence.get("s1", {}).get("id")))
+        s2 = predicate_by_id(kb, str(evidence.get("s2", {}).get("id")))
+        if s1 is None or s2 is None:
+            return False
+        again = intersection_evidence(kb, s1, s2)
+        return bool(again["unique"]) and bool(again["intersection"] == [province])
+    return False

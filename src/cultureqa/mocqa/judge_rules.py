@@ -1,0 +1,125 @@
+"""The offline judge: score what rules can decide, in the panel's record shape.
+
+Rules cannot judge fluency or cultural nuance, but they can decide the failures that matter most
+for a two-hop question: the clue names the place (leak), repeats an option (shortcut), does not
+single out the province in the KB, the options are broken, the text is too long, or a language
+is missing. Those map onto the same eight criteria the LLM judges score (DESIGN.md §5.3).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from cultureqa.knowledge.gazetteer import has_location_leak
+from cultureqa.knowledge.provinces import KnowledgeBase
+from cultureqa.mocqa import claims
+from cultureqa.mocqa.facts import name_owners
+from cultureqa.mocqa.judging import CRITERIA, Judgement, category_from_scores
+from cultureqa.mocqa.schema import LETTERS, N_OPTIONS, as_options
+from cultureqa.mocqa.textchecks import (
+    content_tokens,
+    copied_option,
+    has_anaphor,
+    looks_like,
+    shortcut_terms,
+    word_count,
+)
+
+CRITICAL = ("province_clue_accuracy", "answer_discrimination", "answer_quality")
+
+
+@dataclass(frozen=True)
+class RulesConfig:
+    """Limits of the rules judge (``conf/judge/rules.yaml``)."""
+
+    max_clue_words: int = 45
+    max_question_words: int = 130
+    copy_ngram: int = 4
+    thresholds: Mapping[str, int] = field(
+        default_factory=lambda: {"ok": 15, "minor": 13, "moderate": 10}
+    )
+
+
+def clue_accuracy(kb: KnowledgeBase, evidence: Mapping[str, Any], province: str) -> int:
+    """2 if the KB confirms the clue singles out ``province``, 1 if it cannot tell, else 0."""
+    if evidence.get("claim") in ("comparison", "intersection"):
+        return 2 if claims.verify_evidence(kb, evidence, province) else 0
+    if "kb_check" in evidence:  # LLM clue: checked against the KB at generation time
+        return {"agrees": 2, "unverifiable": 1}.get(str(evidence["kb_check"]), 0)
+    if evidence.get("kind") == "event":
+        years = {e.year for e in kb[province].events} if province in [p.name for p in kb] else set()
+        return 2 if evidence.get("year") in years else 0
+    if evidence.get("kind") == "border_country":
+        owners = sorted(p.name for p in kb if evidence.get("name") in p.border_countries)
+        return 2 if owners == [province] else 0
+    if "name" in evidence:
+        return 2 if name_owners(kb, str(evidence["name"])) == [province] else 0
+    return 1
+
+
+def _band(value: int, limit: int) -> int:
+    return 2 if value <= limit else (1 if value <= 1.5 * limit else 0)
+
+
+def score_variant(
+    row: Mapping[str, Any], kb: KnowledgeBase, config: RulesConfig, has_counterpart: bool
+) -> dict[str, int]:
+    """Eight criterion scores (0–2) for one variant row."""
+    question, clue, language = str(row["question"]), str(row["clue"]), str(row["language"])
+    options = as_options(row["options"])
+    evidence = json.loads(str(row["clue_evidence"]) or "{}")
+    context_words = set(content_tokens(str(row.get("context", ""))))
+    kept = len(context_words & set(content_tokens(question))) / max(1, len(context_words))
+    cheats = (
+        has_location_leak(question, language)  # type: ignore[arg-type]
+        or bool(shortcut_terms(clue, options))
+        or copied_option(question, options, config.copy_ngram) is not None
+    )
+    sound_options = (
+        len(options) == N_OPTIONS
+        and len(set(options)) == N_OPTIONS
+        and all(o.strip() for o in options)
+        and row["answer"] in LETTERS
+    )
+    two_hops = has_anaphor(question, language), bool(clue.strip()) and clue in question
+    right_language = looks_like(question, language)
+    return {
+        "province_clue_accuracy": clue_accuracy(kb, evidence, str(row["province"])),
+        "conciseness": min(
+            _band(word_count(clue), config.max_clue_words),
+            _band(word_count(question), config.max_question_words),
+        ),
+        "cultural_alignment": 2 if kept >= 0.6 else (1 if kept >= 0.3 else 0),
+        "reasoning_structure": sum(two_hops),
+        "answer_discrimination": 0 if cheats else 2,
+        "answer_quality": 2 if sound_options else 0,
+        "question_clarity": 2
+        if "{" not in question and question.rstrip().endswith(("?", '…"'))
+        else 1,
+        "language_quality": int(right_language) + int(has_counterpart),
+    }
+
+
+def judge_rules(
+    variants: pd.DataFrame, kb: KnowledgeBase, config: RulesConfig, languages: Sequence[str]
+) -> list[Judgement]:
+    """One ``rules`` judgement per variant (never malformed: rules always answer).
+
+    ``languages`` are the build's languages: a variant whose pair lacks one of them loses a
+    point on language quality (both languages present is one of the rule-decidable checks).
+    """
+    languages_of = variants.groupby("pair_id")["language"].agg(lambda s: set(s))
+    wanted = set(languages)
+    out = []
+    for row in variants.to_dict(orient="records"):
+        counterpart = languages_of[row["pair_id"]] >= wanted
+        scores = score_variant(row, kb, config, counterpart)
+        assert set(scores) == set(CRITERIA)
+        category = category_from_scores(scores, config.thresholds, CRITICAL)
+        out.append(Judgement(str(row["variant_id"]), "rules", scores, category))
+    return out

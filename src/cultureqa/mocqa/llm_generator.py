@@ -1,0 +1,213 @@
+"""LLM clue generator (``generator=llm``): the paper's prompts, parsed and checked against the KB.
+
+One prompt per clue type (``prompts/mocqa/generate/<clue>.en.txt``) states the principle and
+gives few-shot examples; the model (default claude-3-7-sonnet at temperature 1) writes a CLUE and
+the full QUESTION in the target language. Comparison replies must carry a VERIFY block and are
+sent back for revision while it is missing or says ``unique: NO``; intersection replies must
+list S1 (≥ 3 provinces), S2 and an INTERSECTION naming the target. Where the KB can check a
+claim it is checked, and a contradiction rejects the variant (DESIGN.md §5.2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from cultureqa.knowledge.gazetteer import normalize_province
+from cultureqa.knowledge.provinces import KnowledgeBase
+from cultureqa.llm.base import GenerateRequest, Message
+from cultureqa.mocqa.expand import expand_result, source_side, variant_row
+from cultureqa.mocqa.judge import LANGUAGE_NAMES, format_options
+from cultureqa.mocqa.kb_check import check_comparison, check_named, intersection_problem
+from cultureqa.mocqa.llm_parse import Reply, parse_labelled, verify_summary
+from cultureqa.mocqa.models import Prompt, load_prompt, run_models
+from cultureqa.mocqa.schema import CLUE_TYPES, pair_id, variant_id
+from cultureqa.mocqa.stage import StageResult
+
+GENERATE_SLOTS = ("province", "context", "options", "answer", "language", "topic")
+
+
+@dataclass(frozen=True)
+class LlmGeneratorConfig:
+    """``conf/generator/llm.yaml``."""
+
+    model: Mapping[str, Any]
+    prompts_dir: Path
+    max_revisions: int = 2
+
+    def prompt(self, clue_type: str) -> Prompt:
+        """The generation prompt of one clue type."""
+        return load_prompt(self.prompts_dir / "generate" / f"{clue_type}.en.txt", GENERATE_SLOTS)
+
+    @property
+    def model_id(self) -> str:
+        """Display id recorded in the ``generator`` column."""
+        return str(self.model.get("id", "llm"))
+
+
+@dataclass
+class _Job:
+    item: pd.Series
+    clue_type: str
+    language: str
+    request: GenerateRequest
+    reply: Reply | None = None
+    reply_text: str = ""
+    error: str = ""
+
+
+def _requests(
+    items: pd.DataFrame,
+    config: LlmGeneratorConfig,
+    clue_types: Sequence[str],
+    languages: Sequence[str],
+) -> list[_Job]:
+    jobs = []
+    for _, item in items.sort_values("source_id").iterrows():
+        for clue_type in clue_types:
+            prompt = config.prompt(clue_type)
+            for language in languages:
+                context, options = source_side(item, language)
+                if not context.strip():
+                    context, options = source_side(item, "id" if language == "en" else "en")
+                request = prompt.request(
+                    config.model,
+                    province=item["province"],
+                    context=context,
+                    options=format_options(options),
+                    answer=item["answer"],
+                    language=LANGUAGE_NAMES.get(language, language),
+                    topic=item["topic"],
+                )
+                jobs.append(_Job(item, clue_type, language, request))
+    return jobs
+
+
+def _problem(job: _Job) -> str:
+    """Why a parsed reply cannot be used yet ('' when it can)."""
+    reply = job.reply
+    if reply is None:
+        return job.error or "model call failed"
+    if not reply.get("QUESTION"):
+        return "reply lacks a QUESTION line"
+    if job.clue_type == "comparison" and not (
+        reply.verify.get("claim") and reply.verify.get("data")
+    ):
+        return "comparison reply lacks a VERIFY block with claim and data"
+    if job.clue_type == "comparison" and not verify_summary(reply)["unique"]:
+        return "comparison VERIFY block does not say unique: YES"
+    if job.clue_type == "intersection":
+        return intersection_problem(reply, str(job.item["province"]), normalize_province)
+    return ""
+
+
+def _revise(job: _Job, problem: str) -> GenerateRequest:
+    """Send the reply back with what is wrong (the paper's "revise until unique")."""
+    previous = (*job.request.messages, Message("assistant", job.reply_text))
+    feedback = Message(
+        "user",
+        f"Your answer cannot be used: {problem}. Revise it and answer again "
+        "in exactly the requested format.",
+    )
+    return GenerateRequest(
+        (*previous, feedback),
+        job.request.max_tokens,
+        job.request.temperature,
+        job.request.seed,
+        job.request.template_version,
+    )
+
+
+def _ask(jobs: list[_Job], config: LlmGeneratorConfig, store_path: Path) -> None:
+    answers = run_models({"generator": (config.model, [j.request for j in jobs])}, store_path)
+    for job, response in zip(jobs, answers["generator"], strict=True):
+        job.reply, job.error = None, ""
+        job.reply_text = response.text or ""
+        if response.status == "ok" and response.text:
+            job.reply = parse_labelled(response.text)
+        else:
+            job.error = f"model call failed: {response.error}"
+
+
+def generate_llm(
+    items: pd.DataFrame,
+    kb: KnowledgeBase,
+    config: LlmGeneratorConfig,
+    store_path: Path,
+    clue_types: Sequence[str] = CLUE_TYPES,
+    languages: Sequence[str] = ("en", "id"),
+) -> StageResult:
+    """Generate, revise (up to ``max_revisions`` rounds), KB-check and build variant rows."""
+    jobs = _requests(items, config, clue_types, languages)
+    pending = jobs
+    for round_ in range(config.max_revisions + 1):
+        _ask(pending, config, store_path)
+        retry = [j for j in pending if j.reply is not None and _problem(j)]
+        if round_ == config.max_revisions or not retry:
+            break
+        for job in retry:
+            job.request = _revise(job, _problem(job))
+        pending = retry
+    rows, failures = [], []
+    for job in jobs:
+        made = _row(job, kb, config)
+        if isinstance(made, dict):
+            rows.append(made)
+        else:
+            failures.append(
+                {
+                    "variant_id": variant_id(job.item["source_id"], job.clue_type, job.language),
+                    "pair_id": pair_id(job.item["source_id"], job.clue_type),
+                    "language": job.language,
+                    "reason": made[0],
+                    "detail": made[1],
+                }
+            )
+    return expand_result(items, rows, failures, clue_types, languages, f"llm:{config.model_id}")
+
+
+def _row(
+    job: _Job, kb: KnowledgeBase, config: LlmGeneratorConfig
+) -> dict[str, Any] | tuple[str, str]:
+    problem = _problem(job)
+    if problem:
+        return ("unusable generator reply", problem)
+    assert job.reply is not None
+    province = str(job.item["province"])
+    evidence: dict[str, Any] = {"clue_type": job.clue_type, "model": config.model_id}
+    if job.clue_type == "comparison":
+        evidence.update(verify_summary(job.reply))
+        evidence["kb_check"], note = check_comparison(kb, evidence, province, normalize_province)
+    elif job.clue_type == "intersection":
+        evidence["kb_check"], note = (
+            "unverifiable",
+            "S1 ≥ 3 provinces and S1∩S2 = target, as listed",
+        )
+        evidence.update(
+            {k.lower(): job.reply.get(k) for k in ("S1", "S1_PROVINCES", "S2", "INTERSECTION")}
+        )
+    else:
+        evidence["kb_check"], note = check_named(
+            kb, job.reply.get("CLUE") or job.reply.get("QUESTION"), province
+        )
+    evidence["kb_note"] = note
+    if evidence["kb_check"] == "disagrees":
+        return ("claim contradicted by the knowledge base", note)
+    context = source_side(job.item, job.language)[0]
+    prompt_version = job.request.template_version
+    return variant_row(
+        job.item,
+        job.clue_type,
+        job.language,
+        job.reply.get("CLUE"),
+        job.reply.get("QUESTION"),
+        context,
+        evidence,
+        f"llm:{config.model_id}",
+        f"prompt:{job.clue_type}:{prompt_version}",
+        "",
+    )

@@ -1,0 +1,130 @@
+"""Settings and stage runners behind the thin ``stages/mocqa_<step>.py`` scripts.
+
+Each ``run_<step>`` reads its inputs from the previous stage's folder under
+``data/build/mocqa/``, calls one library function, and returns a :class:`StageResult` that
+:func:`write_stage` persists atomically (parquet + ``metrics/mocqa/<step>.json``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from omegaconf import DictConfig, OmegaConf
+
+from cultureqa.io import write_json, write_parquet
+from cultureqa.knowledge.provinces import KnowledgeBase, load_knowledge_base
+from cultureqa.mocqa.schema import CLUE_TYPES, LANGUAGES, empty_removed
+from cultureqa.mocqa.stage import StageResult
+from cultureqa.mocqa.verify import VerifyConfig
+from cultureqa.paths import state_dir
+
+MAIN_OUTPUT = {"ingest": "items.parquet", "finalize": "dataset.parquet"}
+
+
+@dataclass(frozen=True)
+class MocqaSettings:
+    """The ``mocqa``, ``generator`` and ``judge`` params sections, paths resolved."""
+
+    root: Path
+    benchmark: str
+    seed: int
+    languages: tuple[str, ...]
+    clue_types: tuple[str, ...]
+    knowledge_dir: Path
+    templates: Path
+    build_dir: Path
+    metrics_dir: Path
+    expectations: Path
+    verify: VerifyConfig
+    generator: Mapping[str, Any]
+    judge: Mapping[str, Any]
+
+    @classmethod
+    def from_params(cls, params: DictConfig | Mapping[str, Any], root: Path) -> MocqaSettings:
+        """Parse params; unknown clue types or languages fail here, naming the key."""
+        data: Any = (
+            OmegaConf.to_container(params, resolve=True)
+            if isinstance(params, DictConfig)
+            else params
+        )
+        m = dict(data["mocqa"])
+        languages = tuple(m.get("languages", LANGUAGES))
+        clue_types = tuple(m.get("clue_types", CLUE_TYPES))
+        bad = [c for c in clue_types if c not in CLUE_TYPES] + [
+            x for x in languages if x not in LANGUAGES
+        ]
+        if bad:
+            raise ValueError(
+                f"mocqa: unknown clue types/languages {bad} (known {CLUE_TYPES}, {LANGUAGES})"
+            )
+        return cls(
+            root=root,
+            benchmark=str(m.get("benchmark", "indoculture")),
+            seed=int(m["seed"]),
+            languages=languages,
+            clue_types=clue_types,
+            knowledge_dir=root / str(m.get("knowledge_dir", "data/knowledge/provinces")),
+            templates=root / str(m.get("templates", "data/knowledge/clue_templates.yaml")),
+            build_dir=root / str(m.get("build_dir", "data/build/mocqa")),
+            metrics_dir=root / str(m.get("metrics_dir", "metrics/mocqa")),
+            expectations=root / str(m.get("expectations", "expectations/mocqa_dataset.json")),
+            verify=VerifyConfig(**dict(m.get("verify") or {})),
+            generator=dict(data.get("generator") or {"kind": "template"}),
+            judge=dict(data.get("judge") or {"kind": "rules"}),
+        )
+
+    @property
+    def generator_kind(self) -> str:
+        """``template`` or ``llm``."""
+        return str(self.generator.get("kind", "template"))
+
+    @property
+    def store_path(self) -> Path:
+        """The response store shared with evaluation (outside DVC outputs)."""
+        return state_dir() / "responses.sqlite"
+
+    def kb(self) -> KnowledgeBase:
+        """The province knowledge base the build is grounded in."""
+        return load_knowledge_base(self.knowledge_dir)
+
+    def out_dir(self, step: str) -> Path:
+        """``data/build/mocqa/<step>``."""
+        return self.build_dir / step
+
+    def read(self, step: str, name: str | None = None) -> pd.DataFrame:
+        """A previous stage's main (or named) output; a missing file names the stage to run."""
+        path = self.out_dir(step) / (name or MAIN_OUTPUT.get(step, "variants.parquet"))
+        if not path.exists():
+            raise FileNotFoundError(
+                f"{path} not found: run stages/mocqa_{step}.py (or dvc repro) first"
+            )
+        return pd.read_parquet(path)
+
+    def read_removed(self, steps: tuple[str, ...]) -> pd.DataFrame:
+        """Removal records of earlier stages (missing ones skipped)."""
+        frames = [
+            pd.read_parquet(p) for s in steps if (p := self.out_dir(s) / "removed.parquet").exists()
+        ]
+        return pd.concat(frames, ignore_index=True) if frames else empty_removed()
+
+
+def write_stage(settings: MocqaSettings, step: str, result: StageResult) -> Path:
+    """Write the stage's outputs atomically; returns the metrics path."""
+    out = settings.out_dir(step)
+    write_parquet(out / MAIN_OUTPUT.get(step, "variants.parquet"), result.frame)
+    write_parquet(out / "removed.parquet", result.removed)
+    for name, table in result.tables.items():
+        write_parquet(out / f"{name}.parquet", table)
+    return write_json(settings.metrics_dir / f"{step}.json", result.metrics)
+
+
+def summary_line(result: StageResult) -> str:
+    """One line for the stage log: kept/removed and the main reasons."""
+    m = result.metrics
+    reasons = ", ".join(f"{k}: {v}" for k, v in m.get("removed_by_reason", {}).items())
+    counts = f"{m.get('input')} in, {m.get('kept')} kept, {m.get('removed')} removed"
+    return f"mocqa {m.get('stage')}: {counts}" + (f" ({reasons})" if reasons else "")

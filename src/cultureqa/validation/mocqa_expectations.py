@@ -1,0 +1,202 @@
+"""Custom GX expectations for the ID-MoCQA dataset (DESIGN.md §8).
+
+* language balance: every (source id, clue type) pair exists exactly once in every language;
+* no province leakage: no province, city or regency used as a location in a question, judged
+  row by row with the question's own language through the gazetteer (cultural-term allowlist);
+* no option copying: no question contains an option whole or shares a long n-gram with it;
+* option lists: exactly ``n`` distinct non-empty strings per row.
+
+Import this module before loading ``expectations/mocqa_dataset.json``: GX resolves expectation
+classes from a registry keyed by their snake_case names. Uniform gold positions reuse
+``expect_column_value_shares_to_be_uniform`` from :mod:`cultureqa.validation.expectations`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import pandas as pd
+from great_expectations.core.metric_domain_types import MetricDomainTypes
+from great_expectations.execution_engine.pandas_execution_engine import PandasExecutionEngine
+from great_expectations.expectations.expectation import (
+    BatchExpectation,
+    ColumnMapExpectation,
+    ColumnPairMapExpectation,
+)
+from great_expectations.expectations.metrics.map_metric_provider.column_condition_partial import (
+    column_condition_partial,
+)
+from great_expectations.expectations.metrics.map_metric_provider.column_map_metric_provider import (
+    ColumnMapMetricProvider,
+)
+from great_expectations.expectations.metrics.map_metric_provider.column_pair_condition_partial import (  # noqa: E501
+    column_pair_condition_partial,
+)
+from great_expectations.expectations.metrics.map_metric_provider.column_pair_map_metric_provider import (  # noqa: E501
+    ColumnPairMapMetricProvider,
+)
+from great_expectations.expectations.metrics.metric_provider import metric_value
+from great_expectations.expectations.metrics.table_metric_provider import TableMetricProvider
+
+import cultureqa.validation.expectations  # noqa: F401 - the uniform-shares expectation
+from cultureqa.knowledge.gazetteer import find_location_mentions
+from cultureqa.mocqa.schema import as_options
+from cultureqa.mocqa.textchecks import copied_option
+
+_PAIR_DOMAIN = (
+    "batch_id",
+    "table",
+    "column_A",
+    "column_B",
+    "row_condition",
+    "condition_parser",
+    "ignore_row_if",
+)
+
+
+def language_gaps(
+    frame: pd.DataFrame, pair_columns: list[str], language_column: str, languages: list[str]
+) -> dict[str, Any]:
+    """Pairs lacking a language, and pairs with a language more than once."""
+    keys = frame[pair_columns].astype(str).agg("|".join, axis=1)
+    counts = pd.crosstab(keys, frame[language_column].astype(str))
+    counts = counts.reindex(columns=sorted(set(languages) | set(counts.columns)), fill_value=0)
+    missing = [
+        {"pair": k, "missing": [lang for lang in languages if row[lang] == 0]}
+        for k, row in counts.iterrows()
+        if any(row[lang] == 0 for lang in languages)
+    ]
+    repeated = [k for k, row in counts.iterrows() if any(row[lang] > 1 for lang in languages)]
+    return {"n_pairs": len(counts), "missing": missing, "repeated": repeated}
+
+
+class TableLanguageGaps(TableMetricProvider):  # type: ignore[misc]
+    """Metric: :func:`language_gaps` over the whole batch."""
+
+    metric_name = "table.mocqa_language_gaps"
+    value_keys = ("pair_columns", "language_column", "languages")
+
+    @metric_value(engine=PandasExecutionEngine)  # type: ignore[misc,untyped-decorator]
+    def _pandas(
+        cls,
+        execution_engine: Any,
+        metric_domain_kwargs: dict[str, Any],
+        metric_value_kwargs: dict[str, Any],
+        metrics: Any,
+        runtime_configuration: Any,
+    ) -> Any:
+        frame, _, _ = execution_engine.get_compute_domain(
+            metric_domain_kwargs, domain_type=MetricDomainTypes.TABLE
+        )
+        return language_gaps(
+            frame,
+            list(metric_value_kwargs["pair_columns"]),
+            str(metric_value_kwargs["language_column"]),
+            list(metric_value_kwargs["languages"]),
+        )
+
+
+class ExpectPairsToExistInEveryLanguage(BatchExpectation):  # type: ignore[misc]
+    """Every pair (e.g. source id × clue type) has exactly one row per language."""
+
+    pair_columns: list[str]
+    language_column: str = "language"
+    languages: list[str]
+    metric_dependencies: ClassVar[tuple[str, ...]] = ("table.mocqa_language_gaps",)
+    success_keys: ClassVar[tuple[str, ...]] = ("pair_columns", "language_column", "languages")
+    domain_keys: ClassVar[tuple[str, ...]] = ("batch_id", "row_condition", "condition_parser")
+
+    def _validate(
+        self,
+        metrics: dict[str, Any],
+        runtime_configuration: dict[str, Any] | None = None,
+        execution_engine: Any = None,
+    ) -> dict[str, Any]:
+        gaps = metrics["table.mocqa_language_gaps"]
+        success = not gaps["missing"] and not gaps["repeated"]
+        return {
+            "success": success,
+            "result": {
+                "observed_value": (
+                    f"{len(gaps['missing'])} of {gaps['n_pairs']} pairs lack a language, "
+                    f"{len(gaps['repeated'])} repeat one"
+                ),
+                "details": {"missing": gaps["missing"][:20], "repeated": gaps["repeated"][:20]},
+            },
+        }
+
+
+class ColumnPairNoLocationLeak(ColumnPairMapMetricProvider):  # type: ignore[misc]
+    """Row condition: column A (text) names no place as a location in language column B."""
+
+    condition_metric_name = "column_pair_values.mocqa_no_location_leak"
+    condition_domain_keys = _PAIR_DOMAIN
+    condition_value_keys = ()
+
+    @column_pair_condition_partial(engine=PandasExecutionEngine)  # type: ignore[misc,untyped-decorator]
+    def _pandas(cls, column_A: pd.Series, column_B: pd.Series, **kwargs: Any) -> pd.Series:
+        flags = [
+            not find_location_mentions(str(text), str(lang))  # type: ignore[arg-type]
+            for text, lang in zip(column_A, column_B, strict=True)
+        ]
+        return pd.Series(flags, index=column_A.index)
+
+
+class ExpectQuestionsToNotLeakProvince(ColumnPairMapExpectation):  # type: ignore[misc]
+    """No province, city or regency of the 11 provinces is used as a location in a question."""
+
+    ignore_row_if: str = "both_values_are_missing"
+    map_metric: ClassVar[str] = "column_pair_values.mocqa_no_location_leak"
+    success_keys: ClassVar[tuple[str, ...]] = ("ignore_row_if", "mostly")
+
+
+class ColumnPairNoOptionCopy(ColumnPairMapMetricProvider):  # type: ignore[misc]
+    """Row condition: column A (text) copies none of the options in column B."""
+
+    condition_metric_name = "column_pair_values.mocqa_no_option_copy"
+    condition_domain_keys = _PAIR_DOMAIN
+    condition_value_keys = ("n",)
+
+    @column_pair_condition_partial(engine=PandasExecutionEngine)  # type: ignore[misc,untyped-decorator]
+    def _pandas(
+        cls, column_A: pd.Series, column_B: pd.Series, n: int = 4, **kwargs: Any
+    ) -> pd.Series:
+        flags = [
+            copied_option(str(text), as_options(options), int(n)) is None
+            for text, options in zip(column_A, column_B, strict=True)
+        ]
+        return pd.Series(flags, index=column_A.index)
+
+
+class ExpectQuestionsToNotCopyOptions(ColumnPairMapExpectation):  # type: ignore[misc]
+    """No question contains an option whole or shares an ``n``-token run with it."""
+
+    n: int = 4
+    ignore_row_if: str = "both_values_are_missing"
+    map_metric: ClassVar[str] = "column_pair_values.mocqa_no_option_copy"
+    success_keys: ClassVar[tuple[str, ...]] = ("n", "ignore_row_if", "mostly")
+
+
+class ColumnValuesDistinctListOfN(ColumnMapMetricProvider):  # type: ignore[misc]
+    """Row condition: the value is a list of exactly ``n`` distinct non-empty strings."""
+
+    condition_metric_name = "column_values.mocqa_distinct_list_of_n"
+    condition_value_keys = ("n",)
+
+    @column_condition_partial(engine=PandasExecutionEngine)  # type: ignore[misc,untyped-decorator]
+    def _pandas(cls, column: pd.Series, n: int = 3, **kwargs: Any) -> pd.Series:
+        def ok(value: Any) -> bool:
+            if isinstance(value, str) or not hasattr(value, "__len__"):
+                return False
+            items = [str(v).strip() for v in value]
+            return len(items) == int(n) and all(items) and len(set(items)) == int(n)
+
+        return column.map(ok)
+
+
+class ExpectColumnValuesToBeDistinctListsOfN(ColumnMapExpectation):  # type: ignore[misc]
+    """Each value is a list of exactly ``n`` distinct, non-empty option texts."""
+
+    n: int = 3
+    map_metric: ClassVar[str] = "column_values.mocqa_distinct_list_of_n"
+    success_keys: ClassVar[tuple[str, ...]] = ("n", "mostly")

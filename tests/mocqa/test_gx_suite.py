@@ -1,0 +1,81 @@
+"""The GX suite passes on the built dataset and fails readably on doctored copies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from cultureqa.validation.suites import SuiteReport
+
+SUITE = Path(__file__).resolve().parents[2] / "expectations" / "mocqa_dataset.json"
+
+
+def _run(frame: pd.DataFrame) -> SuiteReport:
+    import cultureqa.validation.mocqa_expectations  # noqa: F401 - registers the custom types
+    from cultureqa.validation import run_suite
+
+    report = run_suite(SUITE, frame.reset_index(drop=True))
+    assert report.crashes == [], report.message()  # a crashing check must never pass as "failed"
+    return report
+
+
+def _failed(report: SuiteReport) -> dict[str, str]:
+    return {f["expectation"]: f["detail"] for f in report.failures}
+
+
+@pytest.fixture(scope="module")
+def dataset(template_build) -> pd.DataFrame:
+    return template_build[1]["finalize"].frame
+
+
+def test_suite_passes_on_the_built_dataset(dataset: pd.DataFrame) -> None:
+    report = _run(dataset)
+    assert report.success, report.message()
+    assert report.evaluated >= 50
+
+
+def test_leaked_province_name_fails(dataset: pd.DataFrame) -> None:
+    doctored = dataset.copy()
+    row = doctored.index[(doctored["province"] == "Bali") & (doctored["language"] == "en")][0]
+    doctored.loc[row, "question"] = "At weddings in Bali, " + doctored.loc[row, "question"]
+    report = _run(doctored)
+    failed = _failed(report)
+    assert set(failed) == {"expect_questions_to_not_leak_province"}, report.message()
+    assert "in Bali" in failed["expect_questions_to_not_leak_province"]
+    assert "expect_questions_to_not_leak_province(" in report.message()
+
+
+def test_missing_translation_fails(dataset: pd.DataFrame) -> None:
+    victim = dataset[dataset["language"] == "id"].iloc[0]
+    doctored = dataset[dataset["item_id"] != victim["item_id"]]
+    failed = _failed(_run(doctored))
+    assert "expect_pairs_to_exist_in_every_language" in failed
+    detail = failed["expect_pairs_to_exist_in_every_language"]
+    assert (
+        victim["source_id"] in detail
+        and '"missing": ["id"]' in detail
+        and f"1 of {dataset['pair_id'].nunique()} pairs" in detail
+    )
+
+
+def test_skewed_gold_positions_fail(dataset: pd.DataFrame) -> None:
+    doctored = dataset.copy()
+    doctored.loc[doctored.index[: len(doctored) // 2], "answer"] = "A"
+    failed = _failed(_run(doctored))
+    assert set(failed) == {"expect_column_value_shares_to_be_uniform"}
+    assert "chi_square_p_value" in failed["expect_column_value_shares_to_be_uniform"]
+
+
+def test_copied_option_and_broken_options_fail(dataset: pd.DataFrame) -> None:
+    doctored = dataset.copy()
+    first, second = doctored.index[0], doctored.index[1]
+    options = list(doctored.loc[first, "options"])
+    doctored.loc[first, "question"] = f"{doctored.loc[first, 'question']} Hint: {options[0]}."
+    doctored.at[second, "options"] = ["same", "same", "other"]
+    failed = _failed(_run(doctored))
+    assert {
+        "expect_questions_to_not_copy_options",
+        "expect_column_values_to_be_distinct_lists_of_n",
+    } <= set(failed)

@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 from cultureqa.llm.base import GenerateRequest, Message
 from cultureqa.llm.cached import CachedClient
@@ -39,11 +38,19 @@ def _evaluate(ws: Path) -> subprocess.CompletedProcess[str]:
 
 def test_every_item_ends_answered_or_recorded_under_mixed_faults(tmp_path: Path) -> None:
     plan = FaultPlan(
-        rate_limit=0.10, server_error=0.05, hang=0.02, malformed=0.03, empty=0.05, seed=7,
-        retry_after_s=0.02, hang_s=1.5,
+        rate_limit=0.10,
+        server_error=0.05,
+        hang=0.02,
+        malformed=0.03,
+        empty=0.05,
+        seed=7,
+        retry_after_s=0.02,
+        hang_s=1.5,
     )
     config = LitellmConfig(
-        model_id="f", litellm_model="openai/f", concurrency=16,
+        model_id="f",
+        litellm_model="openai/f",
+        concurrency=16,
         retry=RetryConfig(attempts=3, initial_wait_s=0.01, max_wait_s=0.1, timeout_s=0.4),
     )
     requests = [GenerateRequest((Message("user", f"q{i}"),)) for i in range(150)]
@@ -65,10 +72,18 @@ def test_every_item_ends_answered_or_recorded_under_mixed_faults(tmp_path: Path)
 def test_stage_fails_only_past_the_error_threshold(tmp_path: Path) -> None:
     plan = FaultPlan(bad_request=0.3, seed=3)  # 400s are never retried: ~30% errors
     with FakeOpenAIServer(faults=plan) as server:
-        strict = make_api_workspace(ROOT, tmp_path / "strict", 40, server.api_base, 8,
-                                    retry=FAST_RETRY, max_error_share=0.1)
-        lenient = make_api_workspace(ROOT, tmp_path / "lenient", 40, server.api_base, 8,
-                                     retry=FAST_RETRY, max_error_share=0.6)
+        strict = make_api_workspace(
+            ROOT, tmp_path / "strict", 40, server.api_base, 8, retry=FAST_RETRY, max_error_share=0.1
+        )
+        lenient = make_api_workspace(
+            ROOT,
+            tmp_path / "lenient",
+            40,
+            server.api_base,
+            8,
+            retry=FAST_RETRY,
+            max_error_share=0.6,
+        )
         failed, passed = _evaluate(strict), _evaluate(lenient)
     assert failed.returncode == 1 and "items failed (limit 10.0%)" in failed.stderr
     assert passed.returncode == 0, passed.stderr
@@ -81,8 +96,13 @@ def test_killed_run_resumes_without_resending_answered_requests(tmp_path: Path) 
     n = 120
     with FakeOpenAIServer(latency_s=0.05) as server:
         ws = make_api_workspace(ROOT, tmp_path / "ws", n, server.api_base, 2, retry=FAST_RETRY)
-        proc = subprocess.Popen([*EVALUATE, "--model", "model"], cwd=ws, env=stage_env(ws),
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [*EVALUATE, "--model", "model"],
+            cwd=ws,
+            env=stage_env(ws),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.time() + 60
         while len(server.records) < 30 and time.time() < deadline:
             time.sleep(0.05)
@@ -105,13 +125,28 @@ def test_killed_run_resumes_without_resending_answered_requests(tmp_path: Path) 
 def test_keys_never_reach_params_logs_mlflow_or_store(tmp_path: Path) -> None:
     secret = "sk-cultureqa-test-SECRET-9f8e7d"
     with FakeOpenAIServer(responder=lambda m: "A") as server:
-        ws = make_api_workspace(ROOT, tmp_path / "ws", 12, server.api_base, 4,
-                                api_key_env="CULTUREQA_TEST_API_KEY", retry=FAST_RETRY)
+        ws = make_api_workspace(
+            ROOT,
+            tmp_path / "ws",
+            12,
+            server.api_base,
+            4,
+            api_key_env="CULTUREQA_TEST_API_KEY",
+            retry=FAST_RETRY,
+        )
         env = {**stage_env(ws), "CULTUREQA_TEST_API_KEY": secret, "CULTUREQA_LOG_LEVEL": "DEBUG"}
         logs = ""
-        for stage in (EVALUATE + ["--model", "model"],
-                      [sys.executable, str(ROOT / "stages/track.py"), "--benchmark", "synthetic",
-                       "--model", "model"]):
+        for stage in (
+            [*EVALUATE, "--model", "model"],
+            [
+                sys.executable,
+                str(ROOT / "stages/track.py"),
+                "--benchmark",
+                "synthetic",
+                "--model",
+                "model",
+            ],
+        ):
             done = subprocess.run(stage, cwd=ws, env=env, capture_output=True, text=True)
             assert done.returncode == 0, done.stderr
             logs += done.stdout + done.stderr

@@ -94,15 +94,22 @@ def test_validation_stops_on_a_doctored_source(
     [
         (lambda p: p.write_text(""), "file is empty"),
         (lambda p: p.write_text("id,context\nx,y\n"), "missing column(s)"),
-        (lambda p: p.write_bytes(p.read_bytes().replace(b",Bali,", b",Atlantis,", 1)),
-         "unknown region 'Atlantis'"),
-        (lambda p: p.write_bytes(p.read_bytes().replace(b"Sasak", b"Sas\xe9k", 1) + b"\xff"),
-         "not valid UTF-8"),
+        (
+            lambda p: p.write_bytes(p.read_bytes().replace(b",Bali,", b",Atlantis,", 1)),
+            "unknown region 'Atlantis'",
+        ),
+        (
+            lambda p: p.write_bytes(p.read_bytes().replace(b"Sasak", b"Sas\xe9k", 1) + b"\xff"),
+            "not valid UTF-8",
+        ),
     ],
     ids=["empty", "wrong-columns", "unknown-province", "non-utf8"],
 )
 def test_bad_source_fails_cleanly_and_keeps_earlier_outputs(
-    workspace: Path, capsys: pytest.CaptureFixture[str], doctor: Callable[[Path], None], message: str
+    workspace: Path,
+    capsys: pytest.CaptureFixture[str],
+    doctor: Callable[[Path], None],
+    message: str,
 ) -> None:
     entry = ["--benchmark", "indoculture", "--model", "baselines.random"]
     assert _stage("evaluate")(entry) == 0
@@ -116,10 +123,14 @@ def test_bad_source_fails_cleanly_and_keeps_earlier_outputs(
     assert output.read_bytes() == before
 
 
-def test_wrong_type_in_config_names_the_key(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_wrong_type_in_config_names_the_key(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     params = OmegaConf.load(workspace / "params.yaml")
     params.evaluate.max_error_share = "a few"
     OmegaConf.save(params, workspace / "params.yaml")
     main = _stage("evaluate")
-    assert run_stage(lambda: main(["--benchmark", "indoculture", "--model", "baselines.random"])) == 2
+    assert (
+        run_stage(lambda: main(["--benchmark", "indoculture", "--model", "baselines.random"])) == 2
+    )
     assert "'evaluate.max_error_share' must be float, got 'a few'" in capsys.readouterr().err

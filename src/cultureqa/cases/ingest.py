@@ -23,6 +23,9 @@ from cultureqa.cases.construct import (
     loads_strict,
     validate_item,
 )
+from cultureqa.cases.geography import UnknownCountryError, continent_of, iso3_of
+from cultureqa.cases.topics import TopicRules, annotate_topics
+from cultureqa.cases.weird import DIMENSIONS
 from cultureqa.io import SourceError, read_table
 
 CASE_COLUMNS: tuple[str, ...] = (
@@ -165,3 +168,47 @@ def _read_sample(path: Path) -> Sequence[TypedItem]:
             raise SourceError(path, str(exc), row=row) from exc
         seen[case_id] = row
     return items
+
+
+WEIRD_COLUMNS: tuple[str, ...] = (*DIMENSIONS, "weird_score", "weird_bin")
+"""Per-case WEIRD columns added by :func:`annotate_cases` (nullable: see its docstring)."""
+
+
+def annotate_cases(
+    cases: pd.DataFrame,
+    rules: TopicRules,
+    countries: pd.DataFrame,
+    path: str | Path = "<cases>",
+) -> pd.DataFrame:
+    """Continent from the country, normalized topics, and the country's WEIRD levels.
+
+    The typed continent is kept as ``continent_raw`` and never used again: case authors get it
+    wrong, the country does not. A country missing from ``countries`` (the output of
+    :func:`cultureqa.cases.weird.annotate_weird`) gets missing WEIRD values instead of an
+    error, so the caller decides between excluding the case and letting validation fail.
+
+    Raises:
+        SourceError: naming the row of a country the geography map does not know.
+    """
+    codes = []
+    for row, country in enumerate(cases["country"], start=1):
+        try:
+            codes.append(iso3_of(str(country)))
+        except UnknownCountryError as exc:
+            raise SourceError(path, str(exc), row=row, column="country") from exc
+    out = annotate_topics(cases, rules).assign(
+        continent_raw=cases["continent"],
+        continent=[continent_of(c) for c in codes],
+        iso3=codes,
+    )
+    cuts = [c for c in countries.columns if c.startswith(("e_cut_", "i_cut_"))]
+    weird = countries[["iso3", *WEIRD_COLUMNS, *cuts]].astype({d: "Int64" for d in DIMENSIONS})
+    merged = out.merge(weird.astype({"weird_bin": "Int64"}), on="iso3", how="left")
+    return merged.reset_index(drop=True)
+
+
+def split_unannotated(annotated: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(cases with all five WEIRD dimensions, cases whose country lacks one)."""
+    incomplete = annotated[list(DIMENSIONS)].isna().any(axis=1)
+    kept = annotated.loc[~incomplete].reset_index(drop=True)
+    return kept, annotated.loc[incomplete].reset_index(drop=True)

@@ -1,0 +1,277 @@
+"""ID-MoCQA metrics (DESIGN.md §6): both hops, their 4-way breakdown, deltas, ranges, shared errors.
+
+Multi-hop accuracy is the share of items whose option is right (``correct``); first-hop accuracy
+the share whose province is right (``province_correct``). Parse errors and failed calls are wrong
+on both counts. Every rate carries a Wilson 95% interval from :mod:`cultureqa.analysis.stats`,
+the one tested implementation every report uses. Models are keyed by (``model``, ``prompt``);
+human rows use ``model = prompt = "human"`` and take part in slice tables, not in deltas, ranges
+or shared errors (they have no prompt styles and are not a model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from cultureqa.analysis.stats import accuracy_table
+from cultureqa.mocqa.schema import CLUE_TYPES, LANGUAGES
+
+KEYS = ["model", "prompt"]
+OUTCOMES = ("both_right", "province_only", "answer_only", "both_wrong")
+"""4-way breakdown: both hops right; province right, answer wrong; province wrong, answer right;
+both wrong."""
+SLICES: dict[str, list[str]] = {
+    "overall": [],
+    "language": ["language"],
+    "clue_type": ["clue_type"],
+    "clue_type_language": ["clue_type", "language"],
+    "province": ["province"],
+    "province_language": ["province", "language"],
+    "topic": ["topic"],
+}
+"""Every table the analysis writes, by name: the grouping columns beyond (model, prompt)."""
+HUMAN = "human"
+PROMPT_ORDER = ("zero_shot", "cot", HUMAN)
+
+
+def ordered(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows in reading order: model, prompt (zero-shot, CoT, human), language, clue type."""
+    ranks = {
+        "prompt": {p: i for i, p in enumerate(PROMPT_ORDER)},
+        "clue_type": {c: i for i, c in enumerate((*CLUE_TYPES, "all"))},
+        "language": {x: i for i, x in enumerate((*LANGUAGES, "all"))},
+    }
+    keys = [c for c in ("model", "prompt", "language", "clue_type") if c in frame.columns]
+    if frame.empty or not keys:
+        return frame
+    by = {c: frame[c].map(ranks[c]).fillna(len(ranks[c])) if c in ranks else frame[c] for c in keys}
+    order = pd.DataFrame(by).sort_values(keys, kind="stable").index
+    return frame.loc[order].reset_index(drop=True)
+
+
+def outcome(preds: pd.DataFrame) -> pd.Series:
+    """Each prediction's cell of the 4-way breakdown (see :data:`OUTCOMES`)."""
+    province, answer = preds["province_correct"].astype(bool), preds["correct"].astype(bool)
+    labels = np.select(
+        [province & answer, province & ~answer, ~province & answer],
+        list(OUTCOMES[:3]),
+        OUTCOMES[3],
+    )
+    return pd.Series(labels, index=preds.index, name="outcome", dtype="str")
+
+
+def slice_table(preds: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """Per (model, prompt, *by): n, multi-hop and first-hop accuracy with CIs, 4-way shares, rates.
+
+    Columns: keys, ``n``, ``multi_hop`` (+ ``_ci_low``/``_ci_high``), ``first_hop`` (+ CIs),
+    one share per :data:`OUTCOMES`, ``parse_error_rate``, ``province_parse_error_rate``,
+    ``answer_parse_error_rate``, ``error_rate``.
+    """
+    keys = [*KEYS, *by]
+    table = None
+    for column, name in (("correct", "multi_hop"), ("province_correct", "first_hop")):
+        part = accuracy_table(preds, keys, column).drop(columns="correct")
+        part = part.rename(
+            columns={"accuracy": name, "ci_low": f"{name}_ci_low", "ci_high": f"{name}_ci_high"}
+        )
+        table = part if table is None else table.merge(part.drop(columns="n"), on=keys)
+    assert table is not None
+    parse = preds["parse_error"].astype(str)
+    flags = pd.DataFrame(
+        {
+            **{o: outcome(preds) == o for o in OUTCOMES},
+            "parse_error_rate": preds["status"] == "parse_error",
+            "province_parse_error_rate": parse.str.contains("province"),
+            "answer_parse_error_rate": parse.str.contains("answer"),
+            "error_rate": preds["status"] == "error",
+        }
+    ).astype(float)
+    rates = flags.groupby([preds[c] for c in keys], sort=True).mean().reset_index()
+    return ordered(table.merge(rates, on=keys, how="left"))
+
+
+def all_slices(preds: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Every :data:`SLICES` table."""
+    return {name: slice_table(preds, by) for name, by in SLICES.items()}
+
+
+def main_table(preds: pd.DataFrame, metric: str = "multi_hop") -> pd.DataFrame:
+    """The paper's main table: one row per (model, prompt), columns ``<lang>.<clue type>``.
+
+    Each language block ends with ``<lang>.overall``; the last column is ``overall`` (both
+    languages). Values are fractions; reports format them as percentages.
+    """
+    cells = slice_table(preds, ["language", "clue_type"])
+    wide = cells.pivot_table(index=KEYS, columns=["language", "clue_type"], values=metric)
+    per_lang = slice_table(preds, ["language"]).pivot_table(
+        index=KEYS, columns="language", values=metric
+    )
+    overall = slice_table(preds, []).set_index(KEYS)[metric]
+    languages = [x for x in LANGUAGES if x in per_lang.columns]
+    columns: dict[str, pd.Series] = {}
+    for lang in languages:
+        for clue in (c for c in CLUE_TYPES if (lang, c) in wide.columns):
+            columns[f"{lang}.{clue}"] = wide[(lang, clue)]
+        columns[f"{lang}.overall"] = per_lang[lang]
+    columns["overall"] = overall
+    return ordered(pd.DataFrame(columns).reset_index())
+
+
+def cot_deltas(preds: pd.DataFrame) -> pd.DataFrame:
+    """CoT − zero-shot per model × clue type × language (clue type ``all`` = whole language).
+
+    Only models evaluated with both prompt styles appear. Columns: model, clue_type, language,
+    ``multi_hop_zero_shot``, ``multi_hop_cot``, ``multi_hop_delta`` and the same for first_hop.
+    """
+    models = preds[preds["model"] != HUMAN]
+    cells = pd.concat(
+        [
+            slice_table(models, ["clue_type", "language"]),
+            slice_table(models, ["language"]).assign(clue_type="all"),
+        ],
+        ignore_index=True,
+    )
+    wide = cells.pivot_table(
+        index=["model", "clue_type", "language"],
+        columns="prompt",
+        values=["multi_hop", "first_hop"],
+    )
+    if not {"zero_shot", "cot"} <= set(wide.columns.get_level_values("prompt")):
+        return pd.DataFrame(columns=["model", "clue_type", "language", "multi_hop_delta"])
+    out = pd.DataFrame(index=wide.index)
+    for metric in ("multi_hop", "first_hop"):
+        out[f"{metric}_zero_shot"] = wide[(metric, "zero_shot")]
+        out[f"{metric}_cot"] = wide[(metric, "cot")]
+        out[f"{metric}_delta"] = out[f"{metric}_cot"] - out[f"{metric}_zero_shot"]
+    return ordered(out.dropna(subset=["multi_hop_delta"]).reset_index())
+
+
+def clue_type_range(preds: pd.DataFrame, metric: str = "multi_hop") -> pd.DataFrame:
+    """Best − worst clue type per (model, prompt, language); language ``all`` pools both."""
+    models = preds[preds["model"] != HUMAN]
+    cells = pd.concat(
+        [
+            slice_table(models, ["clue_type", "language"]),
+            slice_table(models, ["clue_type"]).assign(language="all"),
+        ],
+        ignore_index=True,
+    )
+    rows = []
+    for (model, prompt, language), part in cells.groupby([*KEYS, "language"], sort=True):
+        ranked = part.sort_values([metric, "clue_type"], ascending=[False, True])
+        best, worst = ranked.iloc[0], ranked.iloc[-1]
+        rows.append(
+            {
+                "model": model,
+                "prompt": prompt,
+                "language": language,
+                "best_clue_type": best["clue_type"],
+                "best": best[metric],
+                "worst_clue_type": worst["clue_type"],
+                "worst": worst[metric],
+                "range": best[metric] - worst[metric],
+            }
+        )
+    return ordered(pd.DataFrame(rows))
+
+
+class SharedErrors(NamedTuple):
+    """Items every evaluated model gets wrong with the same option, and their counts."""
+
+    items: pd.DataFrame
+    by_topic: pd.DataFrame
+    by_province: pd.DataFrame
+
+
+def shared_errors(
+    preds: pd.DataFrame, exclude_backends: Sequence[str] = ("random", "fixed"), min_models: int = 2
+) -> SharedErrors:
+    """Per prompt style: items where all evaluated models pick the same wrong option.
+
+    Baselines (``exclude_backends``) and humans are left out: a shared *misconception* is a
+    claim about language models. A prompt style with fewer than ``min_models`` models has none.
+    Only items every counted model answered take part; a parse error picks no option.
+    """
+    eligible = preds[~preds["backend"].isin([*exclude_backends, HUMAN])]
+    frames = []
+    for prompt, part in eligible.groupby("prompt", sort=True):
+        n_models = part["model"].nunique()
+        if n_models < min_models:
+            continue
+        per_item = part.groupby("item_id").agg(
+            n=("model", "nunique"),
+            picks=("answer_pred", "nunique"),
+            pred=("answer_pred", "first"),
+            **{c: (c, "first") for c in ("gold", "language", "clue_type", "province", "topic")},
+        )
+        per_item = per_item[per_item["n"] == n_models].reset_index()
+        per_item["shared_error"] = (
+            (per_item["picks"] == 1)
+            & (per_item["pred"] != "")
+            & (per_item["pred"] != per_item["gold"])
+        )
+        frames.append(per_item.assign(prompt=prompt, n_models=n_models))
+    if not frames:
+        empty = pd.DataFrame(columns=["prompt", "item_id", "shared_error"])
+        return SharedErrors(empty, _counts(empty, "topic"), _counts(empty, "province"))
+    checked = pd.concat(frames, ignore_index=True)
+    items = checked[checked["shared_error"]].rename(columns={"pred": "shared_pred"})
+    columns = ["prompt", "item_id", "language", "clue_type", "province", "topic", "gold"]
+    items = items[[*columns, "shared_pred", "n_models"]].reset_index(drop=True)
+    return SharedErrors(items, _counts(checked, "topic"), _counts(checked, "province"))
+
+
+def _counts(checked: pd.DataFrame, column: str) -> pd.DataFrame:
+    if checked.empty:
+        return pd.DataFrame(columns=["prompt", column, "items", "shared_errors", "share"])
+    grouped = checked.groupby(["prompt", column], sort=True)["shared_error"]
+    out = grouped.agg(items="size", shared_errors="sum").reset_index()
+    out["shared_errors"] = out["shared_errors"].astype("int64")
+    out["share"] = out["shared_errors"] / out["items"]
+    return out
+
+
+def dedupe_roster(preds: pd.DataFrame) -> pd.DataFrame:
+    """One row set per model: entries sharing a display id are merged or told apart.
+
+    A sweep such as ``model=random`` makes the ``model`` entry identical to
+    ``baselines.random``; identical configs (same ``model_sha``) keep the first entry's rows, while
+    different configs under one id are renamed ``<id> [<entry>]`` so no two are pooled.
+    """
+    if preds.empty or "model_sha" not in preds.columns:
+        return preds
+    entries = preds[["model", "roster_entry", "model_sha"]].drop_duplicates()
+    entries = entries.sort_values(["model", "roster_entry"])
+    clash = entries.groupby("model")["model_sha"].transform("nunique") > 1
+    first = ~entries.duplicated(["model", "model_sha"])
+    keep = entries[first | clash]
+    rename = {
+        (r.model, r.roster_entry): f"{r.model} [{r.roster_entry}]" if c else r.model
+        for r, c in zip(keep.itertuples(), clash[keep.index], strict=True)
+    }
+    pairs = list(zip(preds["model"], preds["roster_entry"], strict=True))
+    mask = [p in rename for p in pairs]
+    out = preds[mask].copy()
+    out["model"] = [rename[p] for p, m in zip(pairs, mask, strict=True) if m]
+    return out.reset_index(drop=True)
+
+
+def summary(slices: dict[str, pd.DataFrame]) -> dict[str, Any]:
+    """Nested ``{model: {prompt: {all|en|id: {...}}}}`` for DVC metrics (rounded, stable keys).
+
+    Only the headline numbers: ``dvc exp show`` prints one column per leaf, and the breakdown,
+    slices and error rates already live in ``reports/mocqa`` and MLflow.
+    """
+    tree: dict[str, Any] = {}
+    rows = [*slices["overall"].assign(language="all").to_dict("records")]
+    rows += slices["language"].to_dict("records")
+    for row in rows:
+        node = tree.setdefault(str(row["model"]), {}).setdefault(str(row["prompt"]), {})
+        node[str(row["language"])] = {
+            "n": int(row["n"]),
+            **{k: round(float(row[k]), 6) for k in ("multi_hop", "first_hop", "parse_error_rate")},
+        }
+    return tree

@@ -1,0 +1,266 @@
+"""ID-MoCQA report: the paper's tables (markdown + CSV), figures (PNG) and MLflow runs.
+
+Tables go to ``reports/mocqa/`` (the human-readable report, a DVC output) and small plot data and
+the summary to ``metrics/mocqa/analysis/`` (DVC metrics and plots, kept in git). Figures are the
+ones the paper discusses: first-hop × second-hop breakdown bars per model and language, a CoT −
+zero-shot heatmap, and accuracy per province.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from cultureqa.analysis.plots import heatmap
+from cultureqa.analysis.tables import to_markdown
+from cultureqa.io import atomic_path, write_csv, write_json, write_text
+from cultureqa.knowledge.provinces import CANONICAL_PROVINCES
+from cultureqa.mocqa import metrics as m
+from cultureqa.mocqa.schema import CLUE_TYPES
+from cultureqa.tracking import metric_key
+
+_COLOURS = {
+    "both_right": "#1a9850",
+    "province_only": "#91cf60",
+    "answer_only": "#fee08b",
+    "both_wrong": "#d73027",
+}
+
+
+@dataclass(frozen=True)
+class ReportPaths:
+    """Where the analysis writes: DVC metrics/plot data, and the report folder."""
+
+    metrics: Path
+    reports: Path
+
+
+def collect_predictions(eval_dir: Path) -> pd.DataFrame:
+    """Every roster entry × prompt style's predictions under ``data/eval/mocqa``."""
+    files = sorted(eval_dir.glob("*/*/predictions.parquet"))
+    if not files:
+        raise FileNotFoundError(f"no predictions under {eval_dir}: run stages/mocqa_evaluate.py")
+    return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+
+
+def percent(frame: pd.DataFrame) -> pd.DataFrame:
+    """Fractions as percentages with one decimal, the paper's table style."""
+    out = frame.copy()
+    for column in out.columns:
+        if pd.api.types.is_float_dtype(out[column]):
+            out[column] = out[column].map(lambda v: "–" if pd.isna(v) else f"{100 * v:.1f}")
+    return out
+
+
+def write_report(
+    preds: pd.DataFrame, paths: ReportPaths, human: pd.DataFrame | None = None, **shared: Any
+) -> dict[str, Any]:
+    """Write every table and figure; return the summary written as DVC metrics.
+
+    Args:
+        preds: All model predictions (roster entries are de-duplicated here).
+        paths: Output folders.
+        human: Scored human answer sheets (rows shaped like predictions), if any.
+        shared: Keyword arguments for :func:`cultureqa.mocqa.metrics.shared_errors`.
+    """
+    preds = m.dedupe_roster(preds)
+    rows = pd.concat([preds, human], ignore_index=True) if human is not None else preds
+    slices = m.all_slices(rows)
+    errors = m.shared_errors(preds, **shared)
+    tables = {
+        "main_multi_hop": m.main_table(rows, "multi_hop"),
+        "main_first_hop": m.main_table(rows, "first_hop"),
+        "breakdown": slices["language"][[*m.KEYS, "language", "n", *m.OUTCOMES]],
+        "cot_deltas": m.cot_deltas(preds),
+        "clue_type_range": m.clue_type_range(preds),
+        "shared_errors_by_topic": errors.by_topic,
+        "shared_errors_by_province": errors.by_province,
+    }
+    for name, table in {**tables, "shared_errors_items": errors.items}.items():
+        write_csv(paths.reports / f"{name}.csv", table)
+    for name, table in slices.items():
+        write_csv(paths.reports / f"by_{name}.csv", table)
+    write_text(paths.reports / "tables.md", _markdown(tables))
+    plot_data = slices["overall"].assign(label=_labels)[["label", "multi_hop", "first_hop"]]
+    write_csv(paths.metrics / "accuracy_by_model.csv", plot_data)
+    summary = m.summary(slices)
+    write_json(paths.metrics / "summary.json", summary)
+    _figures(slices, tables["cot_deltas"], paths.reports)
+    return summary
+
+
+def _labels(frame: pd.DataFrame) -> pd.Series:
+    """``model (prompt)``, or just ``human`` for the human rows."""
+    label = frame["model"].astype(str) + " (" + frame["prompt"].astype(str) + ")"
+    return label.where(frame["prompt"] != m.HUMAN, frame["model"].astype(str))
+
+
+_TITLES = {
+    "main_multi_hop": "Multi-hop accuracy (%) by clue type and language",
+    "main_first_hop": "First-hop (province) accuracy (%) by clue type and language",
+    "breakdown": "Both hops: right/right, province only, answer only, wrong/wrong (%)",
+    "cot_deltas": "CoT − zero-shot (percentage points)",
+    "clue_type_range": "Best − worst clue type, multi-hop accuracy (%)",
+    "shared_errors_by_topic": "Items every model gets wrong with the same option, by topic",
+    "shared_errors_by_province": "Items every model gets wrong with the same option, by province",
+}
+
+
+def _markdown(tables: dict[str, pd.DataFrame]) -> str:
+    sections = ["# ID-MoCQA evaluation\n"]
+    for name, table in tables.items():
+        shown = table if name.startswith("shared") else percent(table)
+        body = to_markdown(shown) if len(table) else "_(none)_\n"
+        sections += [f"\n## {_TITLES[name]}\n", body]
+    return "\n".join(sections)
+
+
+def _figures(slices: dict[str, pd.DataFrame], deltas: pd.DataFrame, out: Path) -> None:
+    by_lang = slices["language"]
+    human = by_lang["prompt"] == m.HUMAN
+    for prompt in by_lang.loc[~human, "prompt"].unique():
+        rows = by_lang[(by_lang["prompt"] == prompt) | human]
+        breakdown_bars(rows, out / f"breakdown_{prompt}.png", prompt)
+    delta_heatmap(deltas, out / "cot_delta_heatmap.png")
+    province = slices["province"].assign(label=_labels)
+    for metric in ("multi_hop", "first_hop"):
+        table = province.pivot_table(index="province", columns="label", values=metric)
+        order = [p for p in CANONICAL_PROVINCES if p in table.index]
+        title = f"ID-MoCQA {metric.replace('_', '-')} accuracy by province"
+        heatmap(table.reindex(order), out / f"{metric}_by_province.png", title)
+
+
+def breakdown_bars(table: pd.DataFrame, target: Path, prompt: str) -> Path:
+    """Stacked 4-way breakdown bars, one per model × language."""
+    plt = _pyplot()
+    labels = [f"{a}\n{b}" for a, b in zip(table["model"], table["language"], strict=True)]
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.9 * len(labels) + 2), 4))
+    bottom = pd.Series(0.0, index=table.index)
+    for name in m.OUTCOMES:
+        ax.bar(labels, table[name], bottom=bottom, color=_COLOURS[name], label=name)
+        bottom = bottom + table[name]
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("share of items")
+    ax.set_title(f"ID-MoCQA first-hop × second-hop outcomes ({prompt})")
+    ax.tick_params(axis="x", labelsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return _save(plt, fig, target)
+
+
+def delta_heatmap(deltas: pd.DataFrame, target: Path) -> Path:
+    """CoT − zero-shot multi-hop deltas (pp): models × ``<lang>.<clue type>``, diverging scale."""
+    plt = _pyplot()
+    if deltas.empty:
+        fig, ax = plt.subplots(figsize=(5, 1.5))
+        ax.axis("off")
+        ax.text(0.5, 0.5, "no model was evaluated with both prompt styles", ha="center")
+        return _save(plt, fig, target)
+    cells = deltas.assign(column=deltas["language"] + "." + deltas["clue_type"])
+    table = 100 * cells.pivot_table(index="model", columns="column", values="multi_hop_delta")
+    order = [f"{x}.{c}" for x in ("en", "id") for c in (*CLUE_TYPES, "all")]
+    table = table[[c for c in order if c in table.columns]]
+    bound = max(1.0, float(table.abs().max().max()))
+    fig, ax = plt.subplots(figsize=(1.5 + 0.6 * table.shape[1], 1.2 + 0.45 * table.shape[0]))
+    image = ax.imshow(table.to_numpy(float), cmap="RdBu", vmin=-bound, vmax=bound, aspect="auto")
+    ax.set_xticks(range(table.shape[1]), list(table.columns), rotation=45, ha="right", fontsize=7)
+    ax.set_yticks(range(table.shape[0]), list(table.index), fontsize=7)
+    for (r, c), value in pd.DataFrame(table.to_numpy()).stack().items():
+        ax.text(c, r, f"{value:+.1f}", ha="center", va="center", fontsize=6)
+    fig.colorbar(image, ax=ax, label="pp")
+    ax.set_title("ID-MoCQA CoT − zero-shot, multi-hop accuracy")
+    return _save(plt, fig, target)
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")  # headless: stages run without a display
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(plt: Any, fig: Any, target: Path) -> Path:
+    fig.tight_layout()
+    with atomic_path(target) as tmp:
+        fig.savefig(tmp, format="png", dpi=120)
+    plt.close(fig)
+    return target
+
+
+def run_metrics(part: pd.DataFrame) -> dict[str, float]:
+    """MLflow metrics of one (model, prompt, language) run, under stable dotted names.
+
+    ``multi_hop``, ``first_hop`` (+ ``.ci_low``/``.ci_high``), ``breakdown.<outcome>``, the rates,
+    then slices: ``acc.<clue type>.<lang>`` and ``first_hop.<clue type>.<lang>`` (e.g.
+    ``acc.entity.en``), ``acc.province.<name>``, ``acc.topic.<name>``; plus tokens, cost and
+    latency percentiles.
+    """
+    top = m.slice_table(part, []).iloc[0]
+    out: dict[str, float] = {"n": float(top["n"])}
+    for name in ("multi_hop", "first_hop"):
+        out |= {name: top[name], f"{name}.ci_low": top[f"{name}_ci_low"]}
+        out[f"{name}.ci_high"] = top[f"{name}_ci_high"]
+    out |= {f"breakdown.{o}": top[o] for o in m.OUTCOMES}
+    rates = ("parse_error_rate", "province_parse_error_rate", "answer_parse_error_rate")
+    out |= {r: top[r] for r in (*rates, "error_rate")}
+    for row in m.slice_table(part, ["clue_type", "language"]).to_dict("records"):
+        cell = (row["clue_type"], row["language"])
+        out[metric_key("acc", *cell)] = row["multi_hop"]
+        out[metric_key("first_hop", *cell)] = row["first_hop"]
+        out[metric_key("n", *cell)] = row["n"]
+    for column in ("province", "topic"):
+        for row in m.slice_table(part, [column]).to_dict("records"):
+            out[metric_key("acc", column, row[column])] = row["multi_hop"]
+            out[metric_key("first_hop", column, row[column])] = row["first_hop"]
+    out |= {
+        "tokens.prompt": part["prompt_tokens"].sum(),
+        "tokens.completion": part["completion_tokens"].sum(),
+        "cost_usd": part["cost_usd"].sum(),
+        "latency_s.p50": part["latency_s"].quantile(0.5),
+        "latency_s.p95": part["latency_s"].quantile(0.95),
+    }
+    return {k: float(v) for k, v in out.items()}
+
+
+def log_runs(root: Path, experiment: str, run: dict[str, Any], preds: pd.DataFrame) -> list[str]:
+    """One MLflow run per language of one (model, prompt) evaluation; returns the run ids."""
+    from cultureqa.tracking import configure, flatten_params, log_setting_run
+
+    experiment_id = configure(root, experiment)
+    prov, model = run["provenance"], run["model"]
+    # The experiment logging now, not the one whose evaluation DVC may have restored from cache.
+    exp_name = os.environ.get("DVC_EXP_NAME") or prov.get("dvc_exp_name")
+    ids = []
+    for language, part in preds.groupby("language", sort=True):
+        params = flatten_params("model", model, {})
+        params |= {
+            "benchmark": "mocqa",
+            "prompt.style": str(run["prompt"]),
+            "prompt.template_sha256": str(run["templates"].get(language)),
+            "language": str(language),
+            "dataset.path": str(prov["dataset"].get("path")),
+            "dataset.md5": str(prov["dataset"].get("md5")),
+            "git.commit": str(prov["git"].get("commit")),
+            "git.dirty": str(prov["git"].get("dirty")),
+            "dvc.exp_name": str(exp_name),
+        }
+        params |= {f"package.{k}": str(v) for k, v in prov["packages"].items()}
+        tags = {
+            "benchmark": "mocqa",
+            "model": str(model["id"]),
+            "prompt": str(run["prompt"]),
+            "language": str(language),
+            "roster_entry": str(run["roster_entry"]),
+            "dvc.exp_name": str(exp_name),
+        }
+        metrics = run_metrics(part)
+        artifacts = {"metrics.json": metrics, "run.json": run}
+        name = f"{model['id']}/{run['prompt']}/{language}"
+        frame = part.reset_index(drop=True)
+        ids.append(log_setting_run(experiment_id, name, params, tags, metrics, frame, artifacts))
+    return ids

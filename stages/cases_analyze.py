@@ -1,0 +1,49 @@
+"""DVC stage: cases analyze — every statistic of DESIGN.md §6 over the roster (and humans)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from cultureqa.cases.analysis import AnalysisOptions, analyze
+from cultureqa.cases.report import human_predictions, summary, write_analysis
+from cultureqa.config import load_params, run_stage, select, setup_stage
+from cultureqa.io import write_csv, write_json
+
+
+def main(argv: list[str] | None = None) -> int:
+    setup_stage()
+    root = Path.cwd()
+    cfg = select(load_params(root / "params.yaml"), "cases")
+    a = dict(cfg["analysis"])
+    eval_dir = root / cfg["paths"]["eval"]
+    files = [eval_dir / entry / "predictions.parquet" for entry in cfg["roster"]]
+    if missing := [str(f) for f in files if not f.exists()]:
+        raise FileNotFoundError(f"{missing} not found: run stages/cases_evaluate.py first")
+    frames = [pd.read_parquet(f) for f in files]
+    if a.get("human_sheets"):
+        shown = root / cfg["paths"]["build"] / "shuffle" / f"items_seed{a['human_seed']}.parquet"
+        sheets = [root / p for p in a["human_sheets"]]
+        frames.append(human_predictions(sheets, pd.read_parquet(shown)))
+    options = AnalysisOptions.from_config(a, float(cfg["evaluate"]["robustness_threshold_pp"]))
+    result = analyze(pd.concat(frames, ignore_index=True), options)
+    write_analysis(result, root / cfg["paths"]["build"] / "analyze")
+    metrics_dir = root / cfg["paths"]["metrics"]
+    write_json(metrics_dir / "summary.json", summary(result))
+    overall = result.tables["overall"]
+    runs = overall.assign(run=overall["model"] + " / seed " + overall["seed"].astype(str))
+    columns = ["run", "model", "seed", "accuracy", "ci_low", "ci_high"]
+    write_csv(metrics_dir / "accuracy.csv", runs[columns])
+    bins = result.tables["error_types_by_weird_bin"]
+    write_csv(metrics_dir / "weird_bins.csv", bins.assign(accuracy=1 - bins["n_wrong"] / bins["n"]))
+    for r in overall.to_dict("records"):
+        ci = f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+        print(f"cases {r['model']} seed {r['seed']}: accuracy {r['accuracy']:.3f} {ci}, "
+              f"macro {r['macro_accuracy']:.3f}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_stage(main))

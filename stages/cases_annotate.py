@@ -1,0 +1,76 @@
+"""DVC stage: cases annotate — continent from the country, topic categories, WEIRD levels.
+
+Writes the annotated cases, the annotation of every country in the indicator table (levels,
+score, bin, raw values with year and source, and the tertile/quartile cut points) and the cut
+points as JSON. Cases whose country lacks indicators follow ``cases.annotate.missing_indicators``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from cultureqa.cases.ingest import annotate_cases, split_unannotated
+from cultureqa.cases.topics import analysis_categories, category_counts, load_topic_rules
+from cultureqa.cases.weird import annotate_weird, compute_thresholds, load_indicator_table
+from cultureqa.config import ConfigTypeError, load_params, run_stage, select, setup_stage
+from cultureqa.io import write_json, write_parquet
+
+POLICIES = ("exclude", "keep", "error")
+
+
+def main(argv: list[str] | None = None) -> int:
+    setup_stage()
+    root = Path.cwd()
+    cfg = select(load_params(root / "params.yaml"), "cases")
+    policy = str(cfg["annotate"]["missing_indicators"])
+    if policy not in POLICIES:
+        raise ConfigTypeError(f"cases.annotate.missing_indicators must be one of {POLICIES}")
+    build, metrics_dir = root / cfg["paths"]["build"], root / cfg["paths"]["metrics"]
+    cases = pd.read_parquet(build / "ingest" / "cases.parquet")
+    rules = load_topic_rules(root / cfg["topic_rules"])
+    table = load_indicator_table(root / cfg["sources"]["indicators"])
+    thresholds = compute_thresholds(table)
+    countries = annotate_weird(table, thresholds, drop_incomplete=True)
+    annotated = annotate_cases(cases, rules, countries, path=cfg["sources"]["cases"])
+    kept, excluded = split_unannotated(annotated)
+    if policy == "keep":
+        kept = annotated
+    elif policy == "error" and len(excluded):
+        missing = sorted(excluded["country"].unique())
+        print(f"error: no complete WEIRD indicators for {missing}", file=sys.stderr)
+        return 1
+    out = build / "annotate"
+    write_parquet(out / "cases.parquet", kept)
+    write_parquet(out / "excluded.parquet", excluded)
+    write_parquet(out / "countries.parquet", countries)
+    write_json(out / "thresholds.json", thresholds.as_dict())
+    corrected = annotated[annotated["continent"] != annotated["continent_raw"]]
+    metrics = {
+        "cases": len(kept),
+        "excluded_without_indicators": excluded[["case_id", "country"]].to_dict("records"),
+        "continent_corrections": corrected[
+            ["case_id", "country", "continent_raw", "continent"]
+        ].to_dict("records"),
+        "by_continent": kept["continent"].value_counts().sort_index().to_dict(),
+        "by_weird_bin": {
+            str(k): v for k, v in kept["weird_bin"].value_counts().sort_index().items()
+        },
+        "topic_categories": category_counts(kept),
+        "topic_categories_in_analysis": analysis_categories(kept, rules.min_category_n),
+        "unmatched_topic_fragments": sum(len(json.loads(v)) for v in kept["topic_unmatched"]),
+        "thresholds": thresholds.as_dict(),
+    }
+    write_json(metrics_dir / "annotate.json", metrics)
+    print(
+        f"cases annotate: {len(kept)} cases, {len(corrected)} continents corrected, "
+        f"{len(excluded)} without indicators ({policy})"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_stage(main))

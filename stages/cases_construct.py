@@ -1,0 +1,92 @@
+"""DVC stage: cases construct — one 6-option typed item per case.
+
+``cases.construct.model: null`` takes the pre-constructed sample items (offline default); a model
+config constructs with that LLM through the response store, retrying rejected output.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from cultureqa.cases.construct import (
+    ATTEMPT_COLUMNS,
+    ConstructConfig,
+    ConstructionResult,
+    construct_items,
+    load_construct_template,
+)
+from cultureqa.cases.ingest import load_sample_items
+from cultureqa.config import load_params, run_stage, select, setup_stage
+from cultureqa.io import write_json, write_parquet
+from cultureqa.llm.cached import CachedClient
+from cultureqa.llm.registry import build_model
+from cultureqa.llm.store import ResponseStore
+from cultureqa.paths import state_dir
+
+
+def construct_with_model(
+    cases: pd.DataFrame, model_cfg: dict[str, Any], config: ConstructConfig, root: Path
+) -> tuple[ConstructionResult, int]:
+    built = build_model(model_cfg)
+    store = ResponseStore(state_dir() / "responses.sqlite")
+    client = CachedClient(built.client, store, built.identity, built.chunk_size)
+    template = load_construct_template(root)
+
+    async def run() -> ConstructionResult:
+        try:
+            return await construct_items(cases, client, template, config)
+        finally:
+            await client.aclose()
+
+    try:
+        return asyncio.run(run()), client.calls
+    finally:
+        store.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    setup_stage()
+    root = Path.cwd()
+    cfg = select(load_params(root / "params.yaml"), "cases")
+    build, c = root / cfg["paths"]["build"], dict(cfg["construct"])
+    cases = pd.read_parquet(build / "annotate" / "cases.parquet")
+    model_cfg = c.pop("model", None)
+    max_failed = float(c.pop("max_failed_share"))
+    if model_cfg is None:
+        items = load_sample_items(root / cfg["sources"]["items"], cases["case_id"])
+        result, calls = ConstructionResult(items, pd.DataFrame(columns=list(ATTEMPT_COLUMNS))), 0
+    else:
+        result, calls = construct_with_model(cases, model_cfg, ConstructConfig(**c), root)
+    out = build / "construct"
+    write_parquet(out / "items.parquet", result.items)
+    write_parquet(out / "attempts.parquet", result.attempts)
+    attempts = result.attempts
+    metrics = {
+        "origin": "llm" if model_cfg else "sample",
+        "model": (model_cfg or {}).get("id"),
+        "cases": len(cases), "items": len(result.items), "failed": list(result.failed),
+        "requests": len(attempts), "model_calls": calls,
+        "rejections_by_reason": result.rejections["reason"].value_counts().to_dict(),
+        "tokens": int(attempts["prompt_tokens"].sum() + attempts["completion_tokens"].sum()),
+        "cost_usd": float(attempts["cost_usd"].sum()),
+    }  # fmt: skip
+    write_json(root / cfg["paths"]["metrics"] / "construct.json", metrics)
+    share = len(result.failed) / max(1, len(cases))
+    print(f"cases construct ({metrics['origin']}): {len(result.items)} items, {calls} calls")
+    if share > max_failed:
+        print(
+            f"error: {share:.1%} of cases yielded no valid item (limit {max_failed:.1%}); "
+            f"see {out / 'attempts.parquet'}",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_stage(main))

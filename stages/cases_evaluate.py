@@ -1,0 +1,65 @@
+"""DVC stage: cases evaluate — one roster entry on every seed's shuffled items."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from cultureqa.cases.evaluate import entry_metrics, evaluate_entry, load_prompt, robustness
+from cultureqa.config import load_params, run_stage, select, setup_stage
+from cultureqa.io import write_json, write_parquet
+from cultureqa.paths import project_root, state_dir
+from cultureqa.provenance import file_md5, provenance
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--model", required=True, help="param path, e.g. model or baselines.random")
+    args = parser.parse_args(argv)
+    setup_stage()
+    root = Path.cwd()
+    params = load_params(root / "params.yaml")
+    cfg, model_cfg = select(params, "cases"), select(params, args.model)
+    ev = cfg["evaluate"]
+    shuffle_dir = root / cfg["paths"]["build"] / "shuffle"
+    paths = {int(s): shuffle_dir / f"items_seed{s}.parquet" for s in cfg["seeds"]}
+    prompt = load_prompt(root, str(ev["language"]))
+    outcome = evaluate_entry(
+        {seed: pd.read_parquet(path) for seed, path in paths.items()},
+        model_cfg, prompt, state_dir() / "responses.sqlite", args.model, int(ev["max_tokens"]),
+        bool(ev["progress"]),
+    )  # fmt: skip
+    out_dir = root / cfg["paths"]["eval"] / args.model
+    write_parquet(out_dir / "predictions.parquet", outcome.predictions)
+    threshold = float(ev["robustness_threshold_pp"])
+    items = {
+        str(s): {"path": str(p.relative_to(root)), "md5": file_md5(p)} for s, p in paths.items()
+    }
+    run_info = {
+        "benchmark": "cases", "roster_entry": args.model, "model": model_cfg,
+        "template_sha256": outcome.template_sha256, "items": items,
+        "model_calls": outcome.calls, "error_share": outcome.error_share,
+        "robustness": robustness(outcome.predictions, threshold),
+        "provenance": provenance(project_root(), {"name": "cases", "items": items}),
+    }  # fmt: skip
+    write_json(out_dir / "run.json", run_info)
+    metrics = entry_metrics(outcome.predictions, threshold)
+    write_json(root / cfg["paths"]["metrics"] / "eval" / f"{args.model}.json", metrics)
+    accuracies = ", ".join(f"seed {s}: {v['accuracy']:.3f}" for s, v in metrics["seeds"].items())
+    print(f"cases/{model_cfg['id']}: {accuracies}; {outcome.calls} model calls")
+    limit = float(ev["max_error_share"])
+    if outcome.error_share > limit:
+        print(
+            f"error: {outcome.error_share:.1%} of answers failed (limit {limit:.1%}); "
+            f"see {out_dir / 'predictions.parquet'} column 'error'",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_stage(main))

@@ -1,0 +1,54 @@
+"""DVC stage: ID-MoCQA tables, metrics and figures across every roster entry and prompt style."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from cultureqa.config import load_params, run_stage, select, setup_stage
+from cultureqa.mocqa.answers import read_answer_sheets, score_human_sheets
+from cultureqa.mocqa.evaluate import load_dataset
+from cultureqa.mocqa.report import ReportPaths, collect_predictions, write_report
+
+
+def human_sheets(root: Path, setting: str | None) -> list[Path]:
+    """The configured answer sheets: one CSV, or every CSV in a folder; none when unset."""
+    if not setting:
+        return []
+    path = root / setting
+    if not path.exists():
+        raise FileNotFoundError(f"mocqa_eval.human_answers: {path} not found")
+    return sorted(path.glob("*.csv")) if path.is_dir() else [path]
+
+
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(description=__doc__).parse_args(argv)
+    setup_stage()
+    root = Path.cwd()
+    cfg = select(load_params(root / "params.yaml"), "mocqa_eval")
+    preds = collect_predictions(root / "data" / "eval" / "mocqa")
+    # Outputs of roster entries or styles dropped from the config may linger in the workspace.
+    preds = preds[preds["roster_entry"].isin(cfg["roster"]) & preds["prompt"].isin(cfg["prompts"])]
+    if preds.empty:
+        raise FileNotFoundError("no ID-MoCQA predictions for the configured roster and prompts")
+    sheets = human_sheets(root, cfg.get("human_answers"))
+    human = None
+    if sheets:
+        dataset = load_dataset(root / str(cfg["dataset"]))
+        human = score_human_sheets(read_answer_sheets(sheets), dataset)
+    paths = ReportPaths(
+        metrics=root / "metrics" / "mocqa" / "analysis", reports=root / "reports" / "mocqa"
+    )
+    summary = write_report(preds, paths, human, **dict(cfg.get("shared_errors") or {}))
+    for model, prompts in summary.items():
+        cells = ", ".join(
+            f"{p}: multi-hop {v['all']['multi_hop']:.3f}, first-hop {v['all']['first_hop']:.3f}"
+            for p, v in prompts.items()
+        )
+        print(f"mocqa {model}: {cells}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_stage(main))

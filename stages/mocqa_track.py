@@ -1,0 +1,46 @@
+"""DVC stage: one MLflow run per language of one ID-MoCQA (roster entry, prompt style) evaluation.
+
+Apart from evaluate, with a ``cache: false`` marker output, so DVC's run-cache can never skip the
+logging when an experiment restores evaluation outputs from cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from cultureqa.config import load_params, run_stage, select, setup_stage
+from cultureqa.io import write_json
+from cultureqa.mocqa.answers import PROMPT_STYLES
+from cultureqa.mocqa.report import log_runs
+from cultureqa.paths import project_root
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--model", required=True, help="param path, e.g. model or baselines.random")
+    parser.add_argument("--prompt", required=True, choices=PROMPT_STYLES)
+    args = parser.parse_args(argv)
+    setup_stage()
+    root = Path.cwd()
+    tracking = select(load_params(root / "params.yaml"), "tracking")
+    run_dir = root / "data" / "eval" / "mocqa" / args.model / args.prompt
+    marker = root / "data" / "track" / "mocqa" / args.model / f"{args.prompt}.json"
+    if not tracking.get("enabled", True):
+        write_json(marker, {"enabled": False, "runs": []})
+        return 0
+    run = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    predictions = pd.read_parquet(run_dir / "predictions.parquet")
+    experiment = f"{tracking['experiment_prefix']}/mocqa"
+    runs = log_runs(project_root(), experiment, run, predictions)
+    write_json(marker, {"enabled": True, "experiment": experiment, "runs": runs})
+    print(f"logged {len(runs)} MLflow run(s) for mocqa/{run['model']['id']}/{args.prompt}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_stage(main))

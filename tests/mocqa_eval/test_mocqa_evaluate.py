@@ -183,3 +183,22 @@ def test_limit_and_empty_languages(
             "r",
             KB,
         )
+
+
+def test_limit_takes_a_balanced_paired_subset() -> None:
+    from cultureqa.mocqa.evaluate import balanced_subset
+
+    clue_types = ["entity", "geographical", "temporal", "commonsense", "comparison", "intersection"]
+    rows = [
+        {"source_id": f"s{i}", "clue_type": c, "language": lang, "item_id": f"s{i}-{c}-{lang}"}
+        for i in range(20)
+        for c in clue_types
+        for lang in ("en", "id")
+    ]
+    subset = balanced_subset(pd.DataFrame(rows), 12)
+    assert subset.groupby("language").size().to_dict() == {"en": 12, "id": 12}
+    assert set(subset.groupby("clue_type").size()) == {4}  # 2 pairs × 2 languages per type
+    pairs = subset.groupby(["source_id", "clue_type"])["language"].apply(frozenset)
+    assert set(pairs) == {frozenset({"en", "id"})}
+    assert subset["source_id"].nunique() > 2  # spread over source items, not the first few
+    assert balanced_subset(pd.DataFrame(rows), None).shape[0] == len(rows)

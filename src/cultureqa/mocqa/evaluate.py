@@ -138,8 +138,7 @@ def evaluate_mocqa(
 ) -> MocqaOutcome:
     """Evaluate every item of ``cfg.languages``; item failures are recorded, never raised."""
     templates = {lang: load_template(root, cfg.style, lang) for lang in cfg.languages}
-    parts = [dataset[dataset["language"] == lang].head(cfg.limit) for lang in cfg.languages]
-    items = pd.concat(parts, ignore_index=True)
+    items = balanced_subset(dataset[dataset["language"].isin(cfg.languages)], cfg.limit)
     rows = [{str(k): v for k, v in r.items()} for r in items.to_dict("records")]
     if not rows:
         raise ValueError(f"the dataset has no items in languages {list(cfg.languages)}")
@@ -228,6 +227,27 @@ def _generation_row(row: Mapping[str, Any], reply: GenerateResponse, sha: str) -
     parsed = parse_reply(reply.text, row["options"])
     out.update(scored_fields(parsed, str(row["province"]), str(row["answer"])))
     return out
+
+
+def balanced_subset(dataset: pd.DataFrame, limit: int | None) -> pd.DataFrame:
+    """At most ``limit`` items per language, spread evenly over clue types and in both languages.
+
+    "The first N rows" would be a few provinces and one clue type; instead (source id, clue type)
+    pairs are ranked by a fixed hash, taken round-robin across clue types, and kept with all
+    their language versions, so every model in a run sees the same balanced, paired subset.
+    """
+    if limit is None:
+        return dataset.reset_index(drop=True)
+    pairs = dataset[["source_id", "clue_type"]].drop_duplicates()
+    rank = pairs.apply(
+        lambda r: hashlib.sha256(f"{r.source_id}|{r.clue_type}".encode()).hexdigest(), axis=1
+    )
+    pairs = pairs.assign(rank=rank).sort_values(["clue_type", "rank"])
+    pairs["turn"] = pairs.groupby("clue_type").cumcount()
+    chosen = pairs.sort_values(["turn", "clue_type"]).head(limit)
+    keys = set(zip(chosen["source_id"], chosen["clue_type"], strict=True))
+    mask = [k in keys for k in zip(dataset["source_id"], dataset["clue_type"], strict=True)]
+    return dataset[mask].reset_index(drop=True)
 
 
 async def _loglik_rows(

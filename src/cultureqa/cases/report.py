@@ -32,7 +32,7 @@ from cultureqa.cases.construct import CORRECT_TYPE
 from cultureqa.cases.evaluate import CASE_META
 from cultureqa.cases.shuffle import LETTERS, parse_letter_types
 from cultureqa.io import SourceError, atomic_path, read_table, write_json, write_parquet, write_text
-from cultureqa.tracking import metric_key
+from cultureqa.tracking import current_exp_name, metric_key
 
 SHEET_COLUMNS = ("respondent_group", "case_id", "selection")
 
@@ -274,7 +274,7 @@ def log_entry_runs(
         metrics |= {"robustness.max_gap_pp": float(gap)} if gap is not None else {}
         tags = {"benchmark": "cases", "model": str(model["id"]), "seed": str(seed),
                 "roster_entry": str(run_info["roster_entry"]),
-                "dvc.exp_name": str(prov.get("dvc_exp_name"))}  # fmt: skip
+                "dvc.exp_name": current_exp_name(prov)}  # fmt: skip
         run_id = log_setting_run(
             experiment_id, f"{model['id']}/seed-{seed}", params, tags, metrics,
             part.reset_index(drop=True), {"metrics.json": metrics, "run.json": run_info},

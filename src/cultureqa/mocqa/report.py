@@ -8,7 +8,6 @@ zero-shot heatmap, and accuracy per province.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from cultureqa.io import atomic_path, write_csv, write_json, write_text
 from cultureqa.knowledge.provinces import CANONICAL_PROVINCES
 from cultureqa.mocqa import metrics as m
 from cultureqa.mocqa.schema import CLUE_TYPES
-from cultureqa.tracking import metric_key
+from cultureqa.tracking import current_exp_name, metric_key
 
 _COLOURS = {
     "both_right": "#1a9850",
@@ -234,7 +233,7 @@ def log_runs(root: Path, experiment: str, run: dict[str, Any], preds: pd.DataFra
     experiment_id = configure(root, experiment)
     prov, model = run["provenance"], run["model"]
     # The experiment logging now, not the one whose evaluation DVC may have restored from cache.
-    exp_name = os.environ.get("DVC_EXP_NAME") or prov.get("dvc_exp_name")
+    exp_name = current_exp_name(prov)
     ids = []
     for language, part in preds.groupby("language", sort=True):
         params = flatten_params("model", model, {})

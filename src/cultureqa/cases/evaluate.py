@@ -27,7 +27,7 @@ from cultureqa.cases.construct import CORRECT_TYPE
 from cultureqa.cases.shuffle import LETTERS, parse_letter_types
 from cultureqa.evaluation.parsing import parse_letter
 from cultureqa.evaluation.prompts import Template, TemplateError
-from cultureqa.evaluation.runner import Decoding
+from cultureqa.evaluation.runner import Decoding, error_share
 from cultureqa.llm.base import (
     GenerateRequest,
     GenerateResponse,
@@ -76,10 +76,8 @@ class CasesEvalOutcome:
 
     @property
     def error_share(self) -> float:
-        """Share of answers whose model call failed (parse errors are wrong, not errors)."""
-        if self.predictions.empty:
-            return 0.0
-        return float((self.predictions["status"] == "error").mean())
+        """Share of items whose model call failed (see :func:`runner.error_share`)."""
+        return error_share(self.predictions)
 
 
 def load_prompt(root: Path, language: str = "en") -> CasesPrompt:

@@ -168,6 +168,13 @@ def _empty_row(item: McqItem) -> dict[str, object]:
     }
 
 
+def error_share(predictions: pd.DataFrame) -> float:
+    """Share of items whose model call failed; parse errors are wrong answers, not errors."""
+    if predictions.empty:
+        return 0.0
+    return float((predictions["status"] == "error").mean())
+
+
 def conform(frame: pd.DataFrame) -> pd.DataFrame:
     """Order and type columns per :data:`PREDICTION_COLUMNS` (the predictions contract)."""
     missing = [c for c in PREDICTION_COLUMNS if c not in frame.columns]

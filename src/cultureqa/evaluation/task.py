@@ -25,6 +25,7 @@ from cultureqa.evaluation.runner import (
     SettingPlan,
     UnsupportedSetting,
     conform,
+    error_share,
     run_setting,
 )
 from cultureqa.llm.cached import CachedClient
@@ -46,10 +47,8 @@ class EvalOutcome:
 
     @property
     def error_share(self) -> float:
-        """Share of items whose model call failed (parse errors are wrong answers, not errors)."""
-        if self.predictions.empty:
-            return 0.0
-        return float((self.predictions["status"] == "error").mean())
+        """Share of items whose model call failed (see :func:`runner.error_share`)."""
+        return error_share(self.predictions)
 
 
 def load_benchmark_items(

@@ -38,6 +38,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from cultureqa.evaluation.prompts import Template
+from cultureqa.evaluation.runner import error_share
 from cultureqa.knowledge.provinces import KnowledgeBase
 from cultureqa.llm.base import (
     GenerateRequest,
@@ -98,10 +99,8 @@ class MocqaOutcome:
 
     @property
     def error_share(self) -> float:
-        """Share of items whose model call failed (parse errors are wrong answers, not errors)."""
-        if self.predictions.empty:
-            return 0.0
-        return float((self.predictions["status"] == "error").mean())
+        """Share of items whose model call failed (see :func:`runner.error_share`)."""
+        return error_share(self.predictions)
 
 
 def load_dataset(path: Path) -> pd.DataFrame:

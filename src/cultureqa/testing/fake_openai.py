@@ -144,6 +144,9 @@ class FakeOpenAIServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"  # keep-alive, as real providers do
+            # Headers and body go out as two writes; with Nagle's algorithm the body then waits
+            # for the client's delayed ACK (~40 ms), a stall real servers (uvicorn, vLLM) avoid.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:  # silence stderr access logs
                 return

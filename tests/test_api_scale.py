@@ -111,11 +111,16 @@ def test_killed_run_resumes_without_resending_answered_requests(tmp_path: Path) 
         store = sqlite3.connect(ws / ".cultureqa" / "responses.sqlite")
         answered = store.execute("SELECT COUNT(*) FROM responses WHERE status='ok'").fetchone()[0]
         store.close()
-        first_run = len(server.records)
         assert 0 < answered < n
         assert not (ws / "data/eval/synthetic/model/predictions.parquet").exists()
+        time.sleep(0.3)  # requests in flight at the kill still land on the server
+        resumed_at = time.perf_counter()
         done = _evaluate(ws)
-        second = [json.dumps(r.messages, sort_keys=True) for r in server.records[first_run:]]
+        second = [
+            json.dumps(r.messages, sort_keys=True)
+            for r in server.records
+            if r.t_start >= resumed_at
+        ]
     assert done.returncode == 0, done.stderr
     assert len(second) == n - answered and len(set(second)) == len(second)
     preds = pd.read_parquet(ws / "data/eval/synthetic/model/predictions.parquet")

@@ -134,3 +134,19 @@ def test_wrong_type_in_config_names_the_key(
         run_stage(lambda: main(["--benchmark", "indoculture", "--model", "baselines.random"])) == 2
     )
     assert "'evaluate.max_error_share' must be float, got 'a few'" in capsys.readouterr().err
+
+
+def test_build_counts_are_logged_to_mlflow(workspace: Path) -> None:
+    steps = {"ingest": {"input": 88, "kept": 71}, "judge": {"input": 852, "kept": 850}}
+    for name, doc in steps.items():
+        (workspace / f"metrics/mocqa/{name}.json").parent.mkdir(parents=True, exist_ok=True)
+        (workspace / f"metrics/mocqa/{name}.json").write_text(json.dumps(doc))
+    args = ["--build", "mocqa", "--params", "mocqa", "generator", "--metrics",
+            "metrics/mocqa/ingest.json", "metrics/mocqa/judge.json"]  # fmt: skip
+    assert _stage("track_build")(args) == 0
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{workspace / 'mlflow.db'}")
+    runs = mlflow.search_runs(experiment_names=["cultureqa/mocqa-build"])
+    assert len(runs) == 1
+    assert runs["metrics.judge.kept"][0] == 850 and runs["params.generator.kind"][0] == "template"

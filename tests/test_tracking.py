@@ -25,3 +25,23 @@ def test_running_experiment_beats_the_recorded_one(monkeypatch: pytest.MonkeyPat
 def test_flatten_params() -> None:
     flat = flatten_params("model", {"id": "x", "decoding": {"temperature": 0.0}, "l": [1]}, {})
     assert flat == {"model.id": "x", "model.decoding.temperature": "0.0", "model.l": "[1]"}
+
+
+def test_numeric_leaves_flatten_build_counts() -> None:
+    from cultureqa.tracking import numeric_leaves
+
+    doc = {
+        "input": 88,
+        "kept": 71,
+        "removed_by_reason": {"not province-specific": 17},
+        "ok": True,
+        "origin": "data/sources/x.csv",
+        "by_clue": {"entity.en": 71},
+    }
+    assert numeric_leaves("ingest", doc, {}) == {
+        "ingest.input": 88.0,
+        "ingest.kept": 71.0,
+        "ingest.removed_by_reason.not province-specific": 17.0,
+        "ingest.ok": 1.0,
+        "ingest.by_clue.entity.en": 71.0,
+    }

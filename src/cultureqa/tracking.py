@@ -164,3 +164,37 @@ def log_evaluation(
             artifacts,
         )
     return runs
+
+
+def numeric_leaves(prefix: str, value: Any, out: dict[str, float]) -> dict[str, float]:
+    """Every number in a nested metrics document, keyed by its dotted path (MLflow-safe)."""
+    if isinstance(value, Mapping):
+        for key, sub in value.items():
+            numeric_leaves(f"{prefix}.{key}" if prefix else str(key), sub, out)
+    elif isinstance(value, int | float):  # bools included: True/False become 1/0
+        out[metric_key(prefix)] = float(value)
+    return out
+
+
+def log_build(
+    root: Path, experiment: str, step_metrics: Mapping[str, Any], params: Mapping[str, Any]
+) -> str:
+    """One MLflow run for a dataset build: counts kept and removed at every step (DESIGN.md §7)."""
+    import mlflow
+
+    from cultureqa.provenance import git_revision
+
+    experiment_id = configure(root, experiment)
+    metrics: dict[str, float] = {}
+    for step, document in step_metrics.items():
+        numeric_leaves(step, document, metrics)
+    git = git_revision(root)
+    flat = flatten_params("", params, {})
+    flat.update({"git.commit": str(git["commit"]), "git.dirty": str(git["dirty"])})
+    tags = {"pipeline": "build", "dvc.exp_name": str(os.environ.get("DVC_EXP_NAME"))}
+    name = f"build/{os.environ.get('DVC_EXP_NAME', 'workspace')}"
+    with mlflow.start_run(experiment_id=experiment_id, run_name=name, tags=tags) as run:
+        mlflow.log_params({k: v[:6000] for k, v in flat.items()})
+        mlflow.log_metrics(metrics)
+        mlflow.log_dict(dict(step_metrics), "build_metrics.json")
+        return str(run.info.run_id)

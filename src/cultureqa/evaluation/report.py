@@ -23,9 +23,9 @@ class ReportPaths:
     reports: Path
 
 
-def collect_predictions(eval_dir: Path) -> pd.DataFrame:
-    """All roster entries' predictions for one benchmark."""
-    files = sorted(eval_dir.glob("**/predictions.parquet"))
+def collect_predictions(eval_dir: Path, pattern: str = "**/predictions.parquet") -> pd.DataFrame:
+    """Every evaluation's predictions under ``eval_dir`` (one file per roster entry [× prompt])."""
+    files = sorted(eval_dir.glob(pattern))
     if not files:
         raise FileNotFoundError(f"no predictions under {eval_dir}: run the evaluate stages first")
     return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)

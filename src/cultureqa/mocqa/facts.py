@@ -8,7 +8,7 @@ so consecutive items of one province get different clues.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import zip_longest
 from typing import Any
@@ -81,35 +81,45 @@ def _interleave(groups: Iterable[list[Fact]]) -> list[Fact]:
     return [f for batch in zip_longest(*groups) for f in batch if f is not None]
 
 
-def entity_facts(kb: KnowledgeBase, province: Province, book: TemplateBook) -> list[Fact]:
-    """Unique cultural items (dances, textiles, houses, instruments, weapons, landmarks)."""
+SlotMaker = Callable[[Any, str, Any], dict[str, str]]
+"""Builds one language's template slots from (KB item, language, the kind's table entry)."""
+
+
+def _item_facts(
+    kb: KnowledgeBase,
+    province: Province,
+    book: TemplateBook,
+    clue_type: str,
+    kinds_table: str,
+    make_slots: SlotMaker,
+) -> list[Fact]:
+    """Facts from the province's KB-unique items of each kind listed in ``kinds_table``."""
     groups = []
-    for kind, label in book.tables["entity_kinds"].items():
+    for kind, entry in book.tables[kinds_table].items():
         batch = []
         for item in province.items(kind):
             evidence = _base_evidence(kb, province, kind, item.name)
             if not evidence["unique"]:
                 continue
-            slots = {
-                lang: {
-                    "name": book.localize(item.name, lang),
-                    "kind": label[lang],
-                    "description": getattr(item, f"description_{lang}"),
-                }
-                for lang in ("en", "id")
-            }
-            batch.append(
-                Fact(
-                    f"entity:{kind}:{item.name}",
-                    "entity",
-                    "entity.default",
-                    slots,
-                    evidence,
-                    (item.name,),
-                )
-            )
+            slots = {lang: make_slots(item, lang, entry) for lang in ("en", "id")}
+            fact_id = f"{clue_type}:{kind}:{item.name}"
+            template = f"{clue_type}.default"
+            batch.append(Fact(fact_id, clue_type, template, slots, evidence, (item.name,)))
         groups.append(batch)
     return _interleave(groups)
+
+
+def entity_facts(kb: KnowledgeBase, province: Province, book: TemplateBook) -> list[Fact]:
+    """Unique cultural items (dances, textiles, houses, instruments, weapons, landmarks)."""
+
+    def slots(item: Any, lang: str, label: Any) -> dict[str, str]:
+        return {
+            "name": book.localize(item.name, lang),
+            "kind": label[lang],
+            "description": getattr(item, f"description_{lang}"),
+        }
+
+    return _item_facts(kb, province, book, "entity", "entity_kinds", slots)
 
 
 def geographical_facts(kb: KnowledgeBase, province: Province, book: TemplateBook) -> list[Fact]:
@@ -192,32 +202,14 @@ def temporal_facts(kb: KnowledgeBase, province: Province, book: TemplateBook) ->
 
 def commonsense_facts(kb: KnowledgeBase, province: Province, book: TemplateBook) -> list[Fact]:
     """Everyday scenes (ceremonies one witnesses, dishes one is served) unique to a province."""
-    groups = []
-    for kind, scenario in book.tables["commonsense_kinds"].items():
-        batch = []
-        for item in province.items(kind):
-            evidence = _base_evidence(kb, province, kind, item.name)
-            if not evidence["unique"]:
-                continue
-            slots = {
-                lang: {
-                    "scenario": scenario[lang].format(name=item.name),
-                    "description": getattr(item, f"description_{lang}"),
-                }
-                for lang in ("en", "id")
-            }
-            batch.append(
-                Fact(
-                    f"commonsense:{kind}:{item.name}",
-                    "commonsense",
-                    "commonsense.default",
-                    slots,
-                    evidence,
-                    (item.name,),
-                )
-            )
-        groups.append(batch)
-    return _interleave(groups)
+
+    def slots(item: Any, lang: str, scenario: Any) -> dict[str, str]:
+        return {
+            "scenario": scenario[lang].format(name=item.name),
+            "description": getattr(item, f"description_{lang}"),
+        }
+
+    return _item_facts(kb, province, book, "commonsense", "commonsense_kinds", slots)
 
 
 NAMED_FACTS = {

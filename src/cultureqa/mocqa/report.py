@@ -16,6 +16,7 @@ import pandas as pd
 
 from cultureqa.analysis.plots import heatmap
 from cultureqa.analysis.tables import to_markdown
+from cultureqa.evaluation.report import collect_predictions as collect_all
 from cultureqa.io import atomic_path, write_csv, write_json, write_text
 from cultureqa.knowledge.provinces import CANONICAL_PROVINCES
 from cultureqa.mocqa import metrics as m
@@ -40,10 +41,7 @@ class ReportPaths:
 
 def collect_predictions(eval_dir: Path) -> pd.DataFrame:
     """Every roster entry × prompt style's predictions under ``data/eval/mocqa``."""
-    files = sorted(eval_dir.glob("*/*/predictions.parquet"))
-    if not files:
-        raise FileNotFoundError(f"no predictions under {eval_dir}: run stages/mocqa_evaluate.py")
-    return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+    return collect_all(eval_dir, "*/*/predictions.parquet")
 
 
 def percent(frame: pd.DataFrame) -> pd.DataFrame:

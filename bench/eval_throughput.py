@@ -41,20 +41,22 @@ def stop_server(proc: subprocess.Popen[str]) -> None:
     proc.wait(timeout=10)
 
 
-def run_eval(ws: Path) -> float:
+def run_eval(ws: Path) -> tuple[float, float]:
+    """Wall time of one evaluate process, and its start on the server log's clock."""
     env = stage_env(ws)
     cmd = [PY, str(ROOT / "stages" / "evaluate.py"), "--benchmark", "synthetic", "--model", "model"]
+    started_at = time.time()
     start = time.perf_counter()
     done = subprocess.run(cmd, cwd=ws, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"evaluate failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    return time.perf_counter() - start
+    return time.perf_counter() - start, started_at
 
 
 def server_stats(log: Path, since: int) -> dict[str, float]:
     lines = [json.loads(x) for x in log.read_text().splitlines()[since:]] if log.exists() else []
     if not lines:
-        return {"requests": 0, "window": 0.0, "max_in_flight": 0, "mean_in_flight": 0.0}
+        return {"requests": 0, "window": 0.0, "max_in_flight": 0, "mean_in_flight": 0.0, "first": 0}
     events = sorted(
         [(r["t_start"], 1) for r in lines] + [(r["t_start"] + r["duration_s"], -1) for r in lines]
     )
@@ -69,6 +71,7 @@ def server_stats(log: Path, since: int) -> dict[str, float]:
         "window": window,
         "max_in_flight": peak,
         "mean_in_flight": busy / window if window else 0.0,
+        "first": events[0][0],
     }
 
 
@@ -78,10 +81,10 @@ def scenario(n: int, concurrency: int, latency: float) -> None:
         proc, api_base = start_server(latency, log, [])
         try:
             make_api_workspace(ROOT, ws, n, api_base, concurrency)
-            wall = run_eval(ws)
+            wall, started_at = run_eval(ws)
             first = server_stats(log, 0)
             seen = int(first["requests"])
-            rewall = run_eval(ws)
+            rewall, _ = run_eval(ws)
             second = server_stats(log, seen)
         finally:
             stop_server(proc)
@@ -91,6 +94,11 @@ def scenario(n: int, concurrency: int, latency: float) -> None:
     print(f"  whole-process efficiency  {ideal / wall:7.3f}")
     window = first["window"]
     print(f"  server active window      {window:7.2f} s   efficiency {ideal / window:.3f}")
+    startup = first["first"] - started_at
+    print(
+        f"  start-up to first request {startup:7.2f} s   "
+        f"after last response {wall - startup - window:6.2f} s"
+    )
     print(f"  requests seen             {first['requests']:7d}")
     print(
         f"  in flight max / mean      {first['max_in_flight']:7d} / {first['mean_in_flight']:.1f}"

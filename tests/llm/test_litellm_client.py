@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 
 import pytest
@@ -90,3 +91,18 @@ def test_store_makes_rerun_call_nothing(tmp_path) -> None:  # type: ignore[no-un
             assert cached.calls == expected_calls
             assert [r.text for r in out] == ["C"] * 5
         assert len(server.records) == 5
+
+
+def test_loading_litellm_sends_nothing_and_leaves_the_collector_on() -> None:
+    """The offline warm-up must never reach the provider, and the collector pause must end."""
+    gc.unfreeze()  # earlier tests in this process may have frozen already
+    with FakeOpenAIServer() as server:
+        client = _client(server)
+        assert gc.isenabled() and gc.get_freeze_count() == 0
+        client._lib()
+        assert gc.isenabled()
+        assert gc.get_freeze_count() > 0  # litellm's import-time objects left to the permanent gen
+        assert server.records == []
+        out = asyncio.run(client.generate(_requests(2)))
+        assert [r.status for r in out] == ["ok", "ok"]
+        assert len(server.records) == 2

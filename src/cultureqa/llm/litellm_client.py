@@ -8,10 +8,12 @@ names a variable for custom servers) and never enter params, logs, MLflow or the
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,24 +65,28 @@ class LitellmClient:
 
     def _lib(self) -> Any:
         if self._litellm is None:
-            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-            import litellm
-
-            litellm.suppress_debug_info = True
-            if self.config.input_cost_per_token is not None:
-                provider = self.config.litellm_model.split("/", 1)[0]
-                litellm.register_model(
-                    {
-                        self.config.litellm_model: {
-                            "input_cost_per_token": self.config.input_cost_per_token,
-                            "output_cost_per_token": self.config.output_cost_per_token or 0.0,
-                            "litellm_provider": provider,
-                            "mode": "chat",
-                        }
-                    }
-                )
+            with _collector_paused():
+                litellm = _import_litellm()
+                self._register_price(litellm)
+                _warm_up(litellm, self.config.litellm_model)
             self._litellm = litellm
         return self._litellm
+
+    def _register_price(self, litellm: Any) -> None:
+        """Tell litellm's cost calculator the configured price (models it does not know)."""
+        if self.config.input_cost_per_token is None:
+            return
+        provider = self.config.litellm_model.split("/", 1)[0]
+        litellm.register_model(
+            {
+                self.config.litellm_model: {
+                    "input_cost_per_token": self.config.input_cost_per_token,
+                    "output_cost_per_token": self.config.output_cost_per_token or 0.0,
+                    "litellm_provider": provider,
+                    "mode": "chat",
+                }
+            }
+        )
 
     async def generate(self, requests: Sequence[GenerateRequest]) -> list[GenerateResponse]:
         """Send all requests concurrently (bounded by the semaphore)."""
@@ -164,6 +170,49 @@ class LitellmClient:
             usage=Usage(prompt_tokens, completion_tokens, float(cost or 0.0)),
             latency_s=latency,
         )
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector, then freeze everything built meanwhile.
+
+    litellm builds ~380k long-lived objects at import. Left to the collector, the import itself
+    triggers full collections that scan them (~0.8 s here), every later full collection in the
+    request loop scans them again (an event-loop stall of ~0.2 s each), and interpreter shutdown
+    walks them once more (~0.8 s). ``gc.freeze`` moves them to the permanent generation, which
+    the collector skips; they live as long as the process anyway.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if was_enabled:
+            gc.enable()
+
+
+def _import_litellm() -> Any:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch it at run time
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+def _warm_up(litellm: Any, model: str) -> None:
+    """Run litellm's response path once, offline, before the first real request.
+
+    The first call imports ~60 more modules and builds caches (~100 ms). Paid inside the first
+    wave of concurrent requests, it stalls every one of them; paid here, it is paid once, with
+    the collector paused. ``mock_response`` short-circuits before any provider or network call.
+    """
+    litellm.completion(
+        model=model,
+        messages=[{"role": "user", "content": "warm-up"}],
+        mock_response="ok",
+        max_tokens=1,
+    )
 
 
 class MissingKey(RuntimeError):

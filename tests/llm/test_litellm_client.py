@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 import os
 
@@ -106,3 +107,16 @@ def test_loading_litellm_sends_nothing_and_leaves_the_collector_on() -> None:
         out = asyncio.run(client.generate(_requests(2)))
         assert [r.status for r in out] == ["ok", "ok"]
         assert len(server.records) == 2
+
+
+def test_ramp_opens_one_slot_at_a_time_then_runs_all_slots() -> None:
+    """Four slots over 0.6 s: the second request waits for the second slot (0.15 s), not for
+    the first reply (0.3 s); once open, all four slots are in flight together."""
+    with FakeOpenAIServer(responder=lambda m: "ok", latency_s=0.3) as server:
+        client = LitellmClient(dataclasses.replace(_client(server).config, ramp_up_s=0.6))
+        out = asyncio.run(client.generate(_requests(12)))
+        spans = sorted((r.t_start, r.t_end) for r in server.records)
+    assert [r.status for r in out] == ["ok"] * 12
+    assert 0.1 < spans[1][0] - spans[0][0] < 0.27, spans[:2]
+    in_flight = [sum(s <= t < e for s, e in spans) for t, _ in spans]
+    assert max(in_flight) == 4, in_flight

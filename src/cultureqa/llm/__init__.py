@@ -13,7 +13,7 @@ from cultureqa.llm.base import (
 from cultureqa.llm.cached import CachedClient
 from cultureqa.llm.fake import ScriptedModel
 from cultureqa.llm.registry import BuiltModel, build_model, register_backend
-from cultureqa.llm.store import ResponseStore, request_key
+from cultureqa.llm.store import ResponseStore, StoredResponse, request_key
 
 __all__ = [
     "BuiltModel",
@@ -26,6 +26,7 @@ __all__ = [
     "ModelClient",
     "ResponseStore",
     "ScriptedModel",
+    "StoredResponse",
     "UnsupportedOperation",
     "Usage",
     "build_model",

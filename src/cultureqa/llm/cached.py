@@ -21,7 +21,7 @@ from cultureqa.llm.base import (
     ModelClient,
     Usage,
 )
-from cultureqa.llm.store import ResponseStore, request_key
+from cultureqa.llm.store import ResponseStore, StoredResponse, request_key
 
 Req = TypeVar("Req", GenerateRequest, LoglikRequest)
 Resp = TypeVar("Resp", GenerateResponse, LoglikResponse)
@@ -127,9 +127,13 @@ class CachedClient:
         async def run_chunk(indices: list[int]) -> None:
             self.calls += len(indices)
             answers = await send([requests[i] for i in indices])
+            rows = []
             for i, answer in zip(indices, answers, strict=True):
                 results[i] = answer
-                self.store.put(keys[i], kind, self.model_id, answer.status, to_payload(answer))
+                rows.append(
+                    StoredResponse(keys[i], kind, self.model_id, answer.status, to_payload(answer))
+                )
+            await self.store.put_async(rows)
             if self.on_progress:
                 self.on_progress(answers)
 

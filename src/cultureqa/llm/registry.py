@@ -90,6 +90,7 @@ def _litellm(cfg: Mapping[str, Any]) -> BuiltModel:
         api_base=opts.get("api_base"),
         api_key_env=opts.get("api_key_env"),
         concurrency=int(cfg.get("concurrency", 8)),
+        ramp_up_s=float(cfg.get("ramp_up_s", LitellmConfig.ramp_up_s)),
         drop_params=bool(opts.get("drop_params", True)),
         extra_params=dict(opts.get("extra_params") or {}),
         input_cost_per_token=price.get("input_per_token"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import gc
+import logging
 import os
 
 import pytest
@@ -107,6 +108,17 @@ def test_loading_litellm_sends_nothing_and_leaves_the_collector_on() -> None:
         out = asyncio.run(client.generate(_requests(2)))
         assert [r.status for r in out] == ["ok", "ok"]
         assert len(server.records) == 2
+
+
+def test_loading_with_a_custom_price_is_quiet_and_logs_through_the_root_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A self-hosted price (no cache prices in litellm's map) must not warn on every run, and
+    litellm's own stderr handler must not double what the stage's logging already prints."""
+    with FakeOpenAIServer() as server, caplog.at_level(logging.WARNING):
+        _client(server)._lib()
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("LiteLLM")] == []
+    assert logging.getLogger("LiteLLM").handlers == []
 
 
 def test_ramp_opens_one_slot_at_a_time_then_runs_all_slots() -> None:

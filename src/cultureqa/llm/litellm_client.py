@@ -80,14 +80,22 @@ class LitellmClient:
         return self._litellm
 
     def _register_price(self, litellm: Any) -> None:
-        """Tell litellm's cost calculator the configured price (models it does not know)."""
+        """Tell litellm's cost calculator the configured price (models it does not know).
+
+        Cached prompt tokens are priced as uncached ones: exact for self-hosted endpoints (0),
+        an upper bound for providers that discount cache reads; left out, litellm warns on
+        every run that it prices them at 0.
+        """
         if self.config.input_cost_per_token is None:
             return
         provider = self.config.litellm_model.split("/", 1)[0]
+        prompt_price = self.config.input_cost_per_token
         litellm.register_model(
             {
                 self.config.litellm_model: {
-                    "input_cost_per_token": self.config.input_cost_per_token,
+                    "input_cost_per_token": prompt_price,
+                    "cache_read_input_token_cost": prompt_price,
+                    "cache_creation_input_token_cost": prompt_price,
                     "output_cost_per_token": self.config.output_cost_per_token or 0.0,
                     "litellm_provider": provider,
                     "mode": "chat",
@@ -226,6 +234,10 @@ def _import_litellm() -> Any:
     import litellm
 
     litellm.suppress_debug_info = True
+    # litellm gives its loggers their own stderr handler; the stage's logging already prints
+    # their records (propagated to the root), so each warning would otherwise appear twice
+    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
+        logging.getLogger(name).handlers.clear()
     return litellm
 
 

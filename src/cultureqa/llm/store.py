@@ -2,10 +2,10 @@
 
 Keyed by sha256 of the canonical JSON of everything that changes an answer (backend, model id,
 api_base, messages, decoding params, template version) and nothing that does not (retries,
-timeouts, concurrency). Each response is committed as it arrives, so a killed run loses nothing it
-already paid for, and a rerun calls the model only for what is missing. SQLite in WAL mode lets
-several DVC experiments share one store. Async callers write through one background thread, so a
-write never stalls the requests in flight on the event loop.
+timeouts, concurrency). Each response is committed as it arrives, so a killed run loses at most the
+few replies still queued for writing, and a rerun calls the model only for what is missing. SQLite
+in WAL mode lets several DVC experiments share one store. Async callers write through one
+background thread, so a write never stalls the requests in flight on the event loop.
 """
 
 from __future__ import annotations

@@ -42,8 +42,8 @@ class LitellmConfig:
     api_key_env: str | None = None
     concurrency: int = 8
     ramp_up_s: float = 0.16
-    """Spread the first ``concurrency`` requests over this many seconds (see ``_ramp_up``);
-    0.16 s measured best on ``bench/eval_throughput.py`` at concurrency 16 and 32."""
+    """Open the ``concurrency`` slots one at a time over this many seconds (``_open_slots``);
+    0.16 s measured best on ``bench/eval_throughput.py`` at concurrency 16 and 32; 0 opens all."""
     drop_params: bool = True
     extra_params: dict[str, Any] = field(default_factory=dict)
     input_cost_per_token: float | None = None
@@ -61,7 +61,7 @@ class LitellmClient:
         self._slots = max(1, config.concurrency)
         ramped = config.ramp_up_s > 0 and self._slots > 1
         self._semaphore = asyncio.Semaphore(1 if ramped else self._slots)
-        self._ramp_task: asyncio.Task[None] | None = None
+        self._ramp_task: asyncio.Task[None] | None = None  # held: the loop keeps weak refs only
         self._ramp_pending = ramped
         self._litellm: Any = None
 
@@ -155,7 +155,7 @@ class LitellmClient:
                 await asyncio.sleep(self.config.ramp_up_s / self._slots)
                 self._semaphore.release()
                 opened += 1
-        finally:  # cancelled with its event loop: the next run must still get every slot
+        finally:  # cancelled because its loop ended first: leave no slot closed
             for _ in range(self._slots - opened):
                 self._semaphore.release()
 

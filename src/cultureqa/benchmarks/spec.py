@@ -2,6 +2,10 @@
 
 Specs arrive as plain dicts from ``params.yaml``; parsing them into frozen dataclasses here means a
 typo in a benchmark config fails at start-up with the key that is wrong, not deep inside a run.
+
+A *field* (question, options, answer, id, a metadata value) is one string: a column name, a dotted
+path into a nested record (``meta.country``), or a Jinja template over the row
+(``"{{ premise }} {{ question }}"``), as lm-eval's ``doc_to_text`` / ``doc_to_choice``.
 """
 
 from __future__ import annotations
@@ -13,6 +17,11 @@ from typing import Any, Literal
 from cultureqa.records import Setting
 
 AnswerFormat = Literal["letter", "index", "text"]
+OptionsTransform = Literal["list", "letter_dict", "delimited", "record"]
+SourceKind = Literal["file", "hf"]
+SOURCE_FORMATS = ("csv", "tsv", "json", "jsonl", "parquet", "hf_disk", "hf_parquet")
+TRANSFORMS = ("list", "letter_dict", "delimited", "record")
+SCALAR_TYPES = ("bool", "int", "float", "str")
 
 
 class SpecError(ValueError):
@@ -21,18 +30,36 @@ class SpecError(ValueError):
 
 @dataclass(frozen=True)
 class SourceSpec:
-    """Where the rows come from: a local file, or a Hugging Face dataset (needs network)."""
+    """Where the rows come from.
 
-    kind: Literal["file", "hf"]
+    ``kind: file`` reads ``path``: one file, a glob (``*``), or a pattern whose ``{name}`` parts
+    capture metadata from the path (``data/sources/x/{country}/{subcategory}.json``). A directory
+    in the Hugging Face layout (``save_to_disk`` or ``data/<split>-*.parquet``) is read offline.
+    ``kind: hf`` downloads ``hf_dataset`` from the hub (network, ``pip install datasets``).
+    """
+
+    kind: SourceKind
     path: str | None = None
+    format: str | None = None
+    """csv, tsv, json, jsonl, parquet, hf_disk or hf_parquet; by default from the extension."""
     hf_dataset: str | None = None
     hf_config: str | None = None
     hf_split: str = "test"
 
 
 @dataclass(frozen=True)
+class SampleSpec:
+    """Which rows to keep: the first ``limit``, or a seeded (optionally stratified) sample."""
+
+    limit: int | None = None
+    n: int | None = None
+    seed: int = 13
+    stratify: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class LanguageColumns:
-    """Column overrides for one language (translations live in sibling columns)."""
+    """Field overrides for one language (translations live in sibling columns)."""
 
     question: str | None = None
     options: str | list[str] | None = None
@@ -40,14 +67,21 @@ class LanguageColumns:
 
 @dataclass(frozen=True)
 class ColumnMap:
-    """How source columns become an :class:`~cultureqa.records.McqItem`."""
+    """How source fields become an :class:`~cultureqa.records.McqItem`."""
 
-    id: str
+    id: str | None
+    """None: ids are synthesized from the benchmark name and the source row."""
     question: str
     options: str | list[str]
     answer: str
     answer_format: AnswerFormat = "letter"
     metadata: tuple[str, ...] = ()
+    """Metadata names; each is a column unless ``metadata_fields`` maps it to a path/template."""
+    metadata_fields: dict[str, str] = field(default_factory=dict)
+    options_transform: OptionsTransform = "list"
+    options_sep: str = "|"
+    metadata_types: dict[str, str | tuple[str, ...]] = field(default_factory=dict)
+    """name → bool/int/float/str or the allowed values; checked on every load."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +111,9 @@ class BenchmarkSpec:
     description: str = ""
     expectations: str | None = None
     """GX suite (JSON) validating the loaded items; see ``cultureqa.validation``."""
+    sample: SampleSpec = field(default_factory=SampleSpec)
+    prompt_fallback: dict[str, str] = field(default_factory=dict)
+    """language → language whose template it may use; without an entry a missing one is an error."""
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any]) -> BenchmarkSpec:
@@ -88,27 +125,22 @@ class BenchmarkSpec:
             raise SpecError(f"benchmark '{name}': {exc}") from exc
 
 
+_TOP_KEYS = {
+    "name", "version", "description", "source", "columns", "languages", "settings", "slices",
+    "location", "filter_true", "normalize_region", "expectations", "limit", "sample",
+    "prompt_fallback",
+}  # fmt: skip
+_COLUMN_KEYS = {
+    "id", "question", "options", "answer", "answer_format", "metadata", "metadata_types",
+}  # fmt: skip
+
+
 def _parse(cfg: Mapping[str, Any]) -> BenchmarkSpec:
-    src = dict(cfg["source"])
-    if src.get("kind") not in ("file", "hf"):
-        raise ValueError(f"source.kind must be 'file' or 'hf', got {src.get('kind')!r}")
-    if src["kind"] == "file" and not src.get("path"):
-        raise ValueError("source.path is required when source.kind is 'file'")
-    cols = dict(cfg["columns"])
-    if cols.get("answer_format", "letter") not in ("letter", "index", "text"):
-        raise ValueError("columns.answer_format must be letter, index or text")
-    columns = ColumnMap(
-        id=cols["id"],
-        question=cols["question"],
-        options=_str_or_list(cols["options"]),
-        answer=cols["answer"],
-        answer_format=cols.get("answer_format", "letter"),
-        metadata=tuple(cols.get("metadata") or ()),
-    )
+    _known_keys(cfg, _TOP_KEYS, "")
     languages = {
         str(lang): LanguageColumns(
             question=(over or {}).get("question"),
-            options=_str_or_list((over or {}).get("options")),
+            options=_options_field((over or {}).get("options"))[0],
         )
         for lang, over in dict(cfg["languages"]).items()
     }
@@ -116,32 +148,129 @@ def _parse(cfg: Mapping[str, Any]) -> BenchmarkSpec:
     for setting in settings:
         if setting.language not in languages:
             raise ValueError(f"setting '{setting.name}' uses undeclared language")
+    fallback = {str(k): str(v) for k, v in dict(cfg.get("prompt_fallback") or {}).items()}
     loc = dict(cfg.get("location") or {})
-    location = LocationSpec(
-        country=dict(loc.get("country") or {}),
-        region_column=loc.get("region_column"),
-        region_names=loc.get("region_names"),
-        clause=dict(loc.get("clause") or {}),
-    )
     return BenchmarkSpec(
         name=str(cfg["name"]),
         version=int(cfg.get("version", 1)),
-        source=SourceSpec(
-            kind=src["kind"],
-            path=src.get("path"),
-            hf_dataset=src.get("hf_dataset"),
-            hf_config=src.get("hf_config"),
-            hf_split=str(src.get("hf_split", "test")),
-        ),
-        columns=columns,
+        source=_source(dict(cfg["source"])),
+        columns=_columns(dict(cfg["columns"])),
         languages=languages,
         settings=settings,
         slices=tuple(tuple(s) for s in cfg.get("slices") or ()),
-        location=location,
+        location=LocationSpec(
+            country=dict(loc.get("country") or {}),
+            region_column=loc.get("region_column"),
+            region_names=loc.get("region_names"),
+            clause=dict(loc.get("clause") or {}),
+        ),
         filter_true=cfg.get("filter_true"),
         normalize_region=bool(cfg.get("normalize_region", False)),
         description=str(cfg.get("description", "")),
         expectations=cfg.get("expectations"),
+        sample=_sample(cfg.get("limit"), cfg.get("sample")),
+        prompt_fallback=fallback,
+    )
+
+
+def _known_keys(cfg: Mapping[str, Any], known: set[str], where: str) -> None:
+    unknown = sorted(set(map(str, cfg)) - known)
+    if unknown:
+        raise ValueError(f"unknown key(s) {[where + k for k in unknown]}; known: {sorted(known)}")
+
+
+def _source(src: dict[str, Any]) -> SourceSpec:
+    _known_keys(src, {"kind", "path", "format", "hf_dataset", "hf_config", "hf_split"}, "source.")
+    if src.get("kind") not in ("file", "hf"):
+        raise ValueError(f"source.kind must be 'file' or 'hf', got {src.get('kind')!r}")
+    if src["kind"] == "file" and not src.get("path"):
+        raise ValueError("source.path is required when source.kind is 'file'")
+    if src["kind"] == "hf" and not (src.get("hf_dataset") or src.get("path")):
+        raise ValueError("source.hf_dataset (hub) or source.path (local copy) is required")
+    if src.get("format") is not None and src["format"] not in SOURCE_FORMATS:
+        raise ValueError(f"source.format must be one of {list(SOURCE_FORMATS)}")
+    return SourceSpec(
+        kind=src["kind"],
+        path=src.get("path"),
+        format=src.get("format"),
+        hf_dataset=src.get("hf_dataset"),
+        hf_config=src.get("hf_config"),
+        hf_split=str(src.get("hf_split", "test")),
+    )
+
+
+def _columns(cols: dict[str, Any]) -> ColumnMap:
+    _known_keys(cols, _COLUMN_KEYS, "columns.")
+    if cols.get("answer_format", "letter") not in ("letter", "index", "text"):
+        raise ValueError("columns.answer_format must be letter, index or text")
+    options, transform, sep = _options_field(cols["options"])
+    names, fields = _metadata(cols.get("metadata") or ())
+    types = {str(k): _type_decl(k, v) for k, v in dict(cols.get("metadata_types") or {}).items()}
+    unknown = sorted(set(types) - set(names))
+    if unknown:
+        raise ValueError(f"columns.metadata_types names {unknown}, which are not in metadata")
+    return ColumnMap(
+        id=None if cols.get("id") in (None, "") else str(cols["id"]),
+        question=str(cols["question"]),
+        options=options if options is not None else "",
+        answer=str(cols["answer"]),
+        answer_format=cols.get("answer_format", "letter"),
+        metadata=names,
+        metadata_fields=fields,
+        options_transform=transform,
+        options_sep=sep,
+        metadata_types=types,
+    )
+
+
+def _options_field(value: Any) -> tuple[str | list[str] | None, OptionsTransform, str]:
+    """``"col"``, ``[col, col]`` or ``{from: field, transform: …, sep: …}``."""
+    if isinstance(value, Mapping):
+        _known_keys(value, {"from", "transform", "sep"}, "options.")
+        transform = value.get("transform", "list")
+        if transform not in TRANSFORMS:
+            raise ValueError(f"options.transform must be one of {list(TRANSFORMS)}")
+        return _str_or_list(value["from"]), transform, str(value.get("sep", "|"))
+    return _str_or_list(value), "list", "|"
+
+
+def _metadata(entries: Any) -> tuple[tuple[str, ...], dict[str, str]]:
+    """Metadata list entries: ``name`` (a column) or ``{name: field}`` (path or template)."""
+    names: list[str] = []
+    fields: dict[str, str] = {}
+    for entry in entries:
+        if isinstance(entry, Mapping):
+            for key, expr in entry.items():
+                names.append(str(key))
+                fields[str(key)] = str(expr)
+        else:
+            names.append(str(entry))
+    return tuple(names), fields
+
+
+def _type_decl(name: Any, value: Any) -> str | tuple[str, ...]:
+    if isinstance(value, str):
+        if value not in SCALAR_TYPES:
+            raise ValueError(f"metadata_types.{name} must be one of {list(SCALAR_TYPES)} or a list")
+        return value
+    return tuple(str(v) for v in value)
+
+
+def _sample(limit: Any, sample: Any) -> SampleSpec:
+    if limit is not None and (not isinstance(limit, int) or limit < 1):
+        raise ValueError(f"limit must be a positive integer, got {limit!r}")
+    if sample is None:
+        return SampleSpec(limit=limit)
+    sample = dict(sample)
+    _known_keys(sample, {"n", "seed", "stratify"}, "sample.")
+    n = sample.get("n")
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"sample.n must be a positive integer, got {n!r}")
+    return SampleSpec(
+        limit=limit,
+        n=n,
+        seed=int(sample.get("seed", 13)),
+        stratify=tuple(str(s) for s in sample.get("stratify") or ()),
     )
 
 

@@ -1,0 +1,146 @@
+"""Resolve one declared field against a source row: a column, a dotted path, or a Jinja template.
+
+lm-eval writes ``doc_to_text`` / ``doc_to_choice`` / ``doc_to_target`` as Jinja over the row; we
+take the same idea but keep every lookup strict: a path that does not exist, a template that
+refers to an undefined name, or an option shape that does not match its transform is an error
+naming the row and field, never an empty string.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+import jinja2
+import jinja2.sandbox
+
+from cultureqa.records import LETTERS
+
+_ENV = jinja2.sandbox.ImmutableSandboxedEnvironment(
+    undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False
+)
+_TEMPLATE_MARK = re.compile(r"{{|{%")
+
+
+class FieldError(ValueError):
+    """A field cannot be resolved on one row; the loader adds file, row and field name."""
+
+
+def is_template(expr: str) -> bool:
+    """Whether ``expr`` is a Jinja template rather than a column or path."""
+    return bool(_TEMPLATE_MARK.search(expr))
+
+
+@cache
+def _compiled(expr: str) -> jinja2.Template:
+    return _ENV.from_string(expr)
+
+
+def template_names(expr: str) -> set[str]:
+    """Top-level row names a template reads (to report missing columns before the first row)."""
+    from jinja2 import meta
+
+    return set(meta.find_undeclared_variables(_ENV.parse(expr)))
+
+
+def field_roots(expr: str, columns: set[str]) -> set[str]:
+    """The source columns a field needs (``a.b`` needs ``a``; a template what it reads)."""
+    if is_template(expr):
+        return template_names(expr)
+    if expr in columns or "." not in expr:
+        return {expr}
+    return {expr.split(".", 1)[0]}
+
+
+def resolve(row: Mapping[str, Any], expr: str) -> Any:
+    """Value of ``expr`` on ``row``; raises :class:`FieldError` when it does not exist."""
+    if is_template(expr):
+        try:
+            return _compiled(expr).render(**{k: _plain(v) for k, v in row.items()}).strip()
+        except jinja2.TemplateError as exc:
+            raise FieldError(f"template {expr!r} failed: {exc}") from exc
+    if expr in row:
+        return _plain(row[expr])
+    value: Any = row
+    for part in expr.split("."):
+        value = _plain(value)
+        if isinstance(value, Mapping) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            raise FieldError(f"path {expr!r} has no '{part}'")
+    return _plain(value)
+
+
+def _plain(value: Any) -> Any:
+    """Turn numpy arrays (parquet list cells) into lists; everything else stays as it is."""
+    if hasattr(value, "tolist") and not isinstance(value, str):
+        return value.tolist()
+    return value
+
+
+def options_from(value: Any, transform: str, sep: str) -> list[Any]:
+    """Apply a named options transform; raises :class:`FieldError` on a shape mismatch."""
+    value = _plain(value)
+    if transform == "list":
+        return _as_list(value)
+    if transform == "delimited":
+        if not isinstance(value, str):
+            raise FieldError(f"delimited options must be a string, got {type(value).__name__}")
+        return [part.strip() for part in value.split(sep)]
+    if transform == "letter_dict":
+        return _letter_dict(value)
+    if transform == "record":
+        return _record(value)
+    raise FieldError(f"unknown options transform {transform!r}")
+
+
+def _literal(text: str) -> Any:
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            return parse(text)
+        except (ValueError, SyntaxError):
+            continue
+    return None
+
+
+def _as_list(value: Any) -> list[Any]:
+    if isinstance(value, list | tuple):
+        return list(value)
+    parsed = _literal(value.strip()) if isinstance(value, str) else None
+    if isinstance(parsed, list | tuple):
+        return list(parsed)
+    raise FieldError(f"options are not a list literal: {str(value)[:60]!r}")
+
+
+def _letter_dict(value: Any) -> list[Any]:
+    mapping = _literal(value.strip()) if isinstance(value, str) else value
+    if not isinstance(mapping, Mapping):
+        raise FieldError(f"options are not an object keyed by letter: {str(value)[:60]!r}")
+    present = {str(k).strip().upper(): v for k, v in mapping.items() if v is not None}
+    keys = sorted(present)
+    if keys != list(LETTERS[: len(keys)]):
+        raise FieldError(f"option keys {keys} are not the consecutive letters A, B, …")
+    return [present[k] for k in keys]
+
+
+def _record(value: Any) -> list[Any]:
+    record = _literal(value.strip()) if isinstance(value, str) else value
+    record = {k: _plain(v) for k, v in record.items()} if isinstance(record, Mapping) else None
+    if not record or not isinstance(record.get("label"), list) or "text" not in record:
+        raise FieldError("options record needs 'label' and 'text' lists")
+    labels = [str(x).strip().upper() for x in record["label"]]
+    texts = list(record["text"])
+    if len(labels) != len(texts):
+        raise FieldError(f"options record has {len(labels)} labels but {len(texts)} texts")
+    letters = list(LETTERS[: len(labels)])
+    numbers = [str(i) for i in range(1, len(labels) + 1)]
+    if sorted(labels) not in (letters, numbers):
+        raise FieldError(f"option labels {labels} are not A, B, … or 1, 2, …")
+    order = sorted(range(len(labels)), key=lambda i: (len(labels[i]), labels[i]))
+    return [texts[i] for i in order]

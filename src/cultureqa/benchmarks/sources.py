@@ -1,0 +1,240 @@
+"""Read a benchmark's source rows and apply the declared ``limit`` / ``sample``.
+
+A source is one file, many files with metadata in their paths, or a Hugging Face dataset folder.
+
+Every row keeps where it came from (``_file``, ``_row``) so a loader error names the real file and
+its data row even when the benchmark spans fifty files, and ``_n`` (1-based position over all files,
+before sampling) so synthesized ids do not change when a sample is drawn.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from cultureqa.benchmarks.spec import BenchmarkSpec, SampleSpec
+from cultureqa.io import SourceError, _check_utf8, read_table
+
+ROW_COLUMNS = ("_file", "_row", "_n")
+"""Bookkeeping columns added to every source frame (never metadata)."""
+_CAPTURE = re.compile(r"{([A-Za-z_][A-Za-z0-9_]*)}")
+_EXTENSIONS = {
+    ".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".json": "json", ".jsonl": "jsonl",
+    ".ndjson": "jsonl", ".parquet": "parquet", ".pq": "parquet",
+}  # fmt: skip
+
+
+def resolve_path(path: str, root: Path | None) -> str:
+    """``path`` against the project root unless absolute."""
+    if root is None or Path(path).is_absolute():
+        return path
+    return str(root / path)
+
+
+def source_files(
+    spec: BenchmarkSpec, root: Path | None = None
+) -> list[tuple[Path, dict[str, str]]]:
+    """Every file the source declares, with the metadata its path captures (sorted, stable)."""
+    assert spec.source.path is not None
+    pattern = resolve_path(spec.source.path, root)
+    names = _CAPTURE.findall(pattern)
+    if not names and not any(ch in pattern for ch in "*?["):
+        return [(Path(pattern), {})]
+    regex = re.compile(_pattern_regex(pattern))
+    found = sorted(glob.glob(_CAPTURE.sub("*", pattern), recursive=True))
+    files = []
+    for name in found:
+        match = regex.fullmatch(name)
+        if match is not None and Path(name).is_file():
+            files.append((Path(name), dict(match.groupdict())))
+    if not files:
+        raise SourceError(spec.source.path, "no file matches this pattern")
+    return files
+
+
+def _pattern_regex(pattern: str) -> str:
+    out, pos = [], 0
+    for match in _CAPTURE.finditer(pattern):
+        out.append(_glob_regex(pattern[pos : match.start()]))
+        out.append(f"(?P<{match.group(1)}>[^/]+)")
+        pos = match.end()
+    out.append(_glob_regex(pattern[pos:]))
+    return "".join(out)
+
+
+def _glob_regex(text: str) -> str:
+    return re.escape(text).replace(r"\*\*", ".*").replace(r"\*", "[^/]*").replace(r"\?", "[^/]")
+
+
+def load_frame(spec: BenchmarkSpec, root: Path | None = None) -> tuple[pd.DataFrame, str]:
+    """All source rows with ``_file``/``_row``/``_n``, sampled as declared; and an origin label."""
+    if spec.source.kind == "hf" and not spec.source.path:
+        frame = _with_rows(_hub(spec), f"hf:{spec.source.hf_dataset}:{spec.source.hf_split}")
+        origin = f"hf:{spec.source.hf_dataset}:{spec.source.hf_split}"
+    else:
+        parts = []
+        for path, captured in source_files(spec, root):
+            part = _with_rows(read_any(path, spec.source.format, spec.source.hf_split), str(path))
+            clash = sorted(set(captured) & set(part.columns))
+            if clash:
+                raise SourceError(path, f"path captures {clash} clash with columns of the file")
+            for key, value in captured.items():
+                part[key] = value
+            parts.append(part)
+        frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+        origin = str(spec.source.path)
+    frame["_n"] = range(1, len(frame) + 1)
+    return apply_sample(frame, spec.sample, origin), origin
+
+
+def _with_rows(frame: pd.DataFrame, file: str) -> pd.DataFrame:
+    clash = sorted(set(ROW_COLUMNS) & set(frame.columns))
+    if clash:
+        raise SourceError(file, f"columns {clash} are reserved for row bookkeeping")
+    frame = frame.reset_index(drop=True)
+    frame["_file"] = file
+    frame["_row"] = range(1, len(frame) + 1)
+    return frame
+
+
+def read_any(path: Path, fmt: str | None = None, split: str = "test") -> pd.DataFrame:
+    """One table: CSV/TSV/JSON/JSONL/Parquet by extension or ``fmt``, or an HF directory."""
+    if path.is_dir():
+        return read_hf_dir(path, split, fmt)
+    kind = fmt or _EXTENSIONS.get(path.suffix.lower())
+    if kind == "tsv":
+        return _read_tsv(path)
+    if kind in ("csv", "json", "jsonl", "parquet") and _EXTENSIONS.get(path.suffix.lower()) == kind:
+        return read_table(path)
+    if kind is None:
+        raise SourceError(
+            path,
+            f"unsupported file type '{path.suffix}' (csv, tsv, json, jsonl, parquet, or a "
+            "Hugging Face dataset directory); set source.format",
+        )
+    raise SourceError(path, f"source.format '{kind}' does not match the extension; rename the file")
+
+
+def _read_tsv(path: Path) -> pd.DataFrame:
+    if not path.exists():
+        raise SourceError(path, "file not found")
+    _check_utf8(path)
+    try:
+        frame = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False, quoting=3)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise SourceError(path, f"cannot parse as TSV: {exc}") from exc
+    if frame.empty:
+        raise SourceError(path, "no data rows")
+    return frame
+
+
+def read_hf_dir(path: Path, split: str, fmt: str | None = None) -> pd.DataFrame:
+    """A dataset directory as ``datasets.save_to_disk`` or the hub's parquet layout writes it.
+
+    Read with pyarrow alone, so an offline copy needs neither network nor the ``datasets`` package.
+    """
+    if (path / "dataset_dict.json").exists():
+        splits = json.loads((path / "dataset_dict.json").read_text(encoding="utf-8"))["splits"]
+        if split not in splits:
+            raise SourceError(path, f"no split '{split}' (found {splits}); set source.hf_split")
+        path = path / split
+    if fmt != "hf_parquet" and (path / "state.json").exists():
+        state = json.loads((path / "state.json").read_text(encoding="utf-8"))
+        tables = [_read_arrow(path / f["filename"]) for f in state["_data_files"]]
+        return pa.concat_tables(tables).to_pandas()
+    shards = sorted((path / "data").glob(f"{split}-*.parquet")) or sorted(
+        path.glob(f"{split}/*.parquet")
+    )
+    if not shards:
+        raise SourceError(
+            path,
+            f"not a Hugging Face dataset directory with split '{split}' "
+            "(expected state.json or data/<split>-*.parquet)",
+        )
+    return pa.concat_tables([pq.read_table(s) for s in shards]).to_pandas()
+
+
+def _read_arrow(path: Path) -> pa.Table:
+    with pa.memory_map(str(path)) as source:
+        try:
+            return pa.ipc.open_stream(source).read_all()
+        except pa.ArrowInvalid:
+            return pa.ipc.open_file(source).read_all()
+
+
+def _hub(spec: BenchmarkSpec) -> pd.DataFrame:
+    """Fetch a Hugging Face dataset (network); the result goes through the same mapping."""
+    try:
+        import datasets  # type: ignore[import-not-found]
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise SourceError(
+            f"hf:{spec.source.hf_dataset}",
+            "the 'datasets' package is needed for hub sources: pip install datasets "
+            "(or save the dataset to a folder under data/sources and set source.path)",
+        ) from exc
+    ds = datasets.load_dataset(
+        spec.source.hf_dataset, spec.source.hf_config, split=spec.source.hf_split
+    )
+    return ds.to_pandas()  # type: ignore[no-any-return]
+
+
+def apply_sample(frame: pd.DataFrame, sample: SampleSpec, origin: str) -> pd.DataFrame:
+    """Seeded (stratified) sample of ``sample.n`` rows, then the first ``limit``; source order kept.
+
+    Stratified sampling gives each stratum its proportional share by largest remainder, so the
+    sample's strata shares match the source's to within one row.
+    """
+    rows = frame
+    if sample.n is not None and sample.n < len(frame):
+        missing = [c for c in sample.stratify if c not in frame.columns]
+        if missing:
+            raise SourceError(origin, f"sample.stratify names missing column(s) {missing}")
+        rng = np.random.default_rng(sample.seed)
+        if sample.stratify:
+            groups = list(
+                frame.groupby(list(sample.stratify), sort=True, dropna=False).groups.values()
+            )
+            quota = _quotas([len(g) for g in groups], sample.n)
+            picked = [
+                rng.choice(np.asarray(g), size=q, replace=False)
+                for g, q in zip(groups, quota, strict=True)
+            ]
+            index = np.sort(np.concatenate(picked))
+        else:
+            index = np.sort(rng.choice(len(frame), size=sample.n, replace=False))
+            index = frame.index[index]
+        rows = frame.loc[index]
+    if sample.limit is not None:
+        rows = rows.head(sample.limit)
+    out = rows.reset_index(drop=True)
+    out.attrs["rows_read"] = len(frame)
+    return out
+
+
+def _quotas(sizes: list[int], n: int) -> list[int]:
+    total = sum(sizes)
+    exact = [s * n / total for s in sizes]
+    quota = [int(e) for e in exact]
+    order = sorted(range(len(sizes)), key=lambda i: exact[i] - quota[i], reverse=True)
+    for i in order[: n - sum(quota)]:
+        quota[i] += 1
+    return quota
+
+
+def sample_record(spec: BenchmarkSpec, frame: pd.DataFrame) -> dict[str, Any]:
+    """What was kept and how, for provenance."""
+    s = spec.sample
+    return {
+        "rows_read": int(frame.attrs.get("rows_read", len(frame))),
+        "rows_kept": len(frame),
+        "limit": s.limit,
+        "sample": None if s.n is None else {"n": s.n, "seed": s.seed, "stratify": list(s.stratify)},
+    }

@@ -1,4 +1,8 @@
-"""DVC stage: check a benchmark's source against its GX suite; stop the pipeline if it fails."""
+"""DVC stage: check a benchmark's config and source before any model call; stop on a violation.
+
+Config checks (slices, templates per language, DVC tracking of the sources) and loading errors exit
+with code 2 and one ``error:`` line; a broken dataset invariant of the GX suite exits with code 1.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,11 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from cultureqa.benchmarks.load import items_frame
+from cultureqa.benchmarks.checks import load_checked, preflight
+from cultureqa.benchmarks.sources import sample_record
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.config import load_params, run_stage, select, setup_stage
-from cultureqa.evaluation.task import load_benchmark_items
-from cultureqa.io import SourceError, write_json
+from cultureqa.io import write_json
 from cultureqa.validation import run_suite
 
 
@@ -23,22 +27,31 @@ def main(argv: list[str] | None = None) -> int:
     root = Path.cwd()
     params = load_params(root / "params.yaml")
     spec = BenchmarkSpec.from_config(select(params, f"benchmarks.{args.benchmark}"))
-    try:
-        items, origin, _ = load_benchmark_items(spec, root)
-    except SourceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    frame = items_frame([i for lang in sorted(items) for i in items[lang]])
     if not spec.expectations:
         print(f"error: benchmark '{spec.name}' declares no expectations suite", file=sys.stderr)
         return 2
-    report = run_suite(root / spec.expectations, frame)
-    summary = {"source": origin, "rows": len(frame), **asdict(report)}
+    templates = preflight(spec, root, str(params.prompt.style))
+    loaded = load_checked(spec, root)
+    report = run_suite(root / spec.expectations, loaded.frame)
+    summary = {
+        "source": loaded.origin,
+        "rows": len(loaded.frame),
+        **sample_record(spec, loaded.source),
+        "load": asdict(loaded.counts),
+        "templates": {name: str(t.path.relative_to(root)) for name, t in templates.items()},
+        **asdict(report),
+    }
     write_json(root / "metrics" / "validate" / f"{args.benchmark}.json", summary)
     if not report.success or report.crashes:
-        print(f"error: {origin} breaks dataset invariants\n{report.message()}", file=sys.stderr)
+        print(
+            f"error: {loaded.origin} breaks dataset invariants\n{report.message()}", file=sys.stderr
+        )
         return 1
-    print(f"{origin}: {len(frame)} item rows pass {report.evaluated} expectations")
+    stripped = loaded.counts.labels_stripped
+    print(
+        f"{loaded.origin}: {len(loaded.frame)} item rows pass {report.evaluated} expectations"
+        f" (option labels stripped on {stripped} items, {loaded.counts.filtered_out} rows filtered)"
+    )
     return 0
 
 

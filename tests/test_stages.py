@@ -30,6 +30,7 @@ def _stage(name: str) -> Callable[[list[str]], int]:
 def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for folder in ("prompts", "expectations", "data/sources", "data/knowledge"):
         shutil.copytree(ROOT / folder, tmp_path / folder)
+    shutil.copy(ROOT / "dvc.yaml", tmp_path / "dvc.yaml")  # validate checks sources are deps
     params = OmegaConf.load(ROOT / "params.yaml")
     params.evaluate.roster = ROSTER
     params.evaluate.progress = False
@@ -86,7 +87,8 @@ def test_validation_stops_on_a_doctored_source(
     frame.to_csv(sample, index=False)
     assert _stage("validate")(["--benchmark", "indoculture"]) == 1
     err = capsys.readouterr().err
-    assert "breaks dataset invariants" in err and "expect_column_value_shares_to_be_uniform" in err
+    assert "breaks dataset invariants" in err and "expect_gold_positions_to_be_balanced" in err
+    assert '"counts": {"A": 176, "B": 0, "C": 0}' in err  # 88 items x 2 languages, all at A
 
 
 @pytest.mark.parametrize(

@@ -51,7 +51,14 @@ def test_benchmark_contract(config: Path) -> None:
             assert item.question.strip() and len(item.options) >= 2
             assert all(isinstance(o, str) and o for o in item.options)
             assert 0 <= item.answer_index < len(item.options)
-        template = find_template(ROOT, spec.name, setting.scoring, "zero_shot", setting.language)
+        template = find_template(
+            ROOT,
+            spec.name,
+            setting.scoring,
+            "zero_shot",
+            setting.language,
+            spec.prompt_fallback.get(setting.language),
+        )
         plan = SettingPlan(setting, template, spec.location.clause.get(setting.language, ""))
 
         def location_of(item, level):  # type: ignore[no-untyped-def]
@@ -69,5 +76,6 @@ def test_benchmark_contract(config: Path) -> None:
     frame = items_frame([i for lang in sorted(items) for i in items[lang]])
     report = run_suite(ROOT / spec.expectations, frame)
     assert not report.crashes, report.message()
-    if spec.name != "indoculture":  # five rows cannot be position-uniform; checked on the sample
-        assert report.success, report.message()
+    # Five rows cannot be position-balanced; balance is checked on real sources by `validate`.
+    failed = {f["expectation"] for f in report.failures}
+    assert failed <= {"expect_gold_positions_to_be_balanced"}, report.message()

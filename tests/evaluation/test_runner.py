@@ -84,8 +84,10 @@ def test_predictions_follow_the_contract() -> None:
 def test_templates_fall_back_and_validate(tmp_path: Path) -> None:
     (tmp_path / "prompts/default/mcq").mkdir(parents=True)
     (tmp_path / "prompts/default/mcq/zero_shot.en.txt").write_text("{question}\n{options}\n")
-    found = find_template(tmp_path, "anything", "mcq", "zero_shot", "id")
-    assert found.text == "{question}\n{options}"  # trailing newline stripped; en fallback
+    with pytest.raises(TemplateError, match=r"language 'id'.*prompt_fallback: \{id: en\}"):
+        find_template(tmp_path, "anything", "mcq", "zero_shot", "id")  # no silent English
+    found = find_template(tmp_path, "anything", "mcq", "zero_shot", "id", fallback="en")
+    assert found.text == "{question}\n{options}"  # trailing newline stripped; declared fallback
     (tmp_path / "prompts/default/mcq/cot.en.txt").write_text("{question} only")
     with pytest.raises(TemplateError, match="options"):
         find_template(tmp_path, "x", "mcq", "cot", "en")

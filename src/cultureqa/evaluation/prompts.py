@@ -1,7 +1,9 @@
 """Prompt templates live in files; params carry only their ids and we record their hashes.
 
-Lookup goes from the benchmark's own folder to ``prompts/default`` and from the requested language
-to English, so a new benchmark works with the defaults and can override one file at a time.
+Lookup goes from the benchmark's own folder to ``prompts/default``, so a new benchmark works with
+the defaults and can override one file at a time. A language without its own template is an error
+unless the benchmark declares a fallback language for it (``prompt_fallback: {sw: en}``): asking a
+model in English while the report says Swahili would be a silent wrong result.
 """
 
 from __future__ import annotations
@@ -38,21 +40,29 @@ class Template:
             raise TemplateError(f"{self.path}: no value for placeholder {exc}") from exc
 
 
-def find_template(root: Path, benchmark: str, kind: str, style: str, language: str) -> Template:
-    """Most specific template for (benchmark, kind, style, language), validated."""
-    name = f"{style}.{language}.txt"
-    fallback = f"{style}.en.txt"
-    for folder in (root / "prompts" / benchmark / kind, root / "prompts" / "default" / kind):
-        for candidate in (folder / name, folder / fallback):
+def find_template(
+    root: Path, benchmark: str, kind: str, style: str, language: str, fallback: str | None = None
+) -> Template:
+    """Most specific template for (benchmark, kind, style, language), validated.
+
+    ``fallback`` is the declared language whose template stands in when ``language`` has none.
+    """
+    names = [f"{style}.{lang}.txt" for lang in (language, fallback) if lang]
+    for name in names:
+        for folder in (root / "prompts" / benchmark / kind, root / "prompts" / "default" / kind):
+            candidate = folder / name
             if candidate.exists():
                 # Trailing newlines would sit between the prompt and the scored continuation.
                 text = candidate.read_text(encoding="utf-8").rstrip("\n")
                 template = Template(candidate, text)
                 _validate(template, kind)
                 return template
+    declared = f" (or its declared fallback '{fallback}')" if fallback else ""
     raise TemplateError(
-        f"no '{kind}' template for style '{style}' and language '{language}' under "
-        f"{root / 'prompts' / benchmark} or {root / 'prompts' / 'default'}"
+        f"no '{kind}' template for style '{style}' and language '{language}'{declared} under "
+        f"{root / 'prompts' / benchmark} or {root / 'prompts' / 'default'}; add "
+        f"prompts/{benchmark}/{kind}/{style}.{language}.txt or declare "
+        f"prompt_fallback: {{{language}: en}} in the benchmark config"
     )
 
 

@@ -100,7 +100,12 @@ def evaluate_benchmark(
         try:
             for setting in spec.settings:
                 template = find_template(
-                    root, spec.name, setting.scoring, prompt_style, setting.language
+                    root,
+                    spec.name,
+                    setting.scoring,
+                    prompt_style,
+                    setting.language,
+                    spec.prompt_fallback.get(setting.language),
                 )
                 outcome.templates[setting.name] = template.sha256
                 clause = spec.location.clause.get(setting.language, "")

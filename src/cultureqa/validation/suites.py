@@ -41,7 +41,9 @@ def run_suite(suite_path: Path, frame: pd.DataFrame) -> SuiteReport:
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
-    import cultureqa.validation.expectations  # noqa: F401 - registers custom types
+    # Importing registers the custom expectation types (generic, and the MCQ invariants).
+    import cultureqa.validation.expectations
+    import cultureqa.validation.mcq_expectations  # noqa: F401
 
     spec = json.loads(suite_path.read_text(encoding="utf-8"))
     ctx = gx.get_context(mode="ephemeral")

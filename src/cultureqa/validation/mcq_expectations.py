@@ -1,0 +1,239 @@
+"""Custom GX expectations every multiple-choice benchmark is held to (the generic suite).
+
+* gold positions are balanced: the share of golds at each letter is within ``tolerance`` of the
+  share a uniform draw would give (1/k, or the mix of 1/k_i when items have different option
+  counts). The decision is on this effect size, so it means the same at 100 and at 100,000 rows;
+  the chi-square statistic, its p-value and the counts are reported beside it;
+* no two items in one language share a question;
+* every item's options are non-empty and distinct;
+* an item has the same number of options in every language (and, unless ``allow_mixed``, every
+  item has the same number).
+
+Item checks list the offending item ids with a reason, up to :data:`SHOWN`, and always the count.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any, ClassVar
+
+import pandas as pd
+from great_expectations.core.metric_domain_types import MetricDomainTypes
+from great_expectations.execution_engine.pandas_execution_engine import PandasExecutionEngine
+from great_expectations.expectations.expectation import BatchExpectation
+from great_expectations.expectations.metrics.metric_provider import metric_value
+from great_expectations.expectations.metrics.table_metric_provider import TableMetricProvider
+from scipy.stats import chisquare
+
+from cultureqa.records import LETTERS
+
+SHOWN = 10
+"""Item ids listed per failed expectation; the count always covers all of them."""
+
+
+def gold_balance(frame: pd.DataFrame, tolerance: float) -> dict[str, Any]:
+    """Observed against expected gold shares per letter, with the effect and chi-square."""
+    letters = frame["answer"].astype(str)
+    sizes = frame["n_options"].astype(int)
+    n = len(frame)
+    width = int(sizes.max()) if n else 0
+    expected = {
+        LETTERS[j]: float(((sizes > j) / sizes).sum()) for j in range(min(width, len(LETTERS)))
+    }
+    counts = Counter(letters)
+    beyond = sorted(set(counts) - set(expected))
+    observed = {k: int(counts.get(k, 0)) for k in expected}
+    deviation = {k: (observed[k] - e) / n for k, e in expected.items()} if n else {}
+    max_dev = max((abs(d) for d in deviation.values()), default=1.0)
+    test = chisquare(list(observed.values()), list(expected.values())) if n else None
+    return {
+        "success": bool(n) and not beyond and max_dev <= tolerance,
+        "rows": n,
+        "counts": observed,
+        "expected_counts": {k: round(v, 2) for k, v in expected.items()},
+        "shares": {k: round(v / n, 4) for k, v in observed.items()} if n else {},
+        "max_deviation": round(max_dev, 4),
+        "tolerance": tolerance,
+        "letters_beyond_options": beyond,
+        "chi_square": None if test is None else round(float(test.statistic), 4),
+        "chi_square_p_value": None if test is None else float(test.pvalue),
+    }
+
+
+def duplicate_questions(frame: pd.DataFrame, columns: list[str]) -> dict[str, str]:
+    """Item id → the item it repeats, for every later item with the same ``columns`` values."""
+    first: dict[tuple[str, ...], str] = {}
+    problems: dict[str, str] = {}
+    for row in frame.to_dict("records"):
+        key = tuple(" ".join(str(row[c]).split()).casefold() for c in columns)
+        item = str(row["item_id"])
+        if key in first and first[key] != item:
+            problems[f"{item} ({row.get('language', '')})"] = (
+                f"same {'/'.join(columns)} as {first[key]}"
+            )
+        first.setdefault(key, item)
+    return problems
+
+
+def option_problems(frame: pd.DataFrame) -> dict[str, str]:
+    """Item id → why its options are broken (empty, duplicated, or not a JSON list)."""
+    problems: dict[str, str] = {}
+    for row in frame.to_dict("records"):
+        key = f"{row['item_id']} ({row.get('language', '')})"
+        try:
+            options = json.loads(str(row["options"]))
+        except json.JSONDecodeError:
+            problems[key] = "options are not a JSON list"
+            continue
+        texts = [" ".join(str(o).split()).casefold() for o in options]
+        empty = [LETTERS[i] for i, t in enumerate(texts) if not t]
+        repeated = sorted(t for t, c in Counter(texts).items() if c > 1 and t)
+        reason = "; ".join(
+            ([f"empty {empty}"] if empty else []) + [f"{t!r} repeated" for t in repeated]
+        )
+        if reason:
+            problems[key] = reason
+    return problems
+
+
+def option_count_problems(frame: pd.DataFrame, allow_mixed: bool) -> dict[str, str]:
+    """Item id → how its option count is inconsistent (across languages, or with the others)."""
+    per_item = frame.groupby("item_id")["n_options"].agg(lambda s: sorted(set(map(int, s))))
+    problems = {
+        str(i): f"{c} options in different languages" for i, c in per_item.items() if len(c) > 1
+    }
+    if not allow_mixed and len(frame):
+        usual = int(frame["n_options"].astype(int).mode().iloc[0])
+        for item, found in per_item.items():
+            if str(item) not in problems and found != [usual]:
+                problems[str(item)] = f"{found[0]} options where most items have {usual}"
+    return problems
+
+
+def _table(execution_engine: Any, domain: dict[str, Any]) -> pd.DataFrame:
+    frame, _, _ = execution_engine.get_compute_domain(domain, domain_type=MetricDomainTypes.TABLE)
+    return frame  # type: ignore[no-any-return]
+
+
+class TableGoldBalance(TableMetricProvider):  # type: ignore[misc]
+    """Metric: :func:`gold_balance` over the batch."""
+
+    metric_name = "table.mcq_gold_balance"
+    value_keys = ("tolerance",)
+
+    @metric_value(engine=PandasExecutionEngine)  # type: ignore[misc,untyped-decorator]
+    def _pandas(cls, execution_engine: Any, metric_domain_kwargs: dict[str, Any],
+                metric_value_kwargs: dict[str, Any], metrics: Any,
+                runtime_configuration: Any) -> Any:  # fmt: skip
+        frame = _table(execution_engine, metric_domain_kwargs)
+        return gold_balance(frame, float(metric_value_kwargs["tolerance"]))
+
+
+class TableDuplicateQuestions(TableMetricProvider):  # type: ignore[misc]
+    """Metric: :func:`duplicate_questions` over the batch."""
+
+    metric_name = "table.mcq_duplicate_questions"
+    value_keys = ("column_list",)
+
+    @metric_value(engine=PandasExecutionEngine)  # type: ignore[misc,untyped-decorator]
+    def _pandas(cls, execution_engine: Any, metric_domain_kwargs: dict[str, Any],
+                metric_value_kwargs: dict[str, Any], metrics: Any,
+                runtime_configuration: Any) -> Any:  # fmt: skip
+        frame = _table(execution_engine, metric_domain_kwargs)
+        return duplicate_questions(frame, list(metric_value_kwargs["column_list"]))
+
+
+class TableOptionProblems(TableMetricProvider):  # type: ignore[misc]
+    """Metric: :func:`option_problems` over the batch."""
+
+    metric_name = "table.mcq_option_problems"
+    value_keys = ()
+
+    @metric_value(engine=PandasExecutionEngine)  # type: ignore[misc,untyped-decorator]
+    def _pandas(cls, execution_engine: Any, metric_domain_kwargs: dict[str, Any],
+                metric_value_kwargs: dict[str, Any], metrics: Any,
+                runtime_configuration: Any) -> Any:  # fmt: skip
+        return option_problems(_table(execution_engine, metric_domain_kwargs))
+
+
+class TableOptionCountProblems(TableMetricProvider):  # type: ignore[misc]
+    """Metric: :func:`option_count_problems` over the batch."""
+
+    metric_name = "table.mcq_option_count_problems"
+    value_keys = ("allow_mixed",)
+
+    @metric_value(engine=PandasExecutionEngine)  # type: ignore[misc,untyped-decorator]
+    def _pandas(cls, execution_engine: Any, metric_domain_kwargs: dict[str, Any],
+                metric_value_kwargs: dict[str, Any], metrics: Any,
+                runtime_configuration: Any) -> Any:  # fmt: skip
+        frame = _table(execution_engine, metric_domain_kwargs)
+        return option_count_problems(frame, bool(metric_value_kwargs["allow_mixed"]))
+
+
+class _ItemExpectation(BatchExpectation):  # type: ignore[misc]
+    """One table metric returning ``item → reason``; success iff it is empty."""
+
+    domain_keys: ClassVar[tuple[str, ...]] = ("batch_id", "row_condition", "condition_parser")
+    what: ClassVar[str] = "items break the rule"
+
+    def _validate(
+        self,
+        metrics: dict[str, Any],
+        runtime_configuration: dict[str, Any] | None = None,
+        execution_engine: Any = None,
+    ) -> dict[str, Any]:
+        problems: dict[str, str] = metrics[self.metric_dependencies[0]]
+        shown = dict(sorted(problems.items())[:SHOWN])
+        return {
+            "success": not problems,
+            "result": {
+                "observed_value": f"{len(problems)} {self.what}",
+                "details": {"items": shown, "n_items": len(problems)},
+            },
+        }
+
+
+class ExpectQuestionsToBeUnique(_ItemExpectation):
+    """No two items of one language have the same question (whitespace and case folded)."""
+
+    column_list: list[str] = ["language", "question"]  # noqa: RUF012 - a GX (pydantic) field
+    metric_dependencies: ClassVar[tuple[str, ...]] = ("table.mcq_duplicate_questions",)
+    success_keys: ClassVar[tuple[str, ...]] = ("column_list",)
+    what: ClassVar[str] = "items repeat an earlier question"
+
+
+class ExpectOptionsToBeDistinctAndNonEmpty(_ItemExpectation):
+    """Every option of every item is non-empty and different from the item's other options."""
+
+    metric_dependencies: ClassVar[tuple[str, ...]] = ("table.mcq_option_problems",)
+    success_keys: ClassVar[tuple[str, ...]] = ()
+    what: ClassVar[str] = "items have empty or duplicate options"
+
+
+class ExpectOptionCountsToBeConsistent(_ItemExpectation):
+    """An item has one option count in all languages; all items share it unless allow_mixed."""
+
+    allow_mixed: bool = False
+    metric_dependencies: ClassVar[tuple[str, ...]] = ("table.mcq_option_count_problems",)
+    success_keys: ClassVar[tuple[str, ...]] = ("allow_mixed",)
+    what: ClassVar[str] = "items have an inconsistent number of options"
+
+
+class ExpectGoldPositionsToBeBalanced(BatchExpectation):  # type: ignore[misc]
+    """Gold letters spread over positions as a uniform draw would, within ``tolerance``."""
+
+    tolerance: float = 0.1
+    domain_keys: ClassVar[tuple[str, ...]] = ("batch_id", "row_condition", "condition_parser")
+    metric_dependencies: ClassVar[tuple[str, ...]] = ("table.mcq_gold_balance",)
+    success_keys: ClassVar[tuple[str, ...]] = ("tolerance",)
+
+    def _validate(
+        self,
+        metrics: dict[str, Any],
+        runtime_configuration: dict[str, Any] | None = None,
+        execution_engine: Any = None,
+    ) -> dict[str, Any]:
+        found = dict(metrics["table.mcq_gold_balance"])
+        success = bool(found.pop("success"))
+        return {"success": success, "result": {"observed_value": found["shares"], "details": found}}

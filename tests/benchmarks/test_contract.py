@@ -28,13 +28,22 @@ CONFIGS = sorted((ROOT / "conf" / "benchmark").glob("*.yaml"))
 FIXTURES = ROOT / "tests" / "fixtures" / "benchmarks"
 
 
-def _spec_on_fixture(config: Path) -> BenchmarkSpec:
+def _fixture(config: Path, declared: str) -> Path:
+    """``<name>.<ext>``, or a folder ``<name>/`` mirroring the pattern part of the source path."""
+    folder = FIXTURES / config.stem
+    if folder.is_dir():
+        parts = Path(declared).parts
+        first = next((i for i, p in enumerate(parts) if "{" in p or "*" in p), len(parts))
+        return folder.joinpath(*parts[first:])
     fixture = next(FIXTURES.glob(f"{config.stem}.*"), None)
     assert fixture is not None, f"{config.name} has no fixture in {FIXTURES}"
-    source = {"kind": "file", "path": str(fixture)}
-    tree = OmegaConf.create({"source": source, "b": OmegaConf.load(config)})
-    tree.b.source = source
+    return fixture
+
+
+def _spec_on_fixture(config: Path) -> BenchmarkSpec:
+    tree = OmegaConf.create({"source": {"kind": "file", "path": "?"}, "b": OmegaConf.load(config)})
     raw: Any = OmegaConf.to_container(tree.b, resolve=True)
+    raw["source"]["path"] = str(_fixture(config, raw["source"]["path"]))
     return BenchmarkSpec.from_config(raw)
 
 

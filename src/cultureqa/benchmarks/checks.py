@@ -7,15 +7,16 @@ standing in for Swahili). Here each is an error naming the key and the fix.
 
 from __future__ import annotations
 
+import string
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from cultureqa.benchmarks.load import LoadCounts, items_frame, load_items, load_source_frame
-from cultureqa.benchmarks.spec import BenchmarkSpec, SpecError
+from cultureqa.benchmarks.spec import FIXED_FIELDS, BenchmarkSpec, SpecError
 from cultureqa.benchmarks.tracking import check_tracked
-from cultureqa.evaluation.prompts import Template, find_template
+from cultureqa.evaluation.prompts import Template, TemplateError, find_template
 from cultureqa.records import McqItem
 
 
@@ -43,13 +44,26 @@ def check_slices(spec: BenchmarkSpec) -> None:
 
 
 def check_templates(spec: BenchmarkSpec, root: Path, style: str) -> dict[str, Template]:
-    """The template of every setting in ``style``; a missing language is a TemplateError."""
-    return {
-        s.name: find_template(
+    """The template of every setting in ``style``; a missing language is a TemplateError.
+
+    Placeholders may name the fixed fields or any metadata field; anything else would fail on the
+    first prompt, so it fails here, before the first model call.
+    """
+    known = set(FIXED_FIELDS) | set(spec.columns.metadata)
+    found = {}
+    for s in spec.settings:
+        template = find_template(
             root, spec.name, s.scoring, style, s.language, spec.prompt_fallback.get(s.language)
         )
-        for s in spec.settings
-    }
+        names = {f for _, f, _, _ in string.Formatter().parse(template.text) if f}
+        unknown = sorted(names - known)
+        if unknown:
+            raise TemplateError(
+                f"{template.path}: placeholder(s) {unknown} are neither {sorted(FIXED_FIELDS)} "
+                f"nor metadata of benchmark '{spec.name}' ({sorted(spec.columns.metadata)})"
+            )
+        found[s.name] = template
+    return found
 
 
 def preflight(spec: BenchmarkSpec, root: Path, style: str) -> dict[str, Template]:

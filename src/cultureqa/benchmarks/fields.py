@@ -140,7 +140,7 @@ def _record(value: Any) -> list[Any]:
         raise FieldError(f"options record has {len(labels)} labels but {len(texts)} texts")
     letters = list(LETTERS[: len(labels)])
     numbers = [str(i) for i in range(1, len(labels) + 1)]
-    if sorted(labels) not in (letters, numbers):
-        raise FieldError(f"option labels {labels} are not A, B, … or 1, 2, …")
     order = sorted(range(len(labels)), key=lambda i: (len(labels[i]), labels[i]))
+    if [labels[i] for i in order] not in (letters, numbers):
+        raise FieldError(f"option labels {labels} are not A, B, … or 1, 2, …")
     return [texts[i] for i in order]

@@ -107,6 +107,8 @@ def _with_rows(frame: pd.DataFrame, file: str) -> pd.DataFrame:
 
 def read_any(path: Path, fmt: str | None = None, split: str = "test") -> pd.DataFrame:
     """One table: CSV/TSV/JSON/JSONL/Parquet by extension or ``fmt``, or an HF directory."""
+    if not path.exists():
+        raise SourceError(path, "file not found")
     if path.is_dir():
         return read_hf_dir(path, split, fmt)
     kind = fmt or _EXTENSIONS.get(path.suffix.lower())

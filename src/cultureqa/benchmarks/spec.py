@@ -22,6 +22,8 @@ SourceKind = Literal["file", "hf"]
 SOURCE_FORMATS = ("csv", "tsv", "json", "jsonl", "parquet", "hf_disk", "hf_parquet")
 TRANSFORMS = ("list", "letter_dict", "delimited", "record")
 SCALAR_TYPES = ("bool", "int", "float", "str")
+FIXED_FIELDS = ("location_clause", "question", "options", "letters")
+"""Prompt placeholders every item fills; metadata names may not reuse them."""
 
 
 class SpecError(ValueError):
@@ -205,6 +207,9 @@ def _columns(cols: dict[str, Any]) -> ColumnMap:
         raise ValueError("columns.answer_format must be letter, index or text")
     options, transform, sep = _options_field(cols["options"])
     names, fields = _metadata(cols.get("metadata") or ())
+    reserved = sorted(set(names) & set(FIXED_FIELDS))
+    if reserved:
+        raise ValueError(f"metadata name(s) {reserved} are reserved prompt fields; rename them")
     types = {str(k): _type_decl(k, v) for k, v in dict(cols.get("metadata_types") or {}).items()}
     unknown = sorted(set(types) - set(names))
     if unknown:

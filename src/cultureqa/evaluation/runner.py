@@ -57,10 +57,11 @@ def format_options(options: Sequence[str]) -> str:
 
 
 def render_prompt(item: McqItem, plan: SettingPlan, location: str) -> str:
-    """Fill the setting's template for one item."""
+    """Fill the setting's template for one item; its metadata fields are placeholders too."""
     clause = plan.location_clause.format(location=location) if location else ""
     k = len(item.options)
     return plan.template.render(
+        **{str(key): str(value) for key, value in item.metadata.items()},
         location_clause=clause,
         question=item.question,
         options=format_options(item.options),

@@ -32,6 +32,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     templates = preflight(spec, root, str(params.prompt.style))
     loaded = load_checked(spec, root)
+    hub = spec.source.kind == "hf" and not spec.source.path
+    if hub:
+        print(
+            f"warning: hub source {loaded.origin} is not a DVC dependency (a new upload would not "
+            "rerun stages); save it under data/sources and set source.path to track it",
+            file=sys.stderr,
+        )
     report = run_suite(root / spec.expectations, loaded.frame)
     summary = {
         "source": loaded.origin,
@@ -39,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
         **sample_record(spec, loaded.source),
         "load": asdict(loaded.counts),
         "templates": {name: str(t.path.relative_to(root)) for name, t in templates.items()},
+        "source_tracked_by_dvc": not hub,
         **asdict(report),
     }
     write_json(root / "metrics" / "validate" / f"{args.benchmark}.json", summary)

@@ -6,12 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from cultureqa.benchmarks.sources import source_provenance
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.config import error_share_exit, load_params, run_stage, select, setup_stage, typed
 from cultureqa.evaluation.task import evaluate_benchmark, setting_metrics
 from cultureqa.io import write_json, write_parquet
 from cultureqa.paths import project_root, state_dir
-from cultureqa.provenance import file_md5, provenance
+from cultureqa.provenance import provenance
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,9 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     out_dir = root / "data" / "eval" / args.benchmark / args.model
     write_parquet(out_dir / "predictions.parquet", outcome.predictions)
-    dataset = {"name": spec.name, "version": spec.version, "source": spec.source.path}
-    if spec.source.kind == "file" and spec.source.path:
-        dataset["md5"] = file_md5(root / spec.source.path)
+    dataset = source_provenance(spec, root)  # files, MD5s, limit and sample
     summary = {
         "benchmark": spec.name,
         "roster_entry": args.model,

@@ -12,7 +12,7 @@ from omegaconf import OmegaConf
 
 from cultureqa.benchmarks.checks import check_templates, load_checked
 from cultureqa.benchmarks.fields import options_from
-from cultureqa.benchmarks.sources import sample_record
+from cultureqa.benchmarks.sources import sample_record, source_provenance
 from cultureqa.benchmarks.spec import BenchmarkSpec, SpecError
 from cultureqa.evaluation.prompts import Template, TemplateError
 from cultureqa.evaluation.runner import SettingPlan, render_prompt
@@ -174,3 +174,14 @@ def test_clashing_path_capture_is_an_error(tmp_path: Path) -> None:
     source = {"kind": "file", "path": str(tmp_path / "{qid}/{topic}.json")}
     with pytest.raises(SourceError, match=r"path captures \['qid'\] clash"):
         _items("island_culture", source=source)
+
+
+def test_provenance_hashes_every_source_file_and_the_sample() -> None:
+    spec = _spec("island_culture", sample={"n": 3, "seed": 7})
+    record = source_provenance(spec, ROOT)
+    assert len(record["files"]) == 5 and len(record["md5"]) == 32
+    assert record["sample"] == {"n": 3, "seed": 7, "stratify": []} and record["limit"] is None
+    single = source_provenance(_spec("national_figures", limit=2), ROOT)
+    assert single["md5"] == next(iter(single["files"].values())) and single["limit"] == 2
+    folder = source_provenance(_spec("landmarks_hf_disk"), ROOT)
+    assert any(f.endswith("state.json") for f in folder["files"])

@@ -10,6 +10,7 @@ before sampling) so synthesized ids do not change when a sample is drawn.
 from __future__ import annotations
 
 import glob
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -22,6 +23,7 @@ import pyarrow.parquet as pq
 
 from cultureqa.benchmarks.spec import BenchmarkSpec, SampleSpec
 from cultureqa.io import SourceError, _check_utf8, read_table
+from cultureqa.provenance import file_md5
 
 ROW_COLUMNS = ("_file", "_row", "_n")
 """Bookkeeping columns added to every source frame (never metadata)."""
@@ -240,3 +242,38 @@ def sample_record(spec: BenchmarkSpec, frame: pd.DataFrame) -> dict[str, Any]:
         "limit": s.limit,
         "sample": None if s.n is None else {"n": s.n, "seed": s.seed, "stratify": list(s.stratify)},
     }
+
+
+def source_provenance(spec: BenchmarkSpec, root: Path) -> dict[str, Any]:
+    """Name, version, every source file's MD5 and the sampling, for result files and MLflow.
+
+    ``md5`` is the file's own MD5 for a single file (the hash DVC records) and an MD5 over the
+    sorted ``path:md5`` lines when the source spans several files or a dataset folder.
+    """
+    record: dict[str, Any] = {"name": spec.name, "version": spec.version}
+    record["source"] = spec.source.path or f"hf:{spec.source.hf_dataset}:{spec.source.hf_split}"
+    record["limit"] = spec.sample.limit
+    s = spec.sample
+    record["sample"] = (
+        None if s.n is None else {"n": s.n, "seed": s.seed, "stratify": list(s.stratify)}
+    )
+    if not spec.source.path:
+        return record
+    files: dict[str, str] = {}
+    for path, _ in source_files(spec, root):
+        for file in sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]:
+            files[_relative(file, root)] = file_md5(file)
+    record["files"] = files
+    if len(files) == 1:
+        record["md5"] = next(iter(files.values()))
+    else:
+        lines = "".join(f"{k}:{v}\n" for k, v in sorted(files.items()))
+        record["md5"] = hashlib.md5(lines.encode(), usedforsecurity=False).hexdigest()
+    return record
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(path)

@@ -24,6 +24,7 @@ setup: $(STAMP) ## create .venv and install the project with dev tools
 	@test -d .dvc || (dvc init --quiet && dvc config hydra.enabled true)
 
 repro: setup ## rebuild datasets, evaluations and reports (offline, embedded defaults)
+	$(BIN)/python -m cultureqa.cli params check
 	dvc repro
 
 test: setup ## the offline test suite

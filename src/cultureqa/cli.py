@@ -1,0 +1,164 @@
+"""The ``cultureqa`` command: add and check benchmarks without reading the code.
+
+``cultureqa benchmark add NAME --from FILE`` sniffs the file's layout, copies it under
+``data/sources/NAME/`` (so DVC tracks it), writes ``conf/benchmark/NAME.yaml``, a five-row fixture
+and the ``conf/config.yaml`` entries, recomposes params.yaml and runs the contract test.
+``cultureqa benchmark check NAME`` runs every check ``validate`` runs, without DVC.
+``cultureqa params check`` says "run make params" when params.yaml is older than conf/.
+User errors print one ``error: …`` line and exit with code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+from omegaconf import OmegaConf
+
+from cultureqa.benchmarks.spec import BenchmarkSpec
+
+
+class UserError(ValueError):
+    """A mistake the user can fix; printed as one line with exit code 2."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the console script."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    from cultureqa.config import run_stage
+
+    def run() -> int:
+        try:
+            return int(args.func(args, Path(args.root).resolve()))
+        except UserError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+
+    return run_stage(run)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cultureqa", description=__doc__.split("\n")[0])
+    parser.add_argument("--root", default=".", help="project root (default: the current folder)")
+    groups = parser.add_subparsers(dest="group", required=True)
+    bench = groups.add_parser("benchmark", help="add or check a multiple-choice benchmark")
+    verbs = bench.add_subparsers(dest="verb", required=True)
+    add = verbs.add_parser("add", help="sniff FILE and write the config, fixture and entries")
+    add.add_argument("name")
+    add.add_argument(
+        "--from", dest="source", required=True, help="CSV/TSV/JSON(L)/Parquet/HF folder"
+    )
+    add.add_argument("--language", default="en", help="language of the questions (default en)")
+    add.add_argument("--no-test", action="store_true", help="skip the contract test")
+    add.set_defaults(func=_add)
+    check = verbs.add_parser("check", help="run validate's checks on a benchmark")
+    check.add_argument("name")
+    check.set_defaults(func=_check)
+    params = groups.add_parser("params", help="params.yaml tools")
+    params.add_argument("verb", choices=["check"])
+    params.set_defaults(func=_params_check)
+    return parser
+
+
+def _add(args: argparse.Namespace, root: Path) -> int:
+    from cultureqa.benchmarks import scaffold
+    from cultureqa.compose import compose_params
+    from cultureqa.io import write_text
+
+    if not args.name.isidentifier():
+        raise UserError(f"benchmark name {args.name!r} must be a Python-style identifier")
+    config = root / "conf" / "benchmark" / f"{args.name}.yaml"
+    if config.exists():
+        raise UserError(f"{config} exists already; pick another name or edit it")
+    source = Path(args.source)
+    frame, split = scaffold.load_for_sniffing(source)
+    layout = scaffold.sniff(frame, str(source))
+    path = scaffold.place_source(source, root, args.name)
+    fixture_dir = root / "tests" / "fixtures" / "benchmarks"
+    fixture = scaffold.write_fixture(Path(root / path), frame, fixture_dir, args.name, split)
+    is_dir = (root / path).is_dir()
+    text = scaffold.benchmark_yaml(
+        args.name, path, layout, args.language, split if is_dir else None
+    )
+    BenchmarkSpec.from_config(OmegaConf.to_container(OmegaConf.create(text)))  # type: ignore[arg-type]
+    write_text(config, text)
+    scaffold.add_config_entries(root / "conf" / "config.yaml", args.name)
+    params = compose_params(root / "conf")
+    write_text(root / "params.yaml", OmegaConf.to_yaml(OmegaConf.create(params)))
+    for line in [f"source   {path}", f"config   {config.relative_to(root)}",
+                 f"fixture  {fixture.relative_to(root)}", *layout.notes]:  # fmt: skip
+        print(line)
+    if args.no_test:
+        return 0
+    return _contract_test(root, args.name)
+
+
+def _contract_test(root: Path, name: str) -> int:
+    test = "tests/benchmarks/test_contract.py"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test, "-k", name],
+        cwd=root,
+        check=False,
+    )
+    if done.returncode != 0:
+        print(f"error: the contract test failed for '{name}'; fix conf/benchmark/{name}.yaml",
+              file=sys.stderr)  # fmt: skip
+        return 1
+    return 0
+
+
+def _check(args: argparse.Namespace, root: Path) -> int:
+    from cultureqa.benchmarks.checks import load_checked, preflight
+    from cultureqa.config import load_params
+    from cultureqa.validation import run_suite
+
+    _params_fresh(root)
+    params = load_params(root / "params.yaml")
+    raw = OmegaConf.select(params, f"benchmarks.{args.name}")
+    if raw is None:
+        raise UserError(
+            f"benchmark '{args.name}' is not in params.yaml; add '- benchmark@benchmarks."
+            f"{args.name}: {args.name}' to conf/config.yaml defaults and run make params"
+        )
+    spec = BenchmarkSpec.from_config(OmegaConf.to_container(raw, resolve=True))  # type: ignore[arg-type]
+    templates = preflight(spec, root, str(params.prompt.style))
+    loaded = load_checked(spec, root)
+    assert spec.expectations, "every benchmark declares a GX suite"
+    report = run_suite(root / spec.expectations, loaded.frame)
+    print(f"{loaded.origin}: {len(loaded.frame)} item rows, templates {sorted(templates)}, "
+          f"option labels stripped on {loaded.counts.labels_stripped} items")  # fmt: skip
+    if not report.success or report.crashes:
+        print(
+            f"error: {loaded.origin} breaks dataset invariants\n{report.message()}", file=sys.stderr
+        )
+        return 1
+    print(f"ok: {report.evaluated} expectations pass")
+    return 0
+
+
+def _params_check(args: argparse.Namespace, root: Path) -> int:
+    _params_fresh(root)
+    print("params.yaml matches conf/")
+    return 0
+
+
+def _params_fresh(root: Path) -> None:
+    """Raise when params.yaml differs from the composed conf/ (DVC would read stale values)."""
+    from cultureqa.compose import compose_params
+
+    path = root / "params.yaml"
+    if not path.exists():
+        raise UserError("params.yaml not found; run make params")
+    current = OmegaConf.to_container(OmegaConf.load(path))
+    if current != compose_params(root / "conf"):
+        raise UserError(
+            "params.yaml is stale (conf/ changed since it was composed), so DVC would run the old "
+            "config or say \"Stage 'validate@<name>' not found\"; run make params"
+        )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

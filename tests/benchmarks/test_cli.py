@@ -1,0 +1,112 @@
+"""``cultureqa benchmark add/check`` and ``cultureqa params check`` in a scratch copy of the project."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+from cultureqa.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+ROWS = [
+    ("Which province's capital is Medan?", "North Sumatra", "Aceh", "Riau", "Jambi", "A", "Sumatra"),
+    ("Which province's capital is Padang?", "Riau", "West Sumatra", "Jambi", "Aceh", "B", "Sumatra"),
+    ("Which province's capital is Semarang?", "East Java", "Bali", "Central Java", "Banten", "C",
+     "Java"),
+    ("Which province's capital is Denpasar?", "Banten", "East Java", "Lampung", "Bali", "D", "Bali"),
+    ("Which province's capital is Surabaya?", "East Java", "Bali", "Banten", "Lampung", "A", "Java"),
+    ("Which province's capital is Serang?", "Bali", "Banten", "Lampung", "Jambi", "B", "Java"),
+    ("Which province's capital is Mataram?", "Bali", "Banten", "West Nusa Tenggara", "Jambi", "C",
+     "Nusa Tenggara"),
+    ("Which province's capital is Kupang?", "Bali", "Banten", "Jambi", "East Nusa Tenggara", "D",
+     "Nusa Tenggara"),
+]  # fmt: skip
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    for folder in ("conf", "prompts", "expectations", "data/sources", "data/knowledge",
+                   "tests/fixtures/benchmarks"):  # fmt: skip
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    (tmp_path / "tests/benchmarks").mkdir()
+    for file in ("params.yaml", "dvc.yaml", "pyproject.toml", "tests/conftest.py",
+                 "tests/benchmarks/test_contract.py"):  # fmt: skip
+        shutil.copy(ROOT / file, tmp_path / file)
+    return tmp_path
+
+
+def _csv(path: Path) -> Path:
+    lines = ["Question,A,B,C,D,Answer,Region"]
+    lines += [",".join(f'"{cell}"' for cell in row) for row in ROWS]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_add_writes_config_fixture_entries_and_passes_the_contract(
+    project: Path, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outside = _csv(tmp_path_factory.mktemp("downloads") / "capitals.csv")
+    args = ["--root", str(project), "benchmark", "add", "capitals", "--from", str(outside)]
+    assert main(args) == 0, capsys.readouterr()
+    config = OmegaConf.load(project / "conf/benchmark/capitals.yaml")
+    assert config.source.path == "data/sources/capitals/capitals.csv"  # copied: DVC-tracked
+    assert config.columns.options == ["A", "B", "C", "D"] and config.columns.id is None
+    assert config.columns.answer_format == "letter" and list(config.columns.metadata) == ["Region"]
+    fixture = project / "tests/fixtures/benchmarks/capitals.csv"
+    assert len(fixture.read_text().splitlines()) == 6  # header + five rows
+    params = OmegaConf.load(project / "params.yaml")
+    assert "capitals" in params.benchmarks and "capitals" in params.evaluate.benchmarks
+    assert main(["--root", str(project), "benchmark", "check", "capitals"]) == 0
+    out = capsys.readouterr().out
+    assert "ids are synthesized" in out and "ok: 18 expectations pass" in out
+    assert main(["--root", str(project), "params", "check"]) == 0
+
+
+def test_add_a_nested_record_layout_in_place(project: Path) -> None:
+    source = project / "data/sources/examples/layouts/traditional_houses.jsonl"
+    args = [
+        "--root",
+        str(project),
+        "benchmark",
+        "add",
+        "houses",
+        "--from",
+        str(source),
+        "--no-test",
+    ]
+    assert main(args) == 0
+    config = OmegaConf.load(project / "conf/benchmark/houses.yaml")
+    assert config.source.path == "data/sources/examples/layouts/traditional_houses.jsonl"
+    assert config.columns.options == {"from": "choices", "transform": "record"}
+
+
+def test_add_fails_in_one_line_when_it_cannot_tell(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = project / "data/sources/odd.csv"
+    source.write_text("x,y\n1,2\n")
+    assert main(["--root", str(project), "benchmark", "add", "odd", "--from", str(source)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "cannot tell which column holds the question" in err
+    assert not (project / "conf/benchmark/odd.yaml").exists()
+
+
+def test_stale_params_say_run_make_params(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = project / "conf/config.yaml"
+    config.write_text(config.read_text().replace("seed: 13", "seed: 14"))
+    assert main(["--root", str(project), "params", "check"]) == 2
+    assert "params.yaml is stale" in capsys.readouterr().err
+    assert main(["--root", str(project), "benchmark", "check", "indoculture"]) == 2
+    assert "run make params" in capsys.readouterr().err
+
+
+def test_check_names_a_benchmark_missing_from_params(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--root", str(project), "benchmark", "check", "nope"]) == 2
+    assert "benchmark 'nope' is not in params.yaml" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""``cultureqa benchmark add/check`` and ``cultureqa params check`` in a scratch copy of the project."""
+"""``cultureqa benchmark add/check`` and ``params check`` in a scratch copy of the project."""
 
 from __future__ import annotations
 
@@ -11,19 +11,17 @@ from omegaconf import OmegaConf
 from cultureqa.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
-ROWS = [
-    ("Which province's capital is Medan?", "North Sumatra", "Aceh", "Riau", "Jambi", "A", "Sumatra"),
-    ("Which province's capital is Padang?", "Riau", "West Sumatra", "Jambi", "Aceh", "B", "Sumatra"),
-    ("Which province's capital is Semarang?", "East Java", "Bali", "Central Java", "Banten", "C",
-     "Java"),
-    ("Which province's capital is Denpasar?", "Banten", "East Java", "Lampung", "Bali", "D", "Bali"),
-    ("Which province's capital is Surabaya?", "East Java", "Bali", "Banten", "Lampung", "A", "Java"),
-    ("Which province's capital is Serang?", "Bali", "Banten", "Lampung", "Jambi", "B", "Java"),
-    ("Which province's capital is Mataram?", "Bali", "Banten", "West Nusa Tenggara", "Jambi", "C",
-     "Nusa Tenggara"),
-    ("Which province's capital is Kupang?", "Bali", "Banten", "Jambi", "East Nusa Tenggara", "D",
-     "Nusa Tenggara"),
-]  # fmt: skip
+CITIES = [  # city, options, gold letter, region (capitals as of 2024, Kemendagri)
+    ("Medan", ["North Sumatra", "Aceh", "Riau", "Jambi"], "A", "Sumatra"),
+    ("Padang", ["Riau", "West Sumatra", "Jambi", "Aceh"], "B", "Sumatra"),
+    ("Semarang", ["East Java", "Bali", "Central Java", "Banten"], "C", "Java"),
+    ("Denpasar", ["Banten", "East Java", "Lampung", "Bali"], "D", "Bali"),
+    ("Surabaya", ["East Java", "Bali", "Banten", "Lampung"], "A", "Java"),
+    ("Serang", ["Bali", "Banten", "Lampung", "Jambi"], "B", "Java"),
+    ("Mataram", ["Bali", "Banten", "West Nusa Tenggara", "Jambi"], "C", "Nusa Tenggara"),
+    ("Kupang", ["Bali", "Banten", "Jambi", "East Nusa Tenggara"], "D", "Nusa Tenggara"),
+]
+ROWS = [(f"Which province's capital is {c}?", *o, g, r) for c, o, g, r in CITIES]
 
 
 @pytest.fixture

@@ -174,7 +174,6 @@ class TableOptionCountProblems(TableMetricProvider):  # type: ignore[misc]
 class _ItemExpectation(BatchExpectation):  # type: ignore[misc]
     """One table metric returning ``item → reason``; success iff it is empty."""
 
-    domain_keys: ClassVar[tuple[str, ...]] = ("batch_id", "row_condition", "condition_parser")
     what: ClassVar[str] = "items break the rule"
 
     def _validate(
@@ -224,7 +223,6 @@ class ExpectGoldPositionsToBeBalanced(BatchExpectation):  # type: ignore[misc]
     """Gold letters spread over positions as a uniform draw would, within ``tolerance``."""
 
     tolerance: float = 0.1
-    domain_keys: ClassVar[tuple[str, ...]] = ("batch_id", "row_condition", "condition_parser")
     metric_dependencies: ClassVar[tuple[str, ...]] = ("table.mcq_gold_balance",)
     success_keys: ClassVar[tuple[str, ...]] = ("tolerance",)
 

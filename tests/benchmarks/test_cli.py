@@ -108,3 +108,22 @@ def test_check_names_a_benchmark_missing_from_params(
 ) -> None:
     assert main(["--root", str(project), "benchmark", "check", "nope"]) == 2
     assert "benchmark 'nope' is not in params.yaml" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("file", "options", "answer_format"),
+    [
+        ("regional_dances.csv", {"from": "options", "transform": "letter_dict"}, "letter"),
+        ("regional_dishes.csv", {"from": "options", "transform": "delimited"}, "text"),
+        ("traditional_houses.jsonl", {"from": "choices", "transform": "record"}, "letter"),
+        ("national_figures.tsv", ["A", "B", "C", "D"], "letter"),
+        ("landmarks_hf_parquet", "choices", "index"),
+    ],
+)
+def test_sniffer_recognises_the_layouts(file: str, options: object, answer_format: str) -> None:
+    from cultureqa.benchmarks.scaffold import load_for_sniffing, sniff
+
+    path = ROOT / "data/sources/examples/layouts" / file
+    frame, _ = load_for_sniffing(path)
+    columns = sniff(frame, str(path)).columns
+    assert columns["options"] == options and columns["answer_format"] == answer_format

@@ -143,7 +143,8 @@ def test_pooled_odds_ratios_match_discrete_logit(tables, fixed_effects: str) -> 
     got = (
         tables["dimension_logits"]
         .query(
-            "model == @POOLED and dimension == 'R' and error_type == 'C' and fixed_effects == @fixed_effects"
+            "model == @POOLED and dimension == 'R' and error_type == 'C'"
+            " and fixed_effects == @fixed_effects"
         )
         .iloc[0]
     )
@@ -168,3 +169,31 @@ def test_bin_table_and_macro_accuracy(tables) -> None:  # type: ignore[no-untype
     assert row["macro_accuracy"] == pytest.approx(sum(per_domain) / 10)
     assert row["macro_accuracy_present"] == pytest.approx(np.mean(per_domain))
     assert row["missing_domains"] == ", ".join(DOMAINS[4:])
+
+
+def test_report_has_every_section_with_csv_and_figures(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from cultureqa.cases.report import write_report
+    from cultureqa.cases.sections import SECTIONS
+
+    write_report(analyze(synthetic(), OPTIONS), tmp_path)
+    text = (tmp_path / "tables.md").read_text(encoding="utf-8")
+    for section in SECTIONS:
+        assert f"## {section.title}" in text
+        assert (tmp_path / "tables" / f"{section.name}.csv").exists(), section.name
+    for figure in ("weird_bin_counts.png", "dimension_levels.png", "odds_ratios.png"):
+        assert (tmp_path / figure).stat().st_size > 0
+    assert "_Empty" not in text
+
+
+def test_empty_sections_say_why(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from cultureqa.cases.report import read_analysis, write_analysis, write_report
+
+    only_baselines = synthetic().assign(kind="baseline")
+    write_analysis(analyze(only_baselines, OPTIONS), tmp_path / "analyze")
+    write_report(read_analysis(tmp_path / "analyze"), tmp_path / "report")
+    text = (tmp_path / "report" / "tables.md").read_text(encoding="utf-8")
+    for title in ("pooled (all models)", "per domain (pooled", "Across models by domain",
+                  "Logistic odds ratios per dimension, pooled, no fixed effects"):  # fmt: skip
+        body = text.split(title, 1)[1].split("\n## ", 1)[0]
+        assert "_Empty: no roster entry of kind 'model'" in body, title
+    assert "## Cochran–Armitage trends over WEIRD bins per model\n" in text

@@ -13,7 +13,7 @@ enters the overall table and the robustness gap.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,6 +70,8 @@ class CasesAnalysis:
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     aggregate_models: tuple[str, ...] = ()
     """Models averaged in the across-model tables (no baselines unless asked, no humans)."""
+    notes: dict[str, str] = field(default_factory=dict)
+    """Why a table is empty, per table name, so a report section says so instead of vanishing."""
 
 
 def prepare(predictions: pd.DataFrame) -> pd.DataFrame:
@@ -240,10 +242,10 @@ def dimension_trends(
         trends.trend_table(rows.assign(dimension=dim), "dimension", dim, "dimension", "level")
         for dim in options.dimensions
     ]
-    table = pd.concat([p for p in parts if not p.empty], ignore_index=True) if parts else None
-    if table is None or table.empty:
+    parts = [p for p in parts if not p.empty]
+    if not parts:
         return pd.DataFrame()
-    return trends.add_q_values(table, ["measure"], options.fdr_alpha)
+    return trends.add_q_values(pd.concat(parts, ignore_index=True), ["measure"], options.fdr_alpha)
 
 
 def bin_table(primary: pd.DataFrame, examples: int = 5) -> pd.DataFrame:
@@ -320,4 +322,33 @@ def analyze(predictions: pd.DataFrame, options: AnalysisOptions) -> CasesAnalysi
     tables["trends_by_topic"] = unit_trends(topics, "topic_category", models, options)
     tables["dimension_trends"] = dimension_trends(primary, models, options)
     tables["dimension_logits"] = dimension_logits(primary, options, models)
-    return CasesAnalysis(tables, models)
+    return CasesAnalysis(tables, models, empty_reasons(tables, models, topics, options))
+
+
+POOLED_TABLES = ("trends_by_domain", "trends_by_topic", "dimension_trends")
+
+
+def empty_reasons(
+    tables: Mapping[str, pd.DataFrame],
+    models: Sequence[str],
+    topics: pd.DataFrame,
+    options: AnalysisOptions,
+) -> dict[str, str]:
+    """A reason for every empty table (and for the pooled parts, which need ≥ 1 model)."""
+    no_models = (
+        "no roster entry of kind 'model' to pool (baselines enter only with "
+        f"cases.analysis.include_baselines: true; it is {options.include_baselines})"
+    )
+    notes = {"pooled": no_models} if not models else {}
+    for name, table in tables.items():
+        if not table.empty:
+            continue
+        if name.startswith("across_models") or name in POOLED_TABLES:
+            notes[name] = no_models if not models else "no answers in any cell"
+        if name.endswith("topic") and topics.empty:
+            notes[name] = (
+                f"no topic category has ≥ {options.min_topic_n} cases "
+                f"(cases.analysis.min_topic_n; excluded: {list(options.topic_exclude)})"
+            )
+        notes.setdefault(name, "no rows: the predictions hold nothing this table counts")
+    return notes

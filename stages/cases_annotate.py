@@ -33,7 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     cases = pd.read_parquet(build / "ingest" / "cases.parquet")
     rules = load_topic_rules(root / cfg["topic_rules"])
     table = load_indicator_table(root / cfg["sources"]["indicators"])
-    thresholds = compute_thresholds(table)
+    samples = dict(cfg["annotate"].get("cut_samples") or {})
+    cut_samples = {k: root / str(v) if v else None for k, v in samples.items()}
+    thresholds = compute_thresholds(table, cut_samples)
     countries = annotate_weird(table, thresholds, drop_incomplete=True)
     annotated = annotate_cases(cases, rules, countries, path=cfg["sources"]["cases"])
     kept, excluded = split_unannotated(annotated)

@@ -9,6 +9,7 @@ from pathlib import Path
 from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.mocqa.answers import read_answer_sheets, score_human_sheets
 from cultureqa.mocqa.evaluate import load_dataset
+from cultureqa.mocqa.question_analysis import analyze_questions
 from cultureqa.mocqa.report import ReportPaths, collect_predictions, write_report
 
 
@@ -33,14 +34,14 @@ def main(argv: list[str] | None = None) -> int:
     if preds.empty:
         raise FileNotFoundError("no ID-MoCQA predictions for the configured roster and prompts")
     sheets = human_sheets(root, cfg.get("human_answers"))
-    human = None
-    if sheets:
-        dataset = load_dataset(root / str(cfg["dataset"]))
-        human = score_human_sheets(read_answer_sheets(sheets), dataset)
+    dataset = load_dataset(root / str(cfg["dataset"]))
+    human = score_human_sheets(read_answer_sheets(sheets), dataset) if sheets else None
+    questions = analyze_questions(dataset, dict(cfg.get("question_analysis") or {}), root)
     paths = ReportPaths(
         metrics=root / "metrics" / "mocqa" / "analysis", reports=root / "reports" / "mocqa"
     )
-    summary = write_report(preds, paths, human, **dict(cfg.get("shared_errors") or {}))
+    shared = dict(cfg.get("shared_errors") or {})
+    summary = write_report(preds, paths, human, questions, **shared)
     for model, prompts in summary.items():
         cells = ", ".join(
             f"{p}: multi-hop {v['all']['multi_hop']:.3f}, first-hop {v['all']['first_hop']:.3f}"

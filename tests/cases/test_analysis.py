@@ -93,10 +93,19 @@ def test_accuracy_macro_accuracy_and_wilson(result) -> None:  # type: ignore[no-
     overall = result.tables["overall"].set_index(["model", "seed"])
     m1 = overall.loc[("m1", 60)]
     assert m1["accuracy"] == 3 / 8
-    assert m1["macro_accuracy"] == pytest.approx((2 / 2 + 1 / 6) / 2)  # law 2/2, customs 1/6
+    # the paper's definition divides by all ten declared domains; eight are missing (flagged)
+    assert m1["macro_accuracy"] == pytest.approx((2 / 2 + 1 / 6) / 10)  # law 2/2, customs 1/6
+    assert m1["macro_accuracy_present"] == pytest.approx((2 / 2 + 1 / 6) / 2)
+    assert m1["macro_definition"] == "all_declared"
+    assert m1["missing_domains"].split(", ")[:2] == ["architecture", "language and writing"]
     assert m1["n_domains"] == 2 and m1["parse_error_rate"] == 1 / 8
     assert (m1["ci_low"], m1["ci_high"]) == pytest.approx(stats.wilson_ci(3, 8))
-    assert overall.loc[("m2", 60), "macro_accuracy"] == pytest.approx(0.5)
+    assert overall.loc[("m2", 60), "macro_accuracy"] == pytest.approx(0.1)
+    present = analyze(predictions(), dataclasses.replace(OPTIONS, macro="present_domains"))
+    m2 = present.tables["overall"].set_index(["model", "seed"]).loc[("m2", 60)]
+    assert m2["macro_accuracy"] == pytest.approx(0.5) and m2["macro_definition"] != "all_declared"
+    with pytest.raises(ValueError, match="macro definition"):
+        analyze(predictions(), dataclasses.replace(OPTIONS, macro="mean"))
 
 
 def test_robustness_gap_against_two_pp(result) -> None:  # type: ignore[no-untyped-def]
@@ -127,7 +136,7 @@ def test_topics_below_the_threshold_stay_out(result) -> None:  # type: ignore[no
 
 
 def test_trend_wiring_matches_direct_cochran_armitage(result) -> None:  # type: ignore[no-untyped-def]
-    trends = result.tables["weird_trends"]
+    trends = result.tables["weird_trends"].query("scope == 'model'")
     m1 = trends[trends["model"] == "m1"].set_index("error_type")
     # m1 on seed 60 per bin 0..5: answers 2,3,1,0,0,2; correct 0,1,0,0,0,2; errors 2,2,0,0,0,0
     acc = stats.cochran_armitage_trend([0, 1, 0, 0, 0, 2], [2, 3, 1, 0, 0, 2], list(range(6)))
@@ -142,6 +151,7 @@ def test_trend_wiring_matches_direct_cochran_armitage(result) -> None:  # type: 
     per_model = weird_trends(
         prepare(predictions()).query("seed == 60"), dataclasses.replace(OPTIONS, fdr_by=("model",))
     )
+    assert set(per_model["scope"]) == {"model"}  # no models to pool → no pooled rows
     m1_family = per_model[per_model["model"] == "m1"]
     _, q = stats.bh_fdr(m1_family["p_value"].to_numpy())
     np.testing.assert_allclose(m1_family["q_value"].to_numpy(), q, equal_nan=True)
@@ -149,7 +159,8 @@ def test_trend_wiring_matches_direct_cochran_armitage(result) -> None:  # type: 
 
 def test_logit_wiring_matches_direct_fit(result) -> None:  # type: ignore[no-untyped-def]
     logits = result.tables["dimension_logits"]
-    assert len(logits) == 3 * 1 * 5 * 2  # models × dimensions × error types × (none, continent)
+    # (3 models + pooled) × dimensions × error types × (none, continent)
+    assert len(logits) == 4 * 1 * 5 * 2
     row = logits.query("model == 'm2' and error_type == 'A' and fixed_effects == 'none'").iloc[0]
     errors = prepare(predictions()).query("seed == 60 and model == 'm2' and is_error")
     direct = stats.logit_odds_ratio(

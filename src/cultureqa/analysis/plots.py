@@ -60,3 +60,70 @@ def heatmap(table: pd.DataFrame, target: Path, title: str, fmt: str = "{:.2f}") 
         fig.savefig(tmp, format="png", dpi=120)
     plt.close(fig)
     return target
+
+
+def _save(fig: Any, target: Path) -> Path:
+    plt = _pyplot()
+    fig.tight_layout()
+    with atomic_path(target) as tmp:
+        fig.savefig(tmp, format="png", dpi=110)
+    plt.close(fig)
+    return target
+
+
+def grouped_bars(table: pd.DataFrame, target: Path, title: str, ylabel: str) -> Path:
+    """One group of bars per row of ``table`` (index on the x axis), one bar per column."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(max(5, 0.9 * len(table)), 3.6))
+    width = 0.8 / max(1, table.shape[1])
+    for k, column in enumerate(table.columns):
+        xs = [i + k * width for i in range(len(table))]
+        ax.bar(xs, table[column].to_numpy(float), width, label=str(column))
+    ax.set_xticks([i + width * (table.shape[1] - 1) / 2 for i in range(len(table))])
+    ax.set_xticklabels([str(i) for i in table.index])
+    ax.set_xlabel(str(table.index.name or ""))
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
+    return _save(fig, target)
+
+
+def forest(table: pd.DataFrame, target: Path, title: str) -> Path:
+    """Odds ratios with CI whiskers on a log axis; rows labelled by ``label``, NaN rows skipped.
+
+    ``table`` has columns ``label, odds_ratio, ci_low, ci_high`` and optionally ``group`` (one
+    colour per group, e.g. without / with continent fixed effects).
+    """
+    plt = _pyplot()
+    rows = table.dropna(subset=["odds_ratio", "ci_low", "ci_high"]).reset_index(drop=True)
+    labels = list(dict.fromkeys(rows["label"]))
+    fig, ax = plt.subplots(figsize=(6.5, 1.2 + 0.22 * max(1, len(labels))))
+    groups = list(dict.fromkeys(rows.get("group", pd.Series([""] * len(rows)))))
+    for g, group in enumerate(groups):
+        part = rows[rows["group"] == group] if "group" in rows else rows
+        ys = [labels.index(label) + 0.25 * g for label in part["label"]]
+        err = [part["odds_ratio"] - part["ci_low"], part["ci_high"] - part["odds_ratio"]]
+        ax.errorbar(part["odds_ratio"], ys, xerr=err, fmt="o", ms=3, capsize=2, label=str(group))
+    ax.axvline(1.0, color="grey", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_yticks(range(len(labels)), labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("odds ratio per level (95% CI, log scale)")
+    ax.set_title(title, fontsize=10)
+    if len(groups) > 1:
+        ax.legend(fontsize=7)
+    return _save(fig, target)
+
+
+def level_lines(table: pd.DataFrame, target: Path, title: str, ylabel: str) -> Path:
+    """One line per row of ``table`` over its columns (ordered levels), e.g. rate per level."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    for name, values in table.iterrows():
+        ax.plot(list(table.columns), values.to_numpy(float), marker="o", label=str(name))
+    ax.set_xlabel("level")
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(0, 1)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7)
+    return _save(fig, target)

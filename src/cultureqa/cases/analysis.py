@@ -13,7 +13,7 @@ enters the overall table and the robustness gap.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,12 +21,13 @@ import numpy as np
 import pandas as pd
 
 from cultureqa.analysis import stats
+from cultureqa.cases import trends
 from cultureqa.cases.ingest import DOMAINS
 from cultureqa.cases.topics import analysis_categories, explode_categories
 from cultureqa.cases.weird import DIMENSIONS
 
-ERROR_TYPES: tuple[str, ...] = ("A", "B", "C", "D", "E")
-BINS: tuple[int, ...] = (0, 1, 2, 3, 4, 5)
+ERROR_TYPES = trends.ERROR_TYPES
+BINS = trends.BINS
 POOLED = "all models"
 """Model label of rows pooled over the models that form "across models"."""
 REQUIRED: tuple[str, ...] = (
@@ -49,6 +50,8 @@ class AnalysisOptions:
     fdr_by: tuple[str, ...] = ("measure",)
     dimensions: tuple[str, ...] = DIMENSIONS
     robustness_threshold_pp: float = 2.0
+    macro: str = "all_declared"
+    """Macro-accuracy definition, one of :data:`MACRO_DEFINITIONS`."""
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any], threshold_pp: float = 2.0) -> AnalysisOptions:
@@ -67,6 +70,8 @@ class CasesAnalysis:
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     aggregate_models: tuple[str, ...] = ()
     """Models averaged in the across-model tables (no baselines unless asked, no humans)."""
+    notes: dict[str, str] = field(default_factory=dict)
+    """Why a table is empty, per table name, so a report section says so instead of vanishing."""
 
 
 def prepare(predictions: pd.DataFrame) -> pd.DataFrame:
@@ -88,23 +93,45 @@ def aggregate_models(pred: pd.DataFrame, include_baselines: bool) -> tuple[str, 
     return tuple(sorted(pred.loc[pred["kind"].isin(kinds), "model"].unique()))
 
 
-def macro_accuracy(pred: pd.DataFrame) -> pd.DataFrame:
-    """Mean of the per-domain accuracies over the ten domains, per model and seed."""
+MACRO_DEFINITIONS: tuple[str, ...] = ("all_declared", "present_domains")
+"""``all_declared``: the paper's macro accuracy, the sum of per-domain accuracies over all ten
+declared domains divided by ten (a domain without cases contributes 0 and is flagged);
+``present_domains``: the mean over the domains that have cases (a named alternative)."""
+
+
+def macro_accuracy(pred: pd.DataFrame, definition: str = "all_declared") -> pd.DataFrame:
+    """Macro accuracy over the declared domains per model and seed, with both definitions.
+
+    ``macro_accuracy`` follows ``definition``; ``macro_accuracy_all_declared`` and
+    ``macro_accuracy_present`` hold both, ``missing_domains`` names the declared domains a
+    model has no answers in (so a lower all-declared value is never a silent zero).
+    """
+    if definition not in MACRO_DEFINITIONS:
+        raise ValueError(f"macro definition {definition!r} is not one of {MACRO_DEFINITIONS}")
     by_domain = stats.accuracy_table(
         pred[pred["domain"].isin(DOMAINS)], ["model", "seed", "domain"]
     )
-    grouped = by_domain.groupby(["model", "seed"], sort=True)["accuracy"]
-    return grouped.agg(macro_accuracy="mean", n_domains="size").reset_index()
+    grouped = by_domain.groupby(["model", "seed"], sort=True)
+    out = grouped["accuracy"].agg(macro_accuracy_present="mean", n_domains="size")
+    out["macro_accuracy_all_declared"] = grouped["accuracy"].sum() / len(DOMAINS)
+    present = grouped["domain"].agg(set)
+    out["missing_domains"] = present.map(lambda s: ", ".join(d for d in DOMAINS if d not in s))
+    chosen = (
+        "macro_accuracy_all_declared" if definition == "all_declared" else "macro_accuracy_present"
+    )
+    out["macro_accuracy"] = out[chosen]
+    out["macro_definition"] = definition
+    return out.reset_index()
 
 
-def overall_table(pred: pd.DataFrame) -> pd.DataFrame:
+def overall_table(pred: pd.DataFrame, macro: str = "all_declared") -> pd.DataFrame:
     """Accuracy (Wilson 95% CI), macro accuracy and error rates per model and seed."""
     table = stats.accuracy_table(pred, ["model", "kind", "seed"])
     rates = pred.assign(
         parse_error=pred["status"] == "parse_error", error=pred["status"] == "error"
     ).groupby(["model", "seed"], sort=True)[["parse_error", "error"]]
     table = table.merge(rates.mean().add_suffix("_rate").reset_index(), on=["model", "seed"])
-    return table.merge(macro_accuracy(pred), on=["model", "seed"], how="left")
+    return table.merge(macro_accuracy(pred, macro), on=["model", "seed"], how="left")
 
 
 def robustness_table(pred: pd.DataFrame, threshold_pp: float) -> pd.DataFrame:
@@ -174,49 +201,65 @@ def error_shares(primary: pd.DataFrame, by: list[str], models: Iterable[str]) ->
     return out.reset_index()
 
 
-def _bin_counts(primary: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(per model × bin: n, correct, errors; per model × bin × type: error counts), bins 0–5."""
-    rows = primary.dropna(subset=["weird_bin"])
-    index = pd.MultiIndex.from_product([sorted(rows["model"].unique()), BINS])
-    totals = rows.groupby(["model", "weird_bin"]).agg(
-        n=("correct", "size"), correct=("correct", "sum"), errors=("is_error", "sum")
-    )
-    typed = rows[rows["is_error"]].groupby(["model", "weird_bin", "pred_type"]).size()
-    by_type = typed.unstack(fill_value=0).reindex(columns=list(ERROR_TYPES), fill_value=0)
-    return totals.reindex(index, fill_value=0), by_type.reindex(index, fill_value=0)
+def weird_trends(
+    primary: pd.DataFrame, options: AnalysisOptions, models: Iterable[str] = ()
+) -> pd.DataFrame:
+    """Cochran–Armitage trends over WEIRD bins 0–5 (w_b = b), per model and pooled over models.
 
-
-def _trend_row(model: str, measure: str, kind: str, x: np.ndarray, n: np.ndarray) -> dict[str, Any]:
-    result = stats.cochran_armitage_trend(x.tolist(), n.tolist(), scores=list(BINS))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = np.where(n > 0, x / np.maximum(n, 1), np.nan)
-    bins = {**{f"p_bin{b}": p[b] for b in BINS}, **{f"n_bin{b}": int(n[b]) for b in BINS}}
-    return {"model": model, "measure": measure, "error_type": kind, "z": result.z,
-            "p_value": result.p_value, "delta_pp": result.endpoint_delta_pp, **bins}  # fmt: skip
-
-
-def weird_trends(primary: pd.DataFrame, options: AnalysisOptions) -> pd.DataFrame:
-    """Cochran–Armitage trends over WEIRD bins 0–5 (w_b = b), with BH q-values per family.
-
-    Per model: accuracy (correct / answers) and each error-type share (type t / errors).
-    ``delta_pp`` is (p5 − p0)·100 over the outermost non-empty bins. Families are the groups of
-    ``options.fdr_by`` columns (default: one family per measure).
+    Per unit: accuracy (correct / answers) and each error-type share (type t / errors).
+    ``delta_pp`` is (p5 − p0)·100 over the outermost non-empty bins. Pooled rows (``model`` =
+    :data:`POOLED`, ``scope`` = ``pooled``) stack the answers of ``models``. BH families are the
+    groups of ``scope`` plus ``options.fdr_by`` (default: one family per scope and measure).
     """
-    totals, by_type = _bin_counts(primary)
+    per_model = trends.trend_table(primary, "model", "weird_bin", "model")
+    pooled_rows = primary[primary["model"].isin(list(models))].assign(model=POOLED)
+    pooled = trends.trend_table(pooled_rows, "model", "weird_bin", "pooled")
+    parts = [t for t in (pooled, per_model) if not t.empty]
+    if not parts:
+        return pd.DataFrame()
+    table = pd.concat(parts, ignore_index=True)
+    return trends.add_q_values(table, ["scope", *options.fdr_by], options.fdr_alpha)
+
+
+def unit_trends(
+    frame: pd.DataFrame, unit: str, models: Iterable[str], options: AnalysisOptions
+) -> pd.DataFrame:
+    """Trends over WEIRD bins per ``unit`` (domain or topic), pooled over ``models``."""
+    rows = frame[frame["model"].isin(list(models))]
+    table = trends.trend_table(rows, unit, "weird_bin", unit)
+    return trends.add_q_values(table, ["measure"], options.fdr_alpha)
+
+
+def dimension_trends(
+    primary: pd.DataFrame, models: Iterable[str], options: AnalysisOptions
+) -> pd.DataFrame:
+    """Trends over each dimension's levels (W 0–1, E 0–2, I 0–3, R 0–3, D 0–2), pooled.
+
+    ``p_low``/``p_high`` are the endpoint rates at the lowest and highest non-empty level.
+    """
+    rows = primary[primary["model"].isin(list(models))]
+    parts = [
+        trends.trend_table(rows.assign(dimension=dim), "dimension", dim, "dimension", "level")
+        for dim in options.dimensions
+    ]
+    parts = [p for p in parts if not p.empty]
+    if not parts:
+        return pd.DataFrame()
+    return trends.add_q_values(pd.concat(parts, ignore_index=True), ["measure"], options.fdr_alpha)
+
+
+def bin_table(primary: pd.DataFrame, examples: int = 5) -> pd.DataFrame:
+    """Countries and cases per WEIRD bin 0–5, with the countries with most cases as examples."""
+    cases = primary.drop_duplicates("case_id").dropna(subset=["weird_bin"])
     rows = []
-    for model in totals.index.get_level_values(0).unique():
-        t, k = totals.loc[model], by_type.loc[model]
-        rows.append(_trend_row(model, "accuracy", "", t["correct"].to_numpy(), t["n"].to_numpy()))
-        errors = t["errors"].to_numpy()
-        rows += [_trend_row(model, "error_share", e, k[e].to_numpy(), errors) for e in ERROR_TYPES]
-    table = pd.DataFrame(rows)
-    if table.empty:
-        return table
-    table["q_value"], table["reject"] = np.nan, False
-    for _, index in table.groupby(list(options.fdr_by), sort=False).groups.items():
-        reject, q = stats.bh_fdr(table.loc[index, "p_value"].to_numpy(), options.fdr_alpha)
-        table.loc[index, "q_value"], table.loc[index, "reject"] = q, reject
-    return table
+    for b in BINS:
+        part = cases[cases["weird_bin"] == b]
+        counts = part["country"].astype(str).value_counts()
+        counts = counts.sort_index().sort_values(ascending=False, kind="stable")
+        shown = ", ".join(f"{c} ({n})" for c, n in counts.head(examples).items())
+        rows.append({"weird_bin": b, "n_countries": len(counts), "n_cases": len(part),
+                     "example_countries": shown or "—"})  # fmt: skip
+    return pd.DataFrame(rows)
 
 
 def _one_blas_thread() -> contextlib.AbstractContextManager[Any]:
@@ -233,28 +276,21 @@ def _one_blas_thread() -> contextlib.AbstractContextManager[Any]:
     return limits
 
 
-def dimension_logits(primary: pd.DataFrame, options: AnalysisOptions) -> pd.DataFrame:
-    """Logistic regression of each error type on each WEIRD dimension, per model.
+def dimension_logits(
+    primary: pd.DataFrame, options: AnalysisOptions, models: Iterable[str] = ()
+) -> pd.DataFrame:
+    """Logistic regression of each error type on each WEIRD dimension, per model and pooled.
 
-    Rows are a model's errors; the outcome is "the error is of type t", the predictor the
-    dimension level, without and with continent fixed effects (odds ratio e^β, Wald 95% CI).
+    Rows are errors; the outcome is "the error is of type t", the predictor the dimension
+    level, without and with continent fixed effects (odds ratio e^β, Wald 95% CI). Pooled rows
+    (``model`` = :data:`POOLED`) fit the errors of every model in ``models`` together.
     """
+    errors = primary[primary["is_error"]]
+    pooled = errors[errors["model"].isin(list(models))].assign(model=POOLED)
     with _one_blas_thread():
-        return pd.DataFrame(_logit_rows(primary[primary["is_error"]], options))
-
-
-def _logit_rows(errors: pd.DataFrame, options: AnalysisOptions) -> list[dict[str, Any]]:
-    rows = []
-    for model, part in errors.groupby("model", sort=True):
-        for dim in options.dimensions:
-            data = part[[dim, "continent", "pred_type"]].astype({dim: "float64"})
-            for kind in ERROR_TYPES:
-                data = data.assign(y=(data["pred_type"] == kind).astype("int64"))
-                for label, fe in (("none", []), ("continent", ["continent"])):
-                    res = stats.logit_odds_ratio(data, "y", dim, fe)
-                    rows.append({"model": model, "dimension": dim, "error_type": kind,
-                                 "fixed_effects": label, **res._asdict()})  # fmt: skip
-    return rows
+        rows = trends.logit_rows(pooled, "model", options.dimensions)
+        rows += trends.logit_rows(errors, "model", options.dimensions)
+    return pd.DataFrame(rows)
 
 
 def analyze(predictions: pd.DataFrame, options: AnalysisOptions) -> CasesAnalysis:
@@ -271,7 +307,7 @@ def analyze(predictions: pd.DataFrame, options: AnalysisOptions) -> CasesAnalysi
         "topic": (topics, ["topic_category"]),
         "continent_domain": (primary, ["continent", "domain"]),
     }
-    tables = {"overall": overall_table(pred)}
+    tables = {"overall": overall_table(pred, options.macro)}
     tables["robustness"] = robustness_table(pred, options.robustness_threshold_pp)
     for name, (frame, by) in slices.items():
         table = stats.accuracy_table(frame, ["model", *by])
@@ -280,6 +316,39 @@ def analyze(predictions: pd.DataFrame, options: AnalysisOptions) -> CasesAnalysi
     for name, by in (("model", []), ("continent", ["continent"]), ("domain", ["domain"]),
                      ("weird_bin", ["weird_bin"])):  # fmt: skip
         tables[f"error_types_by_{name}"] = error_shares(primary, by, models)
-    tables["weird_trends"] = weird_trends(primary, options)
-    tables["dimension_logits"] = dimension_logits(primary, options)
-    return CasesAnalysis(tables, models)
+    tables["weird_bins"] = bin_table(primary)
+    tables["weird_trends"] = weird_trends(primary, options, models)
+    tables["trends_by_domain"] = unit_trends(primary, "domain", models, options)
+    tables["trends_by_topic"] = unit_trends(topics, "topic_category", models, options)
+    tables["dimension_trends"] = dimension_trends(primary, models, options)
+    tables["dimension_logits"] = dimension_logits(primary, options, models)
+    return CasesAnalysis(tables, models, empty_reasons(tables, models, topics, options))
+
+
+POOLED_TABLES = ("trends_by_domain", "trends_by_topic", "dimension_trends")
+
+
+def empty_reasons(
+    tables: Mapping[str, pd.DataFrame],
+    models: Sequence[str],
+    topics: pd.DataFrame,
+    options: AnalysisOptions,
+) -> dict[str, str]:
+    """A reason for every empty table (and for the pooled parts, which need ≥ 1 model)."""
+    no_models = (
+        "no roster entry of kind 'model' to pool (baselines enter only with "
+        f"cases.analysis.include_baselines: true; it is {options.include_baselines})"
+    )
+    notes = {"pooled": no_models} if not models else {}
+    for name, table in tables.items():
+        if not table.empty:
+            continue
+        if name.startswith("across_models") or name in POOLED_TABLES:
+            notes[name] = no_models if not models else "no answers in any cell"
+        if name.endswith("topic") and topics.empty:
+            notes[name] = (
+                f"no topic category has ≥ {options.min_topic_n} cases "
+                f"(cases.analysis.min_topic_n; excluded: {list(options.topic_exclude)})"
+            )
+        notes.setdefault(name, "no rows: the predictions hold nothing this table counts")
+    return notes

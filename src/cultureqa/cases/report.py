@@ -18,7 +18,6 @@ import pandas as pd
 
 from cultureqa.analysis.plots import accuracy_by_setting
 from cultureqa.analysis.stats import accuracy_table
-from cultureqa.analysis.tables import to_markdown
 from cultureqa.cases.analysis import (
     BINS,
     ERROR_TYPES,
@@ -71,7 +70,8 @@ def write_analysis(result: CasesAnalysis, out_dir: Path) -> None:
     """Every table as parquet, plus the across-model roster, for the report stage."""
     for name, table in result.tables.items():
         write_parquet(out_dir / f"{name}.parquet", table)
-    write_json(out_dir / "analysis.json", {"aggregate_models": list(result.aggregate_models)})
+    meta = {"aggregate_models": list(result.aggregate_models), "notes": result.notes}
+    write_json(out_dir / "analysis.json", meta)
 
 
 def read_analysis(out_dir: Path) -> CasesAnalysis:
@@ -80,8 +80,8 @@ def read_analysis(out_dir: Path) -> CasesAnalysis:
     if not meta.exists():
         raise FileNotFoundError(f"{meta} not found: run stages/cases_analyze.py first")
     tables = {p.stem: pd.read_parquet(p) for p in sorted(out_dir.glob("*.parquet"))}
-    models = json.loads(meta.read_text(encoding="utf-8"))["aggregate_models"]
-    return CasesAnalysis(tables, tuple(models))
+    saved = json.loads(meta.read_text(encoding="utf-8"))
+    return CasesAnalysis(tables, tuple(saved["aggregate_models"]), dict(saved.get("notes", {})))
 
 
 def _num(value: Any) -> float | None:
@@ -163,7 +163,8 @@ def _bin_lines(result: CasesAnalysis, target: Path) -> Path:
     """Accuracy per model (left) and pooled error-type shares (right) along WEIRD bins 0–5."""
     plt = _pyplot()
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-    acc = result.tables["weird_trends"].query("measure == 'accuracy'")
+    trends = result.tables["weird_trends"]
+    acc = trends[trends["measure"] == "accuracy"] if not trends.empty else trends
     for r in acc.to_dict("records"):
         left.plot(BINS, [r[f"p_bin{b}"] for b in BINS], marker="o", label=str(r["model"]))
     shares = result.tables["error_types_by_weird_bin"]
@@ -206,26 +207,12 @@ def write_plots(result: CasesAnalysis, out_dir: Path) -> list[Path]:
     return [p for p in paths if p is not None]
 
 
-def digest(result: CasesAnalysis) -> str:
-    """Markdown of the headline tables (the full tables stay in parquet)."""
-    t = result.tables
-    sections = [
-        ("Accuracy (Wilson 95% CI) and macro accuracy over the 10 domains", t["overall"]),
-        ("Robustness across shuffle seeds", t["robustness"]),
-        ("Error-type shares by model", t["error_types_by_model"]),
-        ("Cochran–Armitage trends over WEIRD bins (BH q-values)", t["weird_trends"]),
-        ("Across models by domain", t["across_models_by_domain"]),
-        ("Across models by continent", t["across_models_by_continent"]),
-        ("Across models by topic (n ≥ threshold)", t["across_models_by_topic"]),
-    ]
-    body = [f"## {title}\n\n{to_markdown(table)}" for title, table in sections if not table.empty]
-    return "# Cross-cultural scenario benchmark\n\n" + "\n".join(body)
-
-
 def write_report(result: CasesAnalysis, out_dir: Path) -> list[Path]:
-    """Plots and the markdown digest under ``out_dir``."""
-    plots = write_plots(result, out_dir)
-    write_text(out_dir / "tables.md", digest(result))
+    """Plots, the per-section CSVs and ``tables.md`` under ``out_dir``."""
+    from cultureqa.cases import sections
+
+    plots = write_plots(result, out_dir) + sections.section_figures(result, out_dir)
+    write_text(out_dir / "tables.md", sections.document(result, out_dir))
     return plots
 
 

@@ -20,6 +20,7 @@ from cultureqa.evaluation.report import collect_predictions as collect_all
 from cultureqa.io import atomic_path, write_csv, write_json, write_text
 from cultureqa.knowledge.provinces import CANONICAL_PROVINCES
 from cultureqa.mocqa import metrics as m
+from cultureqa.mocqa.question_analysis import QuestionAnalysis
 from cultureqa.mocqa.schema import CLUE_TYPES
 from cultureqa.tracking import current_exp_name, metric_key
 
@@ -54,7 +55,11 @@ def percent(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_report(
-    preds: pd.DataFrame, paths: ReportPaths, human: pd.DataFrame | None = None, **shared: Any
+    preds: pd.DataFrame,
+    paths: ReportPaths,
+    human: pd.DataFrame | None = None,
+    questions: QuestionAnalysis | None = None,
+    **shared: Any,
 ) -> dict[str, Any]:
     """Write every table and figure; return the summary written as DVC metrics.
 
@@ -62,6 +67,7 @@ def write_report(
         preds: All model predictions (roster entries are de-duplicated here).
         paths: Output folders.
         human: Scored human answer sheets (rows shaped like predictions), if any.
+        questions: The lexical (and, when a model ran it, semantic) question analysis.
         shared: Keyword arguments for :func:`cultureqa.mocqa.metrics.shared_errors`.
     """
     preds = m.dedupe_roster(preds)
@@ -81,7 +87,10 @@ def write_report(
         write_csv(paths.reports / f"{name}.csv", table)
     for name, table in slices.items():
         write_csv(paths.reports / f"by_{name}.csv", table)
-    write_text(paths.reports / "tables.md", _markdown(tables))
+    questions = questions or QuestionAnalysis()
+    for name, table in questions.tables().items():
+        write_csv(paths.reports / f"{name}.csv", table)
+    write_text(paths.reports / "tables.md", _markdown(tables) + questions.markdown())
     plot_data = slices["overall"].assign(label=_labels)[["label", "multi_hop", "first_hop"]]
     write_csv(paths.metrics / "accuracy_by_model.csv", plot_data)
     summary = m.summary(slices)

@@ -32,6 +32,7 @@ def main(argv: list[str] | None = None) -> int:
         root,
         store_path=state_dir() / "responses.sqlite",
         progress=typed(params, "evaluate.progress", bool),
+        min_max_tokens=typed(params, "prompt.min_max_tokens", int),
     )
     out_dir = root / "data" / "eval" / args.benchmark / args.model
     write_parquet(out_dir / "predictions.parquet", outcome.predictions)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from tqdm import tqdm
 from cultureqa.benchmarks.load import load_items, load_source_frame
 from cultureqa.benchmarks.regions import region_namer
 from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.evaluation.prompts import find_template
+from cultureqa.evaluation.prompts import find_template, style_skip_reason
 from cultureqa.evaluation.runner import (
     Decoding,
     SettingPlan,
@@ -73,12 +73,19 @@ def evaluate_benchmark(
     root: Path,
     store_path: Path,
     progress: bool = True,
+    min_max_tokens: int = 0,
 ) -> EvalOutcome:
-    """Run every setting of ``spec`` with the configured model; never raises for item failures."""
+    """Run every setting of ``spec`` with the configured model; never raises for item failures.
+
+    ``min_max_tokens`` is the prompt style's generation budget floor (CoT needs room to reason);
+    a setting the style does not apply to is skipped with its reason, never run half-way.
+    """
     items, _, _ = load_benchmark_items(spec, root)
     built = build_model(model_cfg)
     store = ResponseStore(store_path)
     decoding = Decoding(**dict(model_cfg.get("decoding") or {}))
+    if min_max_tokens > decoding.max_tokens and not built.client.supports_loglik:
+        decoding = replace(decoding, max_tokens=min_max_tokens)
     total = sum(len(items[s.language]) for s in spec.settings)
     bar = tqdm(total=total, desc=f"{spec.name}/{model_cfg['id']}", disable=not progress, unit="q")
     client = CachedClient(
@@ -99,6 +106,12 @@ def evaluate_benchmark(
         frames = []
         try:
             for setting in spec.settings:
+                reason = style_skip_reason(prompt_style, setting.scoring)
+                if reason is not None:
+                    log.warning("skipping %s: %s", setting.name, reason)
+                    outcome.skipped[setting.name] = reason
+                    bar.update(len(items[setting.language]))
+                    continue
                 template = find_template(
                     root, spec.name, setting.scoring, prompt_style, setting.language
                 )

@@ -28,6 +28,7 @@ from cultureqa.evaluation.runner import (
     error_share,
     run_setting,
 )
+from cultureqa.io import SourceError
 from cultureqa.llm.cached import CachedClient
 from cultureqa.llm.registry import build_model
 from cultureqa.llm.store import ResponseStore
@@ -63,7 +64,35 @@ def load_benchmark_items(
         normalizer = normalize_province
     languages = {s.language for s in spec.settings}
     items = {lang: load_items(spec, frame, lang, origin, normalizer) for lang in sorted(languages)}
+    for column in spec.columns.metadata:
+        _check_boolean_column(frame, column, spec.columns.id, origin, items)
     return items, origin, frame
+
+
+def _check_boolean_column(
+    frame: pd.DataFrame,
+    column: str,
+    id_column: str,
+    origin: str,
+    items: Mapping[str, list[McqItem]],
+) -> None:
+    """A metadata column read as True/False must be True/False on every row.
+
+    A blank among booleans would otherwise reach ``predictions.parquet`` as a mixed column and
+    fail there with a pyarrow traceback, far from the source cell that caused it.
+    """
+    values = {i.id: i.metadata.get(column) for batch in items.values() for i in batch}
+    if not any(isinstance(v, bool) for v in values.values()):
+        return
+    rows = {str(v): pos for pos, v in enumerate(frame[id_column].tolist(), start=1)}
+    for item_id, value in values.items():
+        if not isinstance(value, bool):
+            raise SourceError(
+                origin,
+                f"expected True/False like the other rows, got {value!r}",
+                row=rows.get(item_id),
+                column=column,
+            )
 
 
 def evaluate_benchmark(

@@ -17,6 +17,9 @@ from cultureqa.paths import project_root, state_dir
 SQLITE_HEADER = b"SQLite format 3\x00"
 
 _UNWRITABLE = {errno.EACCES, errno.EPERM, errno.EROFS}
+_WRITABLE_FIX = (
+    "make {folder} writable, or set CULTUREQA_STATE_DIR to a writable folder for the response store"
+)
 
 
 def state_databases() -> dict[Path, str]:
@@ -54,10 +57,9 @@ def describe_database_error(exc: BaseException) -> str:
             if (path.exists() and not os.access(path, os.W_OK)) or (
                 folder.exists() and not os.access(folder, os.W_OK)
             ):
-                return (
-                    f"{path}: not writable ({message}); make {folder} writable, or set "
-                    "CULTUREQA_STATE_DIR to a writable folder for the response store"
-                )
+                return f"{path}: not writable ({message}); {_WRITABLE_FIX.format(folder=folder)}"
+        folders = " or ".join(sorted({str(p.parent) for p in state_databases()}))
+        return f"{_db_list()}: {message}; {_WRITABLE_FIX.format(folder=folders)}"
     return f"{_db_list()}: database error: {message}"
 
 
@@ -67,7 +69,7 @@ def _db_list() -> str:
 
 def describe_os_error(exc: OSError) -> str:
     """A file-system failure as ``<file>: <what happened>; <fix>``."""
-    where = exc.filename or "output"
+    where = exc.filename
     reason = exc.strerror or str(exc)
     code = exc.errno if exc.errno is not None else _errno_in(str(exc))
     if code == errno.ENOSPC:
@@ -77,11 +79,17 @@ def describe_os_error(exc: OSError) -> str:
             "(outputs of earlier runs are intact)"
         )
     if code in _UNWRITABLE:
+        if _within(Path(str(where)), state_dir()):
+            return f"{where}: cannot write ({reason}); {_WRITABLE_FIX.format(folder=state_dir())}"
         return (
             f"{where}: cannot write ({reason}); make the folder writable and rerun "
             "(outputs of earlier runs are intact)"
         )
     return f"{where}: {reason}"
+
+
+def _within(path: Path, folder: Path) -> bool:
+    return path.resolve() == folder.resolve() or folder.resolve() in path.resolve().parents
 
 
 def _errno_in(text: str) -> int | None:
@@ -98,8 +106,8 @@ def one_line(exc: BaseException) -> str | None:
         return describe_database_error(exc)
     if _is_sqlalchemy_db_error(exc):
         return describe_database_error(exc)  # MLflow's SQLAlchemy store wraps sqlite3's error
-    if isinstance(exc, OSError):
-        return describe_os_error(exc)
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return describe_os_error(exc)  # file-system failures name their file (io.atomic_path)
     return None
 
 

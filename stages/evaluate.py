@@ -9,9 +9,10 @@ from pathlib import Path
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.config import error_share_exit, load_params, run_stage, select, setup_stage, typed
 from cultureqa.evaluation.task import evaluate_benchmark, setting_metrics
-from cultureqa.io import write_json, write_parquet
+from cultureqa.io import write_json
 from cultureqa.paths import project_root, state_dir
 from cultureqa.provenance import file_md5, provenance
+from cultureqa.runlog import write_run
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,7 +36,6 @@ def main(argv: list[str] | None = None) -> int:
         min_max_tokens=typed(params, "prompt.min_max_tokens", int),
     )
     out_dir = root / "data" / "eval" / args.benchmark / args.model
-    write_parquet(out_dir / "predictions.parquet", outcome.predictions)
     dataset = {"name": spec.name, "version": spec.version, "source": spec.source.path}
     if spec.source.kind == "file" and spec.source.path:
         dataset["md5"] = file_md5(root / spec.source.path)
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         "error_share": outcome.error_share,
         "provenance": provenance(project_root(), dataset),
     }
-    write_json(out_dir / "run.json", summary)
+    write_run(out_dir, outcome.predictions, summary, project_root())
     metrics = setting_metrics(outcome.predictions) if not outcome.predictions.empty else {}
     write_json(root / "metrics" / "eval" / args.benchmark / f"{args.model}.json", metrics)
     print(

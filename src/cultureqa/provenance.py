@@ -65,11 +65,15 @@ def package_versions(names: tuple[str, ...] = TRACKED_PACKAGES) -> dict[str, str
 
 
 def provenance(root: Path, dataset: dict[str, Any]) -> dict[str, Any]:
-    """The provenance block written into result files."""
+    """The provenance block written into result files: what made the result, not when.
+
+    The git revision and DVC experiment name change with every commit and experiment while the
+    result does not; they go to the run log (:mod:`cultureqa.runlog`), which the track stages
+    join back, so DVC outputs hash the same in a fresh clone. ``root`` is kept for callers.
+    """
+    del root
     return {
-        "git": git_revision(root),
         "packages": package_versions(),
         "dataset": dataset,
-        "dvc_exp_name": os.environ.get("DVC_EXP_NAME"),
         "dvc_stage": os.environ.get("DVC_STAGE"),
     }

@@ -18,6 +18,8 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
+from cultureqa.runlog import read_run
+
 ROOT = Path(__file__).resolve().parents[2]
 ROSTER = ["baselines.random", "baselines.first_option"]
 BUILD = ("cases_ingest", "cases_annotate", "cases_construct", "cases_shuffle")
@@ -120,7 +122,7 @@ def test_pipeline_end_to_end_with_baselines(workspace: Path) -> None:
 
     # A rerun answers from the response store.
     assert _stage("cases_evaluate")(["--model", ROSTER[0]]) == 0
-    run = _json(workspace / "data/eval/cases/baselines.random/run.json")
+    _, run = read_run(workspace / "data/eval/cases/baselines.random")
     assert run["model_calls"] == 0
 
 

@@ -79,8 +79,8 @@ def read_run(out_dir: Path) -> tuple[pd.DataFrame, dict[str, Any]]:
         )
         record["runlog"] = problem
         record.setdefault("provenance", {}).update(git={"commit": None, "dirty": None})
-        for column in VOLATILE_COLUMNS:
-            predictions[column] = pd.Series([pd.NA] * len(predictions), dtype="Float64")
+        predictions["latency_s"] = float("nan")
+        predictions["cached"] = pd.Series([pd.NA] * len(predictions), dtype="boolean")
         return predictions, record
     volatile = json.loads((side / "run.json").read_text(encoding="utf-8"))
     calls = pd.read_parquet(side / "calls.parquet")

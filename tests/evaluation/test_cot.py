@@ -53,6 +53,8 @@ def cot_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_cot_runs_every_benchmark_on_the_baselines(cot_workspace: Path, benchmark: str) -> None:
     params = OmegaConf.load(cot_workspace / "params.yaml")
     settings = list(params.benchmarks[benchmark].settings)
+    # validate (templates are checked there too) must accept cot before evaluate runs
+    assert run_stage(lambda: _stage("validate")(["--benchmark", benchmark])) == 0
     main = _stage("evaluate")
     for entry in BASELINES:
         assert run_stage(lambda e=entry: main(["--benchmark", benchmark, "--model", e])) == 0

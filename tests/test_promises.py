@@ -97,3 +97,26 @@ def test_a_missing_or_foreign_run_log_is_reported_not_guessed(
     _, run = read_run(OUT)
     assert "no run log" in run["runlog"] and "no run log" in caplog.text
     assert _run("track", ENTRY) == 0  # still logged to MLflow, with the gap recorded
+
+
+def test_git_dirty_ignores_the_pipeline_records_only(tmp_path: Path) -> None:
+    """DVC deletes a running stage's metrics and rewrites dvc.lock: not a dirty checkout."""
+    import subprocess
+
+    from cultureqa.provenance import git_revision
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    (tmp_path / "metrics").mkdir()
+    (tmp_path / "metrics" / "m.json").write_text("{}")
+    (tmp_path / "dvc.lock").write_text("a")
+    (tmp_path / "conf.yaml").write_text("a")
+    git("init", "-q")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
+    (tmp_path / "metrics" / "m.json").unlink()
+    (tmp_path / "dvc.lock").write_text("b")
+    assert git_revision(tmp_path)["dirty"] is False
+    (tmp_path / "conf.yaml").write_text("b")
+    assert git_revision(tmp_path)["dirty"] is True

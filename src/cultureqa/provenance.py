@@ -36,8 +36,14 @@ def file_md5(path: str | Path) -> str:
     return digest.hexdigest()
 
 
+PIPELINE_RECORDS = ("dvc.lock", "metrics")
+"""Git-tracked files the pipeline itself writes. DVC deletes a stage's metrics before running it
+and rewrites ``dvc.lock`` after every stage, so counting them would mark every run of a clean
+checkout dirty; ``dirty`` means uncommitted changes to code, configs or data."""
+
+
 def git_revision(root: Path) -> dict[str, Any]:
-    """Commit and dirty flag of the repository, or nulls outside git."""
+    """Commit and dirty flag of the repository (pipeline records excluded), or nulls outside git."""
 
     def run(*args: str) -> str | None:
         try:
@@ -49,7 +55,8 @@ def git_revision(root: Path) -> dict[str, Any]:
         return out.stdout.strip()
 
     commit = run("rev-parse", "HEAD")
-    status = run("status", "--porcelain", "--untracked-files=no")
+    excluded = [f":(exclude){path}" for path in PIPELINE_RECORDS]
+    status = run("status", "--porcelain", "--untracked-files=no", "--", ".", *excluded)
     return {"commit": commit, "dirty": None if status is None else bool(status)}
 
 

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from cultureqa.runlog import read_run
+from cultureqa.runlog import read_run, runlog_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 ROSTER = ["baselines.random", "baselines.first_option"]
@@ -185,7 +185,9 @@ def test_llm_construction_and_chat_evaluation(workspace: Path) -> None:
         requests = len(server.records)
 
     construct = _json(workspace / "metrics/cases/construct.json")
-    assert (construct["origin"], construct["items"], construct["model_calls"]) == ("llm", 71, 71)
+    calls = _json(runlog_dir(workspace / "data/build/cases/construct") / "construct.json")
+    assert (construct["origin"], construct["items"], calls["model_calls"]) == ("llm", 71, 71)
+    assert "model_calls" not in construct  # a rerun from the store must not change this file
     preds = pd.read_parquet(workspace / "data/eval/cases/fake_llm/predictions.parquet")
     assert requests == 71 + 2 * 71 and (preds["status"] == "ok").all()
     assert (preds["pred"] == "C").all() and (preds["kind"] == "model").all()

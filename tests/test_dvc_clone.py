@@ -8,6 +8,8 @@ same stages: every output must hash as A's did, so B's tree stays clean and its 
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 import sqlite3
 import subprocess
@@ -83,7 +85,11 @@ def test_documented_sweep_runs_as_dvc_experiments(tmp_path: Path) -> None:
         "-S", "prompt=zero_shot,cot")  # fmt: skip
     _sh(repo, "dvc", "exp", "run", "--run-all")
     shown = _sh(repo, "dvc", "exp", "show", "--only-changed", "--no-pager", "--csv")
-    rows = [line for line in shown.splitlines()[1:] if line.strip()]
-    experiments = [r for r in rows if not r.startswith("workspace") and ",main," not in r]
-    assert len(experiments) >= 4, shown
+    rows = [r for r in csv.DictReader(io.StringIO(shown)) if r["typ"] != "baseline"]
+    assert len(rows) == 4 and {r["State"] for r in rows} == {"Success"}, shown
+    style = next(c for c in rows[0] if c.endswith("prompt.style"))
+    model = next(c for c in rows[0] if c.endswith("model.id"))
+    assert {(r[model], r[style]) for r in rows} == {
+        (m, p) for m in ("random", "first-option") for p in ("zero_shot", "cot")
+    }
     assert _sh(repo, "git", "status", "--porcelain") == ""

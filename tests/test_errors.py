@@ -244,3 +244,20 @@ def test_outputs_keep_the_umask(tmp_path: Path, mask: int) -> None:
         os.umask(old)
     for path in written:
         assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~mask
+
+
+def test_error_lines_for_database_and_os_failures(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The boundary's wording for failures the stage tests cannot plant cheaply."""
+    from cultureqa.errors import describe_database_error, one_line
+
+    monkeypatch.setenv("CULTUREQA_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("DVC_ROOT", str(tmp_path))
+    full = describe_database_error(sqlite3.OperationalError("database or disk is full"))
+    assert "responses.sqlite" in full and "free space" in full
+    pyarrow_style = OSError("[Errno 28] No space left on device")
+    pyarrow_style.filename = str(tmp_path / "p.parquet")
+    assert "p.parquet: no space left on device" in str(one_line(pyarrow_style))
+    assert one_line(ConnectionRefusedError(111, "Connection refused")) is None  # a bug: traceback
+    assert one_line(ValueError("x")) is None

@@ -70,8 +70,9 @@ def _db_list() -> str:
 def describe_os_error(exc: OSError) -> str:
     """A file-system failure as ``<file>: <what happened>; <fix>``."""
     where = exc.filename
-    reason = exc.strerror or str(exc)
-    code = exc.errno if exc.errno is not None else _errno_in(str(exc))
+    reason = exc.strerror or " ".join(str(a) for a in exc.args) or str(exc)
+    text = " ".join(str(a) for a in exc.args) or str(exc)
+    code = exc.errno if exc.errno is not None else _errno_in(text)
     if code == errno.ENOSPC:
         folder = Path(str(where)).parent
         return (

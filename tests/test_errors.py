@@ -261,3 +261,16 @@ def test_error_lines_for_database_and_os_failures(
     assert "p.parquet: no space left on device" in str(one_line(pyarrow_style))
     assert one_line(ConnectionRefusedError(111, "Connection refused")) is None  # a bug: traceback
     assert one_line(ValueError("x")) is None
+
+
+def test_damaged_store_behind_a_valid_header_is_named(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = workspace / ".cultureqa" / "responses.sqlite"
+    data = bytearray(store.read_bytes())
+    data[100:] = os.urandom(len(data) - 100)  # header intact, every page garbage
+    store.write_bytes(bytes(data))
+    capsys.readouterr()
+    assert _run("evaluate", ENTRY) == 2
+    line = _one_error_line(capsys)
+    assert str(store) in line and f"mv {store}" in line

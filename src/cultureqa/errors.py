@@ -39,6 +39,15 @@ def is_sqlite_file(path: Path) -> bool:
     return head in (b"", SQLITE_HEADER)
 
 
+def passes_quick_check(path: Path) -> bool:
+    """SQLite's own consistency check (read-only), for a file whose header is intact."""
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            return bool(db.execute("PRAGMA quick_check").fetchone() == ("ok",))
+    except sqlite3.DatabaseError:
+        return False
+
+
 def describe_database_error(exc: BaseException) -> str:
     """Which state database failed and how to fix it, from a sqlite3/SQLAlchemy error."""
     message = str(getattr(exc, "orig", None) or exc).splitlines()[0]
@@ -46,6 +55,12 @@ def describe_database_error(exc: BaseException) -> str:
         if path.is_file() and not is_sqlite_file(path):
             return (
                 f"{path}: not an SQLite database ({message}); move it aside "
+                f"(mv {path} {path}.corrupt) and {cost}"
+            )
+    for path, cost in state_databases().items():
+        if path.is_file() and not passes_quick_check(path):
+            return (
+                f"{path}: damaged SQLite database ({message}); move it aside "
                 f"(mv {path} {path}.corrupt) and {cost}"
             )
     lowered = message.lower()

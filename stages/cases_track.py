@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
         write_json(marker, {"enabled": False, "runs": {}})
         return 0
     run_dir = root / cfg["paths"]["eval"] / args.model
-    predictions, run_info = read_run(run_dir)
+    predictions, run_info = read_run(run_dir, project_root())
     plots = sorted((root / cfg["paths"]["reports"]).glob("*.png"))
     experiment = f"{tracking['experiment_prefix']}/cases"
     runs = log_entry_runs(project_root(), experiment, run_info, predictions, plots)

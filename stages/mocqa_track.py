@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     if not tracking.get("enabled", True):
         write_json(marker, {"enabled": False, "runs": []})
         return 0
-    predictions, run = read_run(run_dir)
+    predictions, run = read_run(run_dir, project_root())
     experiment = f"{tracking['experiment_prefix']}/mocqa"
     runs = log_runs(project_root(), experiment, run, predictions)
     write_marker(marker, {"enabled": True, "experiment": experiment, "n_runs": len(runs)}, runs)

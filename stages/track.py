@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     if not tracking.get("enabled", True):
         write_json(marker, {"enabled": False, "runs": {}})
         return 0
-    predictions, run_info = read_run(run_dir)
+    predictions, run_info = read_run(run_dir, project_root())
     slices = select(params, f"benchmarks.{args.benchmark}").get("slices") or []
     runs = log_evaluation(
         project_root(),

@@ -93,6 +93,8 @@ def test_a_missing_or_foreign_run_log_is_reported_not_guessed(
     predictions, run = read_run(OUT)
     assert "belongs to other predictions" in run["runlog"]
     assert predictions["latency_s"].isna().all() and run["provenance"]["git"]["commit"] is None
+    _, run = read_run(OUT, ROOT)  # restored outputs: deps hash the same, so the code is HEAD's
+    assert run["provenance"]["git"]["commit"] and "read at tracking time" in run["runlog"]
     shutil.rmtree(workspace / ".runlog")
     _, run = read_run(OUT)
     assert "no run log" in run["runlog"] and "no run log" in caplog.text

@@ -7,7 +7,9 @@ name, MLflow run ids — would give a new hash, a modified ``dvc.lock`` and ``gi
 every MLflow run. Those fields are written to a run log beside the outputs instead
 (``.runlog/<output path>/``, git-ignored, not a DVC output), tied to the exact output by its md5;
 :func:`read_run` joins them back for the track stages. A run log that is missing (outputs restored
-from a DVC cache) or belongs to other outputs is reported, and its fields are left empty.
+from a DVC cache) or belongs to other outputs is reported and its latencies and cache flags are
+left empty; the git revision is then read at tracking time, which is sound because DVC restores an
+output only when the code and data it depends on hash the same.
 """
 
 from __future__ import annotations
@@ -67,18 +69,20 @@ def write_run(
     write_json(side / "run.json", volatile)
 
 
-def read_run(out_dir: Path) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Predictions and run record of ``out_dir`` with the run log's fields joined back."""
+def read_run(out_dir: Path, project: Path | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Predictions and run record of ``out_dir`` with the run log's fields joined back.
+
+    ``project`` is the repository whose revision stands in when the run log is missing.
+    """
     predictions = pd.read_parquet(out_dir / "predictions.parquet")
     record: dict[str, Any] = json.loads((out_dir / "run.json").read_text(encoding="utf-8"))
     side = runlog_dir(out_dir)
     problem = _runlog_problem(out_dir, side)
     if problem:
-        log.warning(
-            "%s: %s; latencies, cache flags and git revision are left empty", out_dir, problem
-        )
-        record["runlog"] = problem
-        record.setdefault("provenance", {}).update(git={"commit": None, "dirty": None})
+        log.warning("%s: %s; latencies and cache flags are left empty", out_dir, problem)
+        record["runlog"] = f"{problem}; git revision read at tracking time"
+        now = volatile_provenance(project) if project else {"git": {"commit": None, "dirty": None}}
+        record.setdefault("provenance", {}).update(now)
         predictions["latency_s"] = float("nan")
         predictions["cached"] = pd.Series([pd.NA] * len(predictions), dtype="boolean")
         return predictions, record

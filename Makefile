@@ -48,4 +48,4 @@ ui: setup ## open the MLflow UI on http://127.0.0.1:5000
 	$(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db --host 127.0.0.1 --port 5000 --workers 1
 
 clean: ## remove pipeline outputs (not the response store or the model cache)
-	rm -rf data/eval data/track reports/* metrics/eval metrics/validate
+	rm -rf data/eval data/track .runlog reports/* metrics/eval metrics/validate

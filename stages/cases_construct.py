@@ -27,6 +27,7 @@ from cultureqa.llm.cached import CachedClient
 from cultureqa.llm.registry import build_model
 from cultureqa.llm.store import ResponseStore
 from cultureqa.paths import state_dir
+from cultureqa.runlog import VOLATILE_COLUMNS, runlog_dir
 
 
 def construct_with_model(
@@ -64,13 +65,13 @@ def main(argv: list[str] | None = None) -> int:
         result, calls = construct_with_model(cases, model_cfg, ConstructConfig(**c), root)
     out = build / "construct"
     write_parquet(out / "items.parquet", result.items)
-    write_parquet(out / "attempts.parquet", result.attempts)
     attempts = result.attempts
+    write_attempts(out, attempts, calls)
     metrics = {
         "origin": "llm" if model_cfg else "sample",
         "model": (model_cfg or {}).get("id"),
         "cases": len(cases), "items": len(result.items), "failed": list(result.failed),
-        "requests": len(attempts), "model_calls": calls,
+        "requests": len(attempts),
         "rejections_by_reason": result.rejections["reason"].value_counts().to_dict(),
         "tokens": int(attempts["prompt_tokens"].sum() + attempts["completion_tokens"].sum()),
         "cost_usd": float(attempts["cost_usd"].sum()),
@@ -86,6 +87,19 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1
     return 0
+
+
+def write_attempts(out: Path, attempts: pd.DataFrame, calls: int) -> None:
+    """Attempts (a DVC output) without what differs between a fresh run and a cached rerun.
+
+    Latencies, cache flags and the call count go to the run log (:mod:`cultureqa.runlog`), so the
+    output and ``metrics/cases/construct.json`` hash the same on every rerun.
+    """
+    volatile = [c for c in VOLATILE_COLUMNS if c in attempts.columns]
+    write_parquet(out / "attempts.parquet", attempts.drop(columns=volatile))
+    side = runlog_dir(out)
+    write_parquet(side / "attempts_calls.parquet", attempts[volatile].reset_index(drop=True))
+    write_json(side / "construct.json", {"model_calls": calls})
 
 
 if __name__ == "__main__":

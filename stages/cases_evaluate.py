@@ -10,9 +10,10 @@ import pandas as pd
 
 from cultureqa.cases.evaluate import entry_metrics, evaluate_entry, load_prompt, robustness
 from cultureqa.config import error_share_exit, load_params, run_stage, select, setup_stage
-from cultureqa.io import write_json, write_parquet
+from cultureqa.io import write_json
 from cultureqa.paths import project_root, state_dir
 from cultureqa.provenance import file_md5, provenance
+from cultureqa.runlog import write_run
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,7 +34,6 @@ def main(argv: list[str] | None = None) -> int:
         bool(ev["progress"]),
     )  # fmt: skip
     out_dir = root / cfg["paths"]["eval"] / args.model
-    write_parquet(out_dir / "predictions.parquet", outcome.predictions)
     threshold = float(ev["robustness_threshold_pp"])
     items = {
         str(s): {"path": str(p.relative_to(root)), "md5": file_md5(p)} for s, p in paths.items()
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         "robustness": robustness(outcome.predictions, threshold),
         "provenance": provenance(project_root(), {"name": "cases", "items": items}),
     }  # fmt: skip
-    write_json(out_dir / "run.json", run_info)
+    write_run(out_dir, outcome.predictions, run_info, project_root())
     metrics = entry_metrics(outcome.predictions, threshold)
     write_json(root / cfg["paths"]["metrics"] / "eval" / f"{args.model}.json", metrics)
     accuracies = ", ".join(f"seed {s}: {v['accuracy']:.3f}" for s, v in metrics["seeds"].items())

@@ -7,16 +7,14 @@ the logging when an experiment restores evaluation outputs from cache.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
-
-import pandas as pd
 
 from cultureqa.cases.report import log_entry_runs
 from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import write_json
 from cultureqa.paths import project_root
+from cultureqa.runlog import read_run, write_marker
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,12 +30,12 @@ def main(argv: list[str] | None = None) -> int:
         write_json(marker, {"enabled": False, "runs": {}})
         return 0
     run_dir = root / cfg["paths"]["eval"] / args.model
-    run_info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-    predictions = pd.read_parquet(run_dir / "predictions.parquet")
+    predictions, run_info = read_run(run_dir, project_root())
     plots = sorted((root / cfg["paths"]["reports"]).glob("*.png"))
     experiment = f"{tracking['experiment_prefix']}/cases"
     runs = log_entry_runs(project_root(), experiment, run_info, predictions, plots)
-    write_json(marker, {"enabled": True, "experiment": experiment, "runs": runs})
+    stable = {"enabled": True, "experiment": experiment, "runs": sorted(runs)}
+    write_marker(marker, stable, runs)
     print(f"cases track: {len(runs)} MLflow run(s) for {run_info['model']['id']}")
     return 0
 

@@ -10,9 +10,10 @@ from cultureqa.benchmarks.sources import source_provenance
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.config import error_share_exit, load_params, run_stage, select, setup_stage, typed
 from cultureqa.evaluation.task import evaluate_benchmark, setting_metrics
-from cultureqa.io import write_json, write_parquet
+from cultureqa.io import write_json
 from cultureqa.paths import project_root, state_dir
 from cultureqa.provenance import provenance
+from cultureqa.runlog import write_run
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,9 +34,9 @@ def main(argv: list[str] | None = None) -> int:
         root,
         store_path=state_dir() / "responses.sqlite",
         progress=typed(params, "evaluate.progress", bool),
+        min_max_tokens=typed(params, "prompt.min_max_tokens", int),
     )
     out_dir = root / "data" / "eval" / args.benchmark / args.model
-    write_parquet(out_dir / "predictions.parquet", outcome.predictions)
     dataset = source_provenance(spec, root)  # files, MD5s, limit and sample
     summary = {
         "benchmark": spec.name,
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         "error_share": outcome.error_share,
         "provenance": provenance(project_root(), dataset),
     }
-    write_json(out_dir / "run.json", summary)
+    write_run(out_dir, outcome.predictions, summary, project_root())
     metrics = setting_metrics(outcome.predictions) if not outcome.predictions.empty else {}
     write_json(root / "metrics" / "eval" / args.benchmark / f"{args.model}.json", metrics)
     print(

@@ -10,12 +10,13 @@ from typing import Any
 from omegaconf import OmegaConf
 
 from cultureqa.config import error_share_exit, load_params, run_stage, select, setup_stage
-from cultureqa.io import write_json, write_parquet
+from cultureqa.io import write_json
 from cultureqa.knowledge.provinces import load_knowledge_base
 from cultureqa.mocqa.answers import PROMPT_STYLES
 from cultureqa.mocqa.evaluate import EvalConfig, MocqaOutcome, evaluate_mocqa, load_dataset
 from cultureqa.paths import project_root, state_dir
 from cultureqa.provenance import file_md5, provenance
+from cultureqa.runlog import write_run
 
 
 def language_metrics(outcome: MocqaOutcome) -> dict[str, dict[str, float]]:
@@ -42,7 +43,6 @@ def write_outputs(
     dataset_path: str,
 ) -> None:
     """Predictions and the run record (provenance for MLflow) under out_dir; DVC metrics."""
-    write_parquet(out_dir / "predictions.parquet", outcome.predictions)
     dataset = {"name": "mocqa", "path": dataset_path, "md5": file_md5(root / dataset_path)}
     run = {
         "benchmark": "mocqa",
@@ -54,7 +54,7 @@ def write_outputs(
         "error_share": outcome.error_share,
         "provenance": provenance(project_root(), dataset),
     }
-    write_json(out_dir / "run.json", run)
+    write_run(out_dir, outcome.predictions, run, project_root())
     metrics_path = root / "metrics" / "mocqa" / "eval" / entry / f"{prompt}.json"
     write_json(metrics_path, language_metrics(outcome))
 

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from cultureqa.config import load_params, setup_stage
+from cultureqa.config import load_params, run_stage, setup_stage
 from cultureqa.io import write_json, write_text
 from cultureqa.mocqa.card import STAGE_ORDER
 from cultureqa.mocqa.pipeline import MocqaSettings, summary_line, write_stage
@@ -32,4 +32,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_stage(main))

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from cultureqa.config import load_params, setup_stage
+from cultureqa.config import load_params, run_stage, setup_stage
 from cultureqa.io import SourceError, write_csv, write_json
 from cultureqa.knowledge.gazetteer import normalize_province
 from cultureqa.mocqa import human
@@ -70,4 +70,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_stage(main))

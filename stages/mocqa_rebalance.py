@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from cultureqa.config import load_params, setup_stage
+from cultureqa.config import load_params, run_stage, setup_stage
 from cultureqa.mocqa.pipeline import MocqaSettings, summary_line, write_stage
 from cultureqa.mocqa.runners import run_rebalance
 
@@ -24,4 +24,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_stage(main))

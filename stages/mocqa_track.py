@@ -7,17 +7,15 @@ logging when an experiment restores evaluation outputs from cache.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
-
-import pandas as pd
 
 from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import write_json
 from cultureqa.mocqa.answers import PROMPT_STYLES
 from cultureqa.mocqa.report import log_runs
 from cultureqa.paths import project_root
+from cultureqa.runlog import read_run, write_marker
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,11 +31,10 @@ def main(argv: list[str] | None = None) -> int:
     if not tracking.get("enabled", True):
         write_json(marker, {"enabled": False, "runs": []})
         return 0
-    run = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-    predictions = pd.read_parquet(run_dir / "predictions.parquet")
+    predictions, run = read_run(run_dir, project_root())
     experiment = f"{tracking['experiment_prefix']}/mocqa"
     runs = log_runs(project_root(), experiment, run, predictions)
-    write_json(marker, {"enabled": True, "experiment": experiment, "runs": runs})
+    write_marker(marker, {"enabled": True, "experiment": experiment, "n_runs": len(runs)}, runs)
     print(f"logged {len(runs)} MLflow run(s) for mocqa/{run['model']['id']}/{args.prompt}")
     return 0
 

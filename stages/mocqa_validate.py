@@ -6,7 +6,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from cultureqa.config import load_params, setup_stage
+from cultureqa.config import load_params, run_stage, setup_stage
 from cultureqa.io import write_json
 from cultureqa.mocqa.pipeline import MocqaSettings
 from cultureqa.mocqa.runners import validate_frame
@@ -33,4 +33,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_stage(main))

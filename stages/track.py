@@ -7,15 +7,13 @@ the logging when an experiment restores evaluation outputs from cache.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
-
-import pandas as pd
 
 from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import write_json
 from cultureqa.paths import project_root
+from cultureqa.runlog import read_run, write_marker
 from cultureqa.tracking import log_evaluation
 
 
@@ -33,8 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     if not tracking.get("enabled", True):
         write_json(marker, {"enabled": False, "runs": {}})
         return 0
-    run_info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-    predictions = pd.read_parquet(run_dir / "predictions.parquet")
+    predictions, run_info = read_run(run_dir, project_root())
     slices = select(params, f"benchmarks.{args.benchmark}").get("slices") or []
     runs = log_evaluation(
         project_root(),
@@ -43,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         predictions,
         [tuple(s) for s in slices],
     )
-    write_json(marker, {"enabled": True, "runs": runs})
+    write_marker(marker, {"enabled": True, "runs": sorted(runs)}, runs)
     print(f"logged {len(runs)} MLflow run(s) for {args.benchmark}/{run_info['model']['id']}")
     return 0
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import write_json
 from cultureqa.paths import project_root
+from cultureqa.runlog import write_marker
 from cultureqa.tracking import log_build
 
 
@@ -31,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     recorded = {key: select(params, key) for key in args.params}
     experiment = f"{tracking['experiment_prefix']}/{args.build}-build"
     run_id = log_build(project_root(), experiment, steps, recorded)
-    write_json(marker, {"enabled": True, "run_id": run_id})
+    write_marker(marker, {"enabled": True, "experiment": experiment}, run_id)
     print(f"logged the {args.build} build ({len(steps)} steps) to MLflow run {run_id}")
     return 0
 

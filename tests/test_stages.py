@@ -17,6 +17,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from cultureqa.config import run_stage
+from cultureqa.runlog import read_run
 
 ROOT = Path(__file__).resolve().parents[1]
 ROSTER = ["baselines.random", "baselines.first_option"]
@@ -74,7 +75,7 @@ def test_pipeline_end_to_end_with_baselines(workspace: Path) -> None:
 
     # A rerun answers everything from the response store.
     assert _stage("evaluate")(["--benchmark", "indoculture", "--model", ROSTER[0]]) == 0
-    rerun = json.loads((workspace / "data/eval/indoculture/baselines.random/run.json").read_text())
+    _, rerun = read_run(workspace / "data/eval/indoculture/baselines.random")
     assert rerun["model_calls"] == 0
 
 

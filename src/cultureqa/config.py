@@ -16,6 +16,13 @@ class ConfigTypeError(TypeError):
     """A parameter has the wrong type; the message names the key."""
 
 
+class ParamsError(ValueError):
+    """params.yaml has keys conf/ cannot compose (a typo) or lacks keys it defines (stale)."""
+
+
+STALE_HINT = "params.yaml may predate conf/: run `make params` (or `dvc exp run`) to recompose it"
+
+
 def typed(cfg: DictConfig, key: str, kind: type[Any]) -> Any:
     """``cfg[key]`` converted to ``kind``, or a ConfigTypeError naming the key and value."""
     value = OmegaConf.select(cfg, key)
@@ -46,23 +53,62 @@ def load_params(path: str | Path = "params.yaml") -> DictConfig:
     cfg = OmegaConf.load(path)
     if not isinstance(cfg, DictConfig):
         raise TypeError(f"{path}: expected a mapping at the top level")
+    check_params_keys(cfg, path)
     return cfg
+
+
+def conf_dir_for(params_path: Path) -> Path | None:
+    """The conf/ that composes ``params_path``: beside it, else at the project root."""
+    from cultureqa.paths import project_root
+
+    for candidate in (params_path.parent / "conf", project_root() / "conf"):
+        if (candidate / "config.yaml").is_file():
+            return candidate
+    return None
+
+
+def check_params_keys(cfg: DictConfig, path: Path) -> None:
+    """Reject keys conf/ cannot compose, naming the nearest valid key, and stale params files.
+
+    Stages read many keys with defaults, so an unknown key would otherwise be ignored silently.
+    """
+    from cultureqa.params_schema import check_keys, conf_schema
+
+    conf_dir = conf_dir_for(path)
+    if conf_dir is None:
+        logging.getLogger(__name__).warning("%s: keys not checked (no conf/ beside it)", path)
+        return
+    raw = OmegaConf.to_container(cfg, resolve=False)
+    problems = check_keys(cast(dict[str, Any], raw), conf_schema(conf_dir))
+    if not problems:
+        return
+    shown = "; ".join(p.describe() for p in problems[:5])
+    more = f" (+{len(problems) - 5} more)" if len(problems) > 5 else ""
+    fix = (
+        STALE_HINT
+        if all(p.kind == "missing" for p in problems)
+        else f"fix the key in {conf_dir}/ (or the -S override) and run `make params`"
+    )
+    raise ParamsError(f"{path}: {shown}{more}; {fix}")
 
 
 def select(cfg: DictConfig, key: str) -> dict[str, Any]:
     """A sub-tree as a plain dict; a missing key names itself."""
     node = OmegaConf.select(cfg, key, default=None)
     if node is None:
-        raise KeyError(f"params.yaml has no '{key}'")
+        raise KeyError(f"params.yaml has no '{key}'; {STALE_HINT}")
     return cast(dict[str, Any], OmegaConf.to_container(node, resolve=True))
 
 
 def run_stage(main: Callable[[], int]) -> int:
-    """Run a stage's main; input and config errors become one readable line and exit code 2.
+    """Run a stage's main; input, config and environment errors become one line and exit code 2.
 
-    Outputs are written atomically, so a stage that stops here leaves earlier outputs intact.
+    Environment failures (corrupt state database, full disk, unwritable folder) are described by
+    :func:`cultureqa.errors.one_line`; anything else is a bug and keeps its traceback. Outputs are
+    written atomically, so a stage that stops here leaves earlier outputs intact.
     """
     from cultureqa.benchmarks.spec import SpecError
+    from cultureqa.errors import one_line
     from cultureqa.evaluation.prompts import TemplateError
     from cultureqa.io import SourceError
     from cultureqa.knowledge.provinces import KnowledgeBaseError
@@ -74,8 +120,17 @@ def run_stage(main: Callable[[], int]) -> int:
     except known as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except (KeyError, FileNotFoundError, ConfigTypeError) as exc:
+    except KeyError as exc:
+        print(f"error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        return 2
+    except (FileNotFoundError, ConfigTypeError, ParamsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        line = one_line(exc)
+        if line is None:
+            raise
+        print(f"error: {line}", file=sys.stderr)
         return 2
 
 

@@ -7,6 +7,7 @@ mistakes for a finished one, hence write-to-temp-then-rename everywhere.
 from __future__ import annotations
 
 import csv
+import errno
 import json
 import os
 import tempfile
@@ -35,20 +36,52 @@ class SourceError(ValueError):
         self.column = column
 
 
+def _file_mode() -> int:
+    """The mode a plain ``open()`` would give a new file: 0o666 less the process umask.
+
+    ``mkstemp`` creates 0600 files whatever the umask; renamed into place they would be unreadable
+    to the user's group, unlike every other file the user creates.
+    """
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 @contextmanager
 def atomic_path(target: str | Path) -> Iterator[Path]:
-    """Yield a temp path beside ``target``; rename it over ``target`` only on success."""
+    """Yield a temp path beside ``target``; rename it over ``target`` only on success.
+
+    A failed write (full disk, read-only folder) leaves ``target`` as it was and is raised as an
+    OSError naming ``target``, which the stage error boundary turns into one line.
+    """
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise _naming(exc, target) from exc
     os.close(fd)
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        os.chmod(tmp_path, _file_mode())
         os.replace(tmp_path, target)
+    except OSError as exc:
+        raise _naming(exc, target) from exc
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
+
+
+def _naming(exc: OSError, target: Path) -> OSError:
+    """The same failure, reported against the output file rather than its temp file."""
+    code = exc.errno
+    reason = exc.strerror
+    if code is None:  # pyarrow: errno only in the text
+        for candidate in (errno.ENOSPC, errno.EACCES, errno.EROFS, errno.EPERM):
+            if f"[Errno {candidate}]" in str(exc):
+                code, reason = candidate, os.strerror(candidate)
+    return OSError(code, reason or str(exc), str(target))
 
 
 def _write_with(target: str | Path, writer: Callable[[Path], None]) -> Path:

@@ -36,8 +36,14 @@ def file_md5(path: str | Path) -> str:
     return digest.hexdigest()
 
 
+PIPELINE_RECORDS = ("dvc.lock", "metrics")
+"""Git-tracked files the pipeline itself writes. DVC deletes a stage's metrics before running it
+and rewrites ``dvc.lock`` after every stage, so counting them would mark every run of a clean
+checkout dirty; ``dirty`` means uncommitted changes to code, configs or data."""
+
+
 def git_revision(root: Path) -> dict[str, Any]:
-    """Commit and dirty flag of the repository, or nulls outside git."""
+    """Commit and dirty flag of the repository (pipeline records excluded), or nulls outside git."""
 
     def run(*args: str) -> str | None:
         try:
@@ -49,7 +55,8 @@ def git_revision(root: Path) -> dict[str, Any]:
         return out.stdout.strip()
 
     commit = run("rev-parse", "HEAD")
-    status = run("status", "--porcelain", "--untracked-files=no")
+    excluded = [f":(exclude){path}" for path in PIPELINE_RECORDS]
+    status = run("status", "--porcelain", "--untracked-files=no", "--", ".", *excluded)
     return {"commit": commit, "dirty": None if status is None else bool(status)}
 
 
@@ -65,11 +72,15 @@ def package_versions(names: tuple[str, ...] = TRACKED_PACKAGES) -> dict[str, str
 
 
 def provenance(root: Path, dataset: dict[str, Any]) -> dict[str, Any]:
-    """The provenance block written into result files."""
+    """The provenance block written into result files: what made the result, not when.
+
+    The git revision and DVC experiment name change with every commit and experiment while the
+    result does not; they go to the run log (:mod:`cultureqa.runlog`), which the track stages
+    join back, so DVC outputs hash the same in a fresh clone. ``root`` is kept for callers.
+    """
+    del root
     return {
-        "git": git_revision(root),
         "packages": package_versions(),
         "dataset": dataset,
-        "dvc_exp_name": os.environ.get("DVC_EXP_NAME"),
         "dvc_stage": os.environ.get("DVC_STAGE"),
     }

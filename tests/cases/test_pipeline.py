@@ -18,6 +18,8 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
+from cultureqa.runlog import read_run, runlog_dir
+
 ROOT = Path(__file__).resolve().parents[2]
 ROSTER = ["baselines.random", "baselines.first_option"]
 BUILD = ("cases_ingest", "cases_annotate", "cases_construct", "cases_shuffle")
@@ -129,7 +131,7 @@ def test_pipeline_end_to_end_with_baselines(workspace: Path) -> None:
 
     # A rerun answers from the response store.
     assert _stage("cases_evaluate")(["--model", ROSTER[0]]) == 0
-    run = _json(workspace / "data/eval/cases/baselines.random/run.json")
+    _, run = read_run(workspace / "data/eval/cases/baselines.random")
     assert run["model_calls"] == 0
 
 
@@ -192,7 +194,9 @@ def test_llm_construction_and_chat_evaluation(workspace: Path) -> None:
         requests = len(server.records)
 
     construct = _json(workspace / "metrics/cases/construct.json")
-    assert (construct["origin"], construct["items"], construct["model_calls"]) == ("llm", 72, 72)
+    calls = _json(runlog_dir(workspace / "data/build/cases/construct") / "construct.json")
+    assert (construct["origin"], construct["items"], calls["model_calls"]) == ("llm", 72, 72)
+    assert "model_calls" not in construct  # a rerun from the store must not change this file
     preds = pd.read_parquet(workspace / "data/eval/cases/fake_llm/predictions.parquet")
     assert requests == 72 + 2 * 72 and (preds["status"] == "ok").all()
     assert (preds["pred"] == "C").all() and (preds["kind"] == "model").all()

@@ -19,6 +19,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from cultureqa.compose import compose_params
+from cultureqa.runlog import read_run
 from cultureqa.testing import FakeOpenAIServer, FaultPlan
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -108,7 +109,7 @@ def test_evaluate_analyze_track_with_baselines_and_an_api_model(
         assert len(server.records) == 2 * len(dataset)  # one request per item × prompt
         assert _stage("mocqa_evaluate")(["--model", "model", "--prompt", "cot"]) == 0
         assert len(server.records) == 2 * len(dataset)  # the rerun came from the store
-    rerun = json.loads((workspace / "data/eval/mocqa/model/cot/run.json").read_text())
+    _, rerun = read_run(workspace / "data/eval/mocqa/model/cot")
     assert rerun["model_calls"] == 0 and set(rerun["templates"]) == {"en", "id"}
 
     api = pd.read_parquet(workspace / "data/eval/mocqa/model/zero_shot/predictions.parquet")

@@ -16,7 +16,7 @@ import pandas as pd
 from cultureqa.benchmarks.load import LoadCounts, items_frame, load_items, load_source_frame
 from cultureqa.benchmarks.spec import FIXED_FIELDS, BenchmarkSpec, SpecError
 from cultureqa.benchmarks.tracking import check_tracked
-from cultureqa.evaluation.prompts import Template, TemplateError, find_template
+from cultureqa.evaluation.prompts import Template, TemplateError, find_template, style_skip_reason
 from cultureqa.records import McqItem
 
 
@@ -52,6 +52,8 @@ def check_templates(spec: BenchmarkSpec, root: Path, style: str) -> dict[str, Te
     known = set(FIXED_FIELDS) | set(spec.columns.metadata)
     found = {}
     for s in spec.settings:
+        if style_skip_reason(style, s.scoring):
+            continue  # evaluate skips it and records why; no template is needed
         template = find_template(
             root, spec.name, s.scoring, style, s.language, spec.prompt_fallback.get(s.language)
         )

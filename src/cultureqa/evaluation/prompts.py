@@ -15,6 +15,15 @@ from pathlib import Path
 
 REQUIRED_FIELDS = {"mcq": {"question", "options"}, "completion": {"question"}}
 
+STYLE_SCORINGS = {"zero_shot": ("mcq", "completion"), "cot": ("mcq",)}
+"""Which scorings each prompt style applies to. Completion scoring ranks the options' own text by
+log-likelihood after the question: there is no reply in which a model could reason, so a
+chain-of-thought prompt has nothing to act on and those settings are skipped (with this reason)."""
+
+ANSWER_CUES = {"en": "Answer:", "id": "Jawaban:"}
+"""The line after which a log-likelihood backend's option letter is scored (zero-shot templates end
+with it; CoT templates ask a chat model to reason first, so the runner appends it)."""
+
 
 class TemplateError(ValueError):
     """A template is missing or lacks a required placeholder."""
@@ -38,6 +47,21 @@ class Template:
             return self.text.format(**fields)
         except KeyError as exc:
             raise TemplateError(f"{self.path}: no value for placeholder {exc}") from exc
+
+
+def style_skip_reason(style: str, scoring: str) -> str | None:
+    """Why ``style`` cannot run a ``scoring`` setting, or None when it can.
+
+    An unknown style is a TemplateError naming the known ones (a typo must not silently skip all).
+    """
+    if style not in STYLE_SCORINGS:
+        raise TemplateError(f"unknown prompt style '{style}'; known: {sorted(STYLE_SCORINGS)}")
+    if scoring in STYLE_SCORINGS[style]:
+        return None
+    return (
+        f"prompt style '{style}' does not apply to {scoring} scoring: it ranks each option's "
+        "text by log-likelihood, with no reply to reason in (run it with prompt=zero_shot)"
+    )
 
 
 def find_template(

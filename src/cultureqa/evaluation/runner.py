@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from cultureqa.evaluation.parsing import parse_letter
-from cultureqa.evaluation.prompts import Template
+from cultureqa.evaluation.prompts import ANSWER_CUES, Template
 from cultureqa.llm.base import (
     GenerateRequest,
     GenerateResponse,
@@ -82,6 +82,8 @@ async def run_setting(
         raise UnsupportedSetting(f"{client.model_id} cannot score completions ({setting.name})")
     prompts = [render_prompt(i, plan, location_of(i, setting.location)) for i in items]
     if client.supports_loglik:
+        if setting.scoring == "mcq":
+            prompts = [_with_answer_cue(p, setting.language) for p in prompts]
         requests = [_loglik_request(i, p, setting) for i, p in zip(items, prompts, strict=True)]
         answers = await client.loglik(requests)
         rows = [_score_loglik(i, a) for i, a in zip(items, answers, strict=True)]
@@ -99,6 +101,23 @@ async def run_setting(
         if key not in frame.columns:
             frame[key] = [i.metadata.get(key) for i in items]
     return frame
+
+
+def _with_answer_cue(prompt: str, language: str) -> str:
+    """The prompt ending in an answer cue, so the scored letter reads as the model's answer.
+
+    Zero-shot templates end with the cue already; a CoT template ends with its instruction to
+    reason, which a scored model cannot follow, so the cue of the item's language is appended
+    (the same way ID-MoCQA scores CoT prompts). Without a known cue the setting cannot be scored.
+    """
+    if prompt.rstrip().endswith(tuple(ANSWER_CUES.values())):
+        return prompt
+    if language not in ANSWER_CUES:
+        raise UnsupportedSetting(
+            f"no answer cue for language '{language}' to score letters after a template that "
+            f"does not end with one (known: {sorted(ANSWER_CUES)})"
+        )
+    return f"{prompt}\n{ANSWER_CUES[language]}"
 
 
 def _loglik_request(item: McqItem, prompt: str, setting: Setting) -> LoglikRequest:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from tqdm import tqdm
 from cultureqa.benchmarks.load import load_items, load_source_frame
 from cultureqa.benchmarks.regions import region_namer
 from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.evaluation.prompts import find_template
+from cultureqa.evaluation.prompts import find_template, style_skip_reason
 from cultureqa.evaluation.runner import (
     Decoding,
     SettingPlan,
@@ -28,6 +28,7 @@ from cultureqa.evaluation.runner import (
     error_share,
     run_setting,
 )
+from cultureqa.io import SourceError
 from cultureqa.llm.cached import CachedClient
 from cultureqa.llm.registry import build_model
 from cultureqa.llm.store import ResponseStore
@@ -63,7 +64,35 @@ def load_benchmark_items(
         normalizer = normalize_province
     languages = {s.language for s in spec.settings}
     items = {lang: load_items(spec, frame, lang, origin, normalizer) for lang in sorted(languages)}
+    for column in spec.columns.metadata:
+        _check_boolean_column(frame, column, spec.columns.id, origin, items)
     return items, origin, frame
+
+
+def _check_boolean_column(
+    frame: pd.DataFrame,
+    column: str,
+    id_column: str,
+    origin: str,
+    items: Mapping[str, list[McqItem]],
+) -> None:
+    """A metadata column read as True/False must be True/False on every row.
+
+    A blank among booleans would otherwise reach ``predictions.parquet`` as a mixed column and
+    fail there with a pyarrow traceback, far from the source cell that caused it.
+    """
+    values = {i.id: i.metadata.get(column) for batch in items.values() for i in batch}
+    if not any(isinstance(v, bool) for v in values.values()):
+        return
+    rows = {str(v): pos for pos, v in enumerate(frame[id_column].tolist(), start=1)}
+    for item_id, value in values.items():
+        if not isinstance(value, bool):
+            raise SourceError(
+                origin,
+                f"expected True/False like the other rows, got {value!r}",
+                row=rows.get(item_id),
+                column=column,
+            )
 
 
 def evaluate_benchmark(
@@ -73,12 +102,19 @@ def evaluate_benchmark(
     root: Path,
     store_path: Path,
     progress: bool = True,
+    min_max_tokens: int = 0,
 ) -> EvalOutcome:
-    """Run every setting of ``spec`` with the configured model; never raises for item failures."""
+    """Run every setting of ``spec`` with the configured model; never raises for item failures.
+
+    ``min_max_tokens`` is the prompt style's generation budget floor (CoT needs room to reason);
+    a setting the style does not apply to is skipped with its reason, never run half-way.
+    """
     items, _, _ = load_benchmark_items(spec, root)
     built = build_model(model_cfg)
     store = ResponseStore(store_path)
     decoding = Decoding(**dict(model_cfg.get("decoding") or {}))
+    if min_max_tokens > decoding.max_tokens and not built.client.supports_loglik:
+        decoding = replace(decoding, max_tokens=min_max_tokens)
     total = sum(len(items[s.language]) for s in spec.settings)
     bar = tqdm(total=total, desc=f"{spec.name}/{model_cfg['id']}", disable=not progress, unit="q")
     client = CachedClient(
@@ -99,6 +135,12 @@ def evaluate_benchmark(
         frames = []
         try:
             for setting in spec.settings:
+                reason = style_skip_reason(prompt_style, setting.scoring)
+                if reason is not None:
+                    log.warning("skipping %s: %s", setting.name, reason)
+                    outcome.skipped[setting.name] = reason
+                    bar.update(len(items[setting.language]))
+                    continue
                 template = find_template(
                     root,
                     spec.name,

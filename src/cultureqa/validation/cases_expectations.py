@@ -46,7 +46,7 @@ _PAIR_DOMAIN = (
     "condition_parser",
     "ignore_row_if",
 )
-_SHOWN = 20
+_SHOWN = 10
 """Problems listed in a result; the count always covers all of them."""
 
 

@@ -27,6 +27,7 @@ from great_expectations.expectations.metrics.table_metric_provider import TableM
 from scipy.stats import chisquare
 
 from cultureqa.records import LETTERS
+from cultureqa.validation.expectations import rounding_floor
 
 SHOWN = 10
 """Item ids listed per failed expectation; the count always covers all of them."""
@@ -47,14 +48,16 @@ def gold_balance(frame: pd.DataFrame, tolerance: float) -> dict[str, Any]:
     deviation = {k: (observed[k] - e) / n for k, e in expected.items()} if n else {}
     max_dev = max((abs(d) for d in deviation.values()), default=1.0)
     test = chisquare(list(observed.values()), list(expected.values())) if n else None
+    floor = rounding_floor(list(expected.values())) if n else 0.0
     return {
-        "success": bool(n) and not beyond and max_dev <= tolerance,
+        "success": bool(n) and not beyond and max_dev <= max(tolerance, floor) + 1e-9,
         "rows": n,
         "counts": observed,
         "expected_counts": {k: round(v, 2) for k, v in expected.items()},
         "shares": {k: round(v / n, 4) for k, v in observed.items()} if n else {},
         "max_deviation": round(max_dev, 4),
         "tolerance": tolerance,
+        "rounding_floor": round(floor, 4),
         "letters_beyond_options": beyond,
         "chi_square": None if test is None else round(float(test.statistic), 4),
         "chi_square_p_value": None if test is None else float(test.pvalue),

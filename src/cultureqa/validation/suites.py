@@ -1,7 +1,9 @@
 """Run a GX suite stored as JSON in ``expectations/`` over a DataFrame; summarize readably.
 
 GX reports a crashing expectation as a plain failure; :func:`run_suite` surfaces those crashes
-separately so a broken check is never mistaken for broken data.
+separately so a broken check is never mistaken for broken data. Every failed row-level expectation
+lists the ids of its failing items (up to :data:`SHOWN`, with the offending value) and the
+column(s) it checked, so a failure points at the rows rather than at a count.
 """
 
 from __future__ import annotations
@@ -13,6 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+SHOWN = 10
+"""Failing item ids listed per expectation; the count always covers all of them."""
+
+ID_COLUMNS = ("item_id", "case_id", "id")
+"""Columns that identify a row, most specific first."""
 
 
 @dataclass
@@ -57,17 +65,24 @@ def run_suite(suite_path: Path, frame: pd.DataFrame) -> SuiteReport:
     definition = ctx.validation_definitions.add(
         gx.ValidationDefinition(name=f"{suite.name}_vd", data=batch, suite=suite)
     )
-    result = definition.run(batch_parameters={"dataframe": frame}, result_format="SUMMARY")
+    id_column = next((c for c in ID_COLUMNS if c in frame.columns), None)
+    result_format: dict[str, Any] = {"result_format": "SUMMARY", "partial_unexpected_count": SHOWN}
+    if id_column:
+        names = [id_column] + (["language"] if "language" in frame.columns else [])
+        result_format["unexpected_index_column_names"] = names
+    result = definition.run(batch_parameters={"dataframe": frame}, result_format=result_format)
     report = SuiteReport(
         suite=suite.name, success=bool(result.success), evaluated=len(result.results)
     )
     for r in result.results:
         config = r.expectation_config
         assert config is not None, "GX returned a result without its expectation"
+        items = failing_items(r.result, id_column)
         entry = {
             "expectation": config.type,
-            "column": config.kwargs.get("column", ""),
-            "detail": _detail(r.result),
+            "column": checked_columns(config.kwargs),
+            "detail": _detail(r.result) + (f"; items: {', '.join(items)}" if items else ""),
+            "items": items,
         }
         if r.exception_info and r.exception_info.get("raised_exception"):
             entry["detail"] = str(r.exception_info.get("exception_message"))
@@ -77,13 +92,45 @@ def run_suite(suite_path: Path, frame: pd.DataFrame) -> SuiteReport:
     return report
 
 
+def checked_columns(kwargs: dict[str, Any]) -> str:
+    """The column(s) an expectation checked, as the message names them."""
+    if "column" in kwargs:
+        return str(kwargs["column"])
+    if "column_list" in kwargs:
+        return ", ".join(map(str, kwargs["column_list"]))
+    pair = [str(kwargs[k]) for k in ("column_A", "column_B") if k in kwargs]
+    return ", ".join(pair)
+
+
+def failing_items(result: dict[str, Any], id_column: str | None) -> list[str]:
+    """Up to SHOWN failing item ids with their offending value (and language, if any)."""
+    rows = result.get("partial_unexpected_index_list") or []
+    out: list[str] = []
+    for row in rows[:SHOWN]:
+        if not isinstance(row, dict) or id_column is None:
+            out.append(str(row))
+            continue
+        item = str(row.get(id_column))
+        if row.get("language") is not None:
+            item += f"/{row['language']}"
+        values = {k: v for k, v in row.items() if k not in (id_column, "language")}
+        shown = ", ".join(f"{k}={v!r}"[:80] for k, v in values.items())
+        out.append(f"{item} ({shown})" if shown else item)
+    return out
+
+
 def _detail(result: dict[str, Any]) -> str:
+    details = result.get("details")
+    if isinstance(details, dict) and isinstance(details.get("summary"), str):
+        return str(details["summary"])
+    if "unexpected_count" in result and result.get("element_count"):
+        return f"{result['unexpected_count']} of {result['element_count']} rows fail"
     if "details" in result:
         return json.dumps(
             {"observed": result.get("observed_value"), **result["details"]}, default=str
         )
     parts = []
-    for key in ("observed_value", "unexpected_count", "partial_unexpected_list"):
+    for key in ("observed_value", "unexpected_count"):
         if key in result and result[key] not in (None, []):
             parts.append(f"{key}={result[key]!r}"[:300])
     return "; ".join(parts) or json.dumps(result, default=str)[:300]

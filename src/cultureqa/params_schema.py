@@ -1,0 +1,156 @@
+"""The key schema that ``conf/`` can compose, so a misspelt or stale params key fails loudly.
+
+OmegaConf reads any key, and stages read most with ``.get`` defaults: a typo such as
+``evaluate.max_eror_share`` would be ignored and the default used. The schema is the union of the
+keys of every option of every config group at every place ``conf/`` mounts it (a group mounted at
+``benchmarks.indoculture`` may be mounted at any ``benchmarks.<name>``), so ``-S model=...`` and
+added benchmarks pass while a key no option defines is named with its nearest valid key (difflib).
+A ``null`` or ``{}`` in conf/ is an open slot (``cases.construct.model: null`` takes a whole model).
+Keys that every option of a group defines are required: their absence means params.yaml predates
+conf/ (stale) and ``make params`` recomposes it.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+WILDCARD = "*"
+
+
+@dataclass
+class Node:
+    """One key of the schema: its children, or an open slot that accepts any sub-tree."""
+
+    children: dict[str, Node] = field(default_factory=dict)
+    open: bool = False
+    required: set[str] = field(default_factory=set)
+
+    def merge(self, other: Node, *, union_required: bool) -> None:
+        """Widen this node by ``other`` (keys of either; required only where both require)."""
+        self.open = self.open or other.open
+        if union_required:
+            self.required |= other.required
+        else:
+            self.required &= other.required
+        for key, child in other.children.items():
+            if key in self.children:
+                self.children[key].merge(child, union_required=union_required)
+            else:
+                self.children[key] = child
+
+
+def _from_value(value: Any) -> Node:
+    interpolation = isinstance(value, str) and value.startswith("${") and value.endswith("}")
+    if value is None or value == {} or interpolation:  # ${source}: whatever that group holds
+        return Node(open=True)
+    if not isinstance(value, dict):
+        return Node()
+    node = Node(children={str(k): _from_value(v) for k, v in value.items()})
+    node.required = set(node.children)
+    return node
+
+
+def _at(root: Node, dotted: str) -> Node:
+    node = root
+    for part in dotted.split("."):
+        node = node.children.setdefault(part, Node())
+    return node
+
+
+def _mounts(key: str, prefix: str) -> tuple[str, list[str]]:
+    """Group name and package path(s) of a defaults entry such as ``model@baselines.random``."""
+    group, _, package = key.lstrip("/").partition("@")
+    package = package or group
+    full = f"{prefix}.{package}" if prefix else package
+    paths = [full]
+    if "." in package:  # benchmarks.indoculture -> benchmarks.* (another benchmark may be added)
+        paths.append(full.rsplit(".", 1)[0] + "." + WILDCARD)
+    return group, paths
+
+
+def _file_tree(conf_dir: Path, path: Path, prefix: str) -> Node:
+    """Schema of one config file mounted at ``prefix``, its own defaults list included."""
+    raw = dict(_load(path))
+    defaults = raw.pop("defaults", [])
+    tree = Node()
+    (_at(tree, prefix) if prefix else tree).merge(_from_value(raw), union_required=True)
+    for entry in defaults:
+        if not isinstance(entry, dict):
+            continue  # _self_
+        for key in entry:
+            group, mounts = _mounts(str(key), prefix)
+            options = copy.deepcopy(_group_tree(conf_dir, group))
+            for mount in mounts:
+                target = _at(tree, mount)
+                target.merge(options, union_required=True)
+                if mount.endswith(WILDCARD):
+                    target.required = set()
+    return tree
+
+
+@functools.cache
+def _load(path: Path) -> dict[str, Any]:
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    raw = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
+    return raw if isinstance(raw, dict) else {}
+
+
+@functools.cache
+def _group_tree(conf_dir: Path, group: str) -> Node:
+    """Union of the schemas of every option of a group (required: what all of them define)."""
+    merged: Node | None = None
+    for option in sorted((conf_dir / group).glob("*.yaml")):
+        tree = _file_tree(conf_dir, option, "")
+        if merged is None:
+            merged = tree
+        else:
+            merged.merge(tree, union_required=False)
+    return merged or Node(open=True)
+
+
+def conf_schema(conf_dir: Path) -> Node:
+    """The schema of ``conf_dir/config.yaml`` with every group option."""
+    _load.cache_clear()
+    _group_tree.cache_clear()
+    return _file_tree(conf_dir.resolve(), conf_dir.resolve() / "config.yaml", "")
+
+
+@dataclass(frozen=True)
+class KeyProblem:
+    """An unknown key (with its nearest valid key, if any) or a required key that is absent."""
+
+    path: str
+    kind: str  # "unknown" | "missing"
+    nearest: str | None = None
+
+    def describe(self) -> str:
+        """One clause of the error line."""
+        if self.kind == "missing":
+            return f"missing key '{self.path}' that conf/ defines"
+        hint = f" (did you mean '{self.nearest}'?)" if self.nearest else ""
+        return f"unknown key '{self.path}'{hint}"
+
+
+def check_keys(params: dict[str, Any], schema: Node, prefix: str = "") -> list[KeyProblem]:
+    """Every unknown or missing key of ``params`` against ``schema``, in document order."""
+    problems: list[KeyProblem] = []
+    for key, value in params.items():
+        path = f"{prefix}{key}"
+        child = schema.children.get(str(key)) or schema.children.get(WILDCARD)
+        if child is None:
+            known = [k for k in schema.children if k != WILDCARD]
+            close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+            problems.append(KeyProblem(path, "unknown", f"{prefix}{close[0]}" if close else None))
+        elif isinstance(value, dict) and not child.open and child.children:
+            problems.extend(check_keys(value, child, f"{path}."))
+    if isinstance(params, dict) and not schema.open:
+        for key in sorted(schema.required - {str(k) for k in params}):
+            problems.append(KeyProblem(f"{prefix}{key}", "missing"))
+    return problems

@@ -5,13 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig
 
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.config import error_share_exit, load_params, run_stage, select, setup_stage, typed
-from cultureqa.evaluation.task import evaluate_benchmark, setting_metrics
+from cultureqa.evaluation.task import EvalOutcome, evaluate_benchmark, setting_metrics
 from cultureqa.io import write_json, write_parquet
 from cultureqa.paths import project_root, state_dir
 from cultureqa.provenance import file_md5, provenance
+from cultureqa.runlock import stage_guard
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,15 +29,38 @@ def main(argv: list[str] | None = None) -> int:
     spec = BenchmarkSpec.from_config(select(params, f"benchmarks.{args.benchmark}"))
     model_cfg = select(params, args.model)
     limit = typed(params, "evaluate.max_error_share", float)
-    outcome = evaluate_benchmark(
-        spec,
-        model_cfg,
-        str(params.prompt.style),
-        root,
-        store_path=state_dir() / "responses.sqlite",
-        progress=typed(params, "evaluate.progress", bool),
-    )
     out_dir = root / "data" / "eval" / args.benchmark / args.model
+    with stage_guard(out_dir, state_dir() / "locks") as lock:
+        outcome = evaluate_benchmark(
+            spec,
+            model_cfg,
+            str(params.prompt.style),
+            root,
+            store_path=state_dir() / "responses.sqlite",
+            progress=typed(params, "evaluate.progress", bool),
+        )
+        outcome.api["lock_taken_over_from_pid"] = lock.took_over_from
+        write_outputs(root, out_dir, args, spec, model_cfg, params, outcome)
+    print(
+        f"{spec.name}/{model_cfg['id']}: {outcome.calls} model calls, "
+        f"error share {outcome.error_share:.3f}, skipped {sorted(outcome.skipped)}"
+    )
+    if outcome.stopped:  # the breaker opened: the cause, not the error share, is the news
+        print(f"error: {outcome.stopped}", file=sys.stderr)
+        return 2
+    return error_share_exit(outcome.error_share, limit, out_dir / "predictions.parquet")
+
+
+def write_outputs(
+    root: Path,
+    out_dir: Path,
+    args: argparse.Namespace,
+    spec: BenchmarkSpec,
+    model_cfg: dict[str, Any],
+    params: DictConfig,
+    outcome: EvalOutcome,
+) -> None:
+    """Predictions, run record (with every retry, skip and wait counted) and metrics."""
     write_parquet(out_dir / "predictions.parquet", outcome.predictions)
     dataset = {"name": spec.name, "version": spec.version, "source": spec.source.path}
     if spec.source.kind == "file" and spec.source.path:
@@ -47,16 +74,12 @@ def main(argv: list[str] | None = None) -> int:
         "skipped_settings": outcome.skipped,
         "model_calls": outcome.calls,
         "error_share": outcome.error_share,
+        "api": outcome.api,
         "provenance": provenance(project_root(), dataset),
     }
     write_json(out_dir / "run.json", summary)
     metrics = setting_metrics(outcome.predictions) if not outcome.predictions.empty else {}
     write_json(root / "metrics" / "eval" / args.benchmark / f"{args.model}.json", metrics)
-    print(
-        f"{spec.name}/{model_cfg['id']}: {outcome.calls} model calls, "
-        f"error share {outcome.error_share:.3f}, skipped {sorted(outcome.skipped)}"
-    )
-    return error_share_exit(outcome.error_share, limit, out_dir / "predictions.parquet")
 
 
 if __name__ == "__main__":

@@ -67,8 +67,16 @@ def run_stage(main: Callable[[], int]) -> int:
     from cultureqa.io import SourceError
     from cultureqa.knowledge.provinces import KnowledgeBaseError
     from cultureqa.llm.registry import ModelConfigError
+    from cultureqa.runlock import OutputBusy, StageInterrupted
 
-    known = (SourceError, SpecError, TemplateError, KnowledgeBaseError, ModelConfigError)
+    known = (
+        SourceError,
+        SpecError,
+        TemplateError,
+        KnowledgeBaseError,
+        ModelConfigError,
+        OutputBusy,
+    )
     try:
         return main()
     except known as exc:
@@ -77,6 +85,9 @@ def run_stage(main: Callable[[], int]) -> int:
     except (KeyError, FileNotFoundError, ConfigTypeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except StageInterrupted as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 130
 
 
 def error_share_exit(share: float, limit: float, predictions: Path) -> int:

@@ -107,3 +107,7 @@ class ModelClient(Protocol):
 
 class UnsupportedOperation(RuntimeError):
     """The backend cannot do what was asked (e.g. log-likelihood over a chat API)."""
+
+
+class ModelConfigError(ValueError):
+    """A model config is missing a key, has a wrong value, or names credentials that are unset."""

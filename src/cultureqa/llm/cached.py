@@ -4,14 +4,22 @@ The wrapper, not each backend, owns caching, so baselines, the local model and e
 get the same zero-call reruns and crash safety. Misses are sent in chunks (1 request per chunk for
 concurrent API clients, ``chunk_size`` for batching local models) and each chunk is stored the
 moment it completes.
+
+Every miss is leased in the store just before it is sent (at most ``max_in_flight`` at a time,
+so two processes on one store split the work); a key leased by another live process is not
+sent again: this client waits for that answer and takes it over only if its owner dies.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
+import time
+import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from cultureqa.llm.base import (
     GenerateRequest,
@@ -58,6 +66,22 @@ def payload_to_loglik(payload: Mapping[str, Any]) -> LoglikResponse:
     )
 
 
+@dataclass
+class CacheStats:
+    """What the cache layer did, for run.json (hits, sends, and every wait or takeover)."""
+
+    hits: int = 0
+    sent: int = 0
+    duplicates: int = 0
+    """Requests identical to another in the same batch: sent once, answer shared."""
+    answered_elsewhere: int = 0
+    """Answers (or errors) another process recorded while this one waited for them."""
+    lease_waits: int = 0
+    """Polls spent waiting for keys leased by another live process."""
+    leases_taken_over: int = 0
+    """Leases taken from owners that died or stopped renewing."""
+
+
 class CachedClient:
     """A ModelClient that answers from the store first and records every new answer."""
 
@@ -68,14 +92,23 @@ class CachedClient:
         identity: Mapping[str, Any],
         chunk_size: int = 1,
         on_progress: ProgressHook | None = None,
+        poll_s: float = 0.25,
     ) -> None:
         self.inner = inner
         self.store = store
         self.identity = dict(identity)
         self.chunk_size = max(1, chunk_size)
         self.on_progress = on_progress
-        self.calls = 0
+        self.poll_s = poll_s
+        self.stats = CacheStats()
+        self.owner = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        in_flight = getattr(inner, "max_in_flight", None)
+        self._in_flight = asyncio.Semaphore(in_flight) if in_flight else None
+
+    @property
+    def calls(self) -> int:
         """Requests actually sent to the inner client (0 on a fully cached rerun)."""
+        return self.stats.sent
 
     @property
     def model_id(self) -> str:
@@ -115,27 +148,98 @@ class CachedClient:
             request_key({**self.identity, "kind": kind}, dataclasses.asdict(r)) for r in requests
         ]
         stored = self.store.get_many_ok(keys)
-        results: list[Resp | None] = [
-            from_payload(stored[k]) if k in stored else None for k in keys
-        ]
-        hits: list[Any] = [r for r in results if r is not None]
+        self.stats.hits += sum(k in stored for k in keys)
+        first: dict[str, int] = {}
+        for i, key in enumerate(keys):
+            if key not in stored:
+                first.setdefault(key, i)
+        self.stats.duplicates += sum(k not in stored for k in keys) - len(first)
+        answers: dict[str, Resp] = {k: from_payload(p) for k, p in stored.items()}
+        hits: list[Any] = [answers[k] for k in keys if k in answers]
         if hits and self.on_progress:
             self.on_progress(hits)
-        missing = [i for i, r in enumerate(results) if r is None]
-        chunks = [missing[s : s + self.chunk_size] for s in range(0, len(missing), self.chunk_size)]
+        batch = _Batch(kind, requests, keys, send, to_payload, from_payload, answers)
+        pending = list(first)
+        since = time.time()
+        while pending:
+            chunks = [
+                pending[s : s + self.chunk_size] for s in range(0, len(pending), self.chunk_size)
+            ]
+            held: list[str] = []
+            done = await asyncio.gather(
+                *(self._chunk(batch, c, first, since, held) for c in chunks),
+                return_exceptions=True,  # let every other chunk store its answers first
+            )
+            failures = [d for d in done if isinstance(d, BaseException)]
+            if failures:
+                raise failures[0]
+            if held:  # leased by another live process: its answer lands in the store
+                self.stats.lease_waits += 1
+                await asyncio.sleep(self.poll_s)
+            pending = held
+        return [answers[k] for k in keys]
 
-        async def run_chunk(indices: list[int]) -> None:
-            self.calls += len(indices)
-            answers = await send([requests[i] for i in indices])
-            rows = []
-            for i, answer in zip(indices, answers, strict=True):
-                results[i] = answer
-                rows.append(
-                    StoredResponse(keys[i], kind, self.model_id, answer.status, to_payload(answer))
-                )
-            await self.store.put_async(rows)
+    async def _chunk(
+        self,
+        batch: _Batch[Req, Resp],
+        chunk: list[str],
+        first: dict[str, int],
+        since: float,
+        held: list[str],
+    ) -> None:
+        """Lease ``chunk``, send what this client won, store it and release the leases."""
+        if self._in_flight is None:
+            await self._claim_and_send(batch, chunk, first, since, held)
+            return
+        async with self._in_flight:
+            await self._claim_and_send(batch, chunk, first, since, held)
+
+    async def _claim_and_send(
+        self,
+        batch: _Batch[Req, Resp],
+        chunk: list[str],
+        first: dict[str, int],
+        since: float,
+        held: list[str],
+    ) -> None:
+        claim = await self.store.claim_async(chunk, self.owner, since)
+        self.stats.leases_taken_over += claim.taken_over
+        held.extend(claim.held)
+        if claim.answered:
+            self.stats.answered_elsewhere += len(claim.answered)
+            landed = [batch.from_payload(p) for p in claim.answered.values()]
+            batch.answers.update(zip(claim.answered, landed, strict=True))
             if self.on_progress:
-                self.on_progress(answers)
+                self.on_progress(landed)
+        if not claim.claimed:
+            return
+        self.stats.sent += len(claim.claimed)
+        try:
+            replies = await batch.send([batch.requests[first[k]] for k in claim.claimed])
+        except BaseException:  # nothing to store: free the keys for whoever comes next
+            self.store.release(claim.claimed, self.owner)
+            raise
+        rows = []
+        for key, answer in zip(claim.claimed, replies, strict=True):
+            batch.answers[key] = answer
+            rows.append(
+                StoredResponse(
+                    key, batch.kind, self.model_id, answer.status, batch.to_payload(answer)
+                )
+            )
+        await self.store.put_async(rows, owner=self.owner)
+        if self.on_progress:
+            self.on_progress(replies)
 
-        await asyncio.gather(*(run_chunk(c) for c in chunks))
-        return [r for r in results if r is not None]
+
+@dataclass
+class _Batch(Generic[Req, Resp]):
+    """One ``_run`` call's requests, their keys, and where answers go."""
+
+    kind: str
+    requests: Sequence[Req]
+    keys: list[str]
+    send: Callable[[Sequence[Req]], Awaitable[list[Resp]]]
+    to_payload: Callable[[Resp], dict[str, Any]]
+    from_payload: Callable[[Mapping[str, Any]], Resp]
+    answers: dict[str, Resp]

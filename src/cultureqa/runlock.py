@@ -9,8 +9,9 @@ copy beside it and both sent the same prompts. Two guards close that:
 - :func:`exit_with_parent` stops the stage when the process that started it dies. DVC runs each
   command through ``$SHELL -c``, which does not exec the command, so the watchdog follows the
   ancestry up through shells to the first real parent (dvc, make, pytest) and watches that.
-  SIGTERM is turned into ``KeyboardInterrupt`` so the event loop is cancelled and queued store
-  writes finish, exactly as for Ctrl-C (which the terminal already sends to the whole group).
+  It sends SIGTERM to the stage itself.
+- :func:`stop_gracefully_on_signals`: the first SIGINT (Ctrl-C reaches the whole process group)
+  or SIGTERM stops new requests while those in flight finish and are stored; a second aborts.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def output_lock(outputs: Path, lock_dir: Path) -> Iterator[LockInfo]:
             holder = _read_pid(fd)
             who = f"PID {holder}" if holder else "another process"
             raise OutputBusy(
-                f"{outputs} is being written by {who} (lock {path}); wait or kill it"
+                f"{outputs} is being written by {who}; wait or kill it (lock file {path})"
             ) from None
         info = LockInfo(path, _stale_owner(_read_pid(fd)))
         if info.took_over_from is not None:
@@ -152,23 +153,46 @@ def exit_with_parent(poll_s: float = 0.5) -> threading.Thread:
     return thread
 
 
-def interrupt_on_sigterm() -> None:
-    """Make SIGTERM behave like Ctrl-C: cancel the event loop, finish store writes, exit."""
+_STOP = threading.Event()
+
+
+def stop_requested() -> bool:
+    """Whether SIGINT/SIGTERM (or the parent's death) asked this stage to stop sending."""
+    return _STOP.is_set()
+
+
+def _on_stop_signal(signum: int, frame: object) -> None:
+    if _STOP.is_set():  # the second signal: stop now, abandoning requests in flight
+        raise KeyboardInterrupt
+    _STOP.set()
+    log.warning(
+        "%s: sending no more requests; finishing those in flight (signal again to abort)",
+        signal.Signals(signum).name,
+    )
+
+
+def stop_gracefully_on_signals() -> None:
+    """First SIGINT/SIGTERM: send nothing new, let paid-for requests land in the store.
+
+    Cancelling in-flight requests would throw away answers the provider already billed, and
+    the rerun would send those prompts again. A second signal aborts at once.
+    """
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, signal.default_int_handler)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, _on_stop_signal)
 
 
 @contextlib.contextmanager
 def stage_guard(outputs: Path, lock_dir: Path) -> Iterator[LockInfo]:
-    """Everything a spending stage needs: parent watchdog, SIGTERM as interrupt, output lock."""
-    interrupt_on_sigterm()
+    """Everything a spending stage needs: parent watchdog, graceful stop, output lock."""
+    stop_gracefully_on_signals()
     exit_with_parent()
     with output_lock(outputs, lock_dir) as info:
         try:
             yield info
         except KeyboardInterrupt:
             raise StageInterrupted(
-                f"interrupted while writing {outputs}; answers received so far are in the "
+                f"aborted while writing {outputs}; answers received so far are in the "
                 "response store, so a rerun sends only the rest"
             ) from None
 

@@ -30,6 +30,7 @@ from cultureqa.llm.base import (
     Usage,
 )
 from cultureqa.llm.store import ResponseStore, StoredResponse, request_key
+from cultureqa.runlock import StageInterrupted, stop_requested
 
 Req = TypeVar("Req", GenerateRequest, LoglikRequest)
 Resp = TypeVar("Resp", GenerateResponse, LoglikResponse)
@@ -202,6 +203,11 @@ class CachedClient:
         since: float,
         held: list[str],
     ) -> None:
+        if stop_requested():
+            raise StageInterrupted(
+                "stopped by a signal (or the parent process died); answers received so far "
+                "are in the response store, so a rerun sends only the rest"
+            )
         claim = await self.store.claim_async(chunk, self.owner, since)
         self.stats.leases_taken_over += claim.taken_over
         held.extend(claim.held)

@@ -37,6 +37,7 @@ from cultureqa.llm.retry import (
     fix_hint,
     is_retryable,
 )
+from cultureqa.runlock import stop_requested
 
 log = logging.getLogger(__name__)
 
@@ -182,7 +183,7 @@ class LitellmClient:
                     async with self._semaphore:
                         response = await self._attempt(request)
                     return self._to_response(response, time.perf_counter() - start)
-        except BreakerOpen as exc:
+        except NotSent as exc:
             self.stats.not_sent += 1
             return GenerateResponse(text=None, status="error", error=str(exc))
         except Exception as exc:  # recorded per item; the run goes on (DESIGN.md §4)
@@ -196,7 +197,9 @@ class LitellmClient:
     async def _attempt(self, request: GenerateRequest) -> Any:
         """One HTTP request, unless the breaker is open; feeds the breaker either way."""
         if self.breaker.is_open:
-            raise BreakerOpen(f"not sent: {self.stats.stopped}")
+            raise NotSent(f"not sent: {self.stats.stopped}")
+        if stop_requested():
+            raise NotSent("not sent: the stage is stopping (signal or parent gone)")
         self.stats.sent += 1
         try:
             response = await self._call(request)
@@ -382,8 +385,8 @@ class MissingKey(ModelConfigError):
     """A provider key variable is unset: checked before the first request, never retried."""
 
 
-class BreakerOpen(RuntimeError):
-    """The circuit breaker is open: this request is not sent."""
+class NotSent(RuntimeError):
+    """The breaker is open or the stage is stopping: this request is not sent."""
 
 
 def _scrub(message: str, key_env: str | None) -> str:

@@ -7,6 +7,7 @@ connection errors, 5xx and empty replies. A 400 or 401 will not fix itself, so i
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -128,14 +129,21 @@ def fix_hint(status: int, model: str, api_base: str | None, key_env: str | None)
     key = key_env or "the provider's key variable (e.g. OPENAI_API_KEY)"
     where = api_base or "the provider's default endpoint"
     hints = {
-        0: f"nothing answers at {where}; start the server or fix options.api_base",
-        400: "the provider rejects the request itself; check options.litellm_model, "
-        "options.extra_params and decoding for values this model does not accept",
-        401: f"the key was rejected; set a valid key in {key}",
-        403: f"the key has no access to {model}; check the account's permissions or {key}",
-        404: f"{model} was not found at {where}; check options.litellm_model and options.api_base",
+        0: f"start the server or fix options.api_base (nothing answers at {where})",
+        400: "check options.litellm_model, options.extra_params and decoding for values this "
+        "model rejects",
+        401: f"set a valid key in {key} (the provider rejected this one)",
+        403: f"use a key with access to {model} ({key}) or check the account's permissions",
+        404: f"check options.litellm_model and options.api_base ({model} not found at {where})",
     }
     return hints.get(status, "check the model config")
+
+
+def provider_message(exc: BaseException) -> str:
+    """First line of the error, without litellm's repeated ``litellm.<Class>:`` prefix."""
+    lines = str(exc).strip().splitlines()
+    text = lines[0] if lines else type(exc).__name__
+    return re.sub(r"^litellm\.\w+:\s*", "", text)[:300]
 
 
 class CircuitBreaker:
@@ -168,4 +176,4 @@ class CircuitBreaker:
             return
         self.consecutive += 1
         if self.consecutive >= self.threshold:
-            self.trip = (status, str(exc).strip().splitlines()[0][:300] if str(exc) else "")
+            self.trip = (status, provider_message(exc))

@@ -276,6 +276,20 @@ def test_an_unset_api_key_env_is_one_line_and_zero_requests(tmp_path: Path) -> N
     assert not (ws / OUT / "predictions.parquet").exists()
 
 
+def test_a_missing_provider_key_is_one_line_before_any_request(tmp_path: Path) -> None:
+    ws = make_api_workspace(ROOT, tmp_path / "ws", 20, None, 4)  # type: ignore[arg-type]
+    env = _env(ws)
+    env.pop("OPENAI_API_KEY", None)
+    done = subprocess.run(
+        [*EVALUATE, "--model", "model"], cwd=ws, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "error: model 'api-model' (openai/api-model): OPENAI_API_KEY is not set; export it "
+        "(or name the variable in options.api_key_env)"
+    ]
+
+
 def test_a_sigterm_finishes_requests_in_flight_and_sends_nothing_new(tmp_path: Path) -> None:
     n = 120
     with FakeOpenAIServer(latency_s=0.1) as server:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import os
 import time
 import uuid
@@ -31,6 +32,8 @@ from cultureqa.llm.base import (
 )
 from cultureqa.llm.store import ResponseStore, StoredResponse, request_key
 from cultureqa.runlock import StageInterrupted, stop_requested
+
+log = logging.getLogger(__name__)
 
 Req = TypeVar("Req", GenerateRequest, LoglikRequest)
 Resp = TypeVar("Resp", GenerateResponse, LoglikResponse)
@@ -175,6 +178,8 @@ class CachedClient:
             if failures:
                 raise failures[0]
             if held:  # leased by another live process: its answer lands in the store
+                if self.stats.lease_waits % max(1, int(30 / self.poll_s)) == 0:
+                    log.info("waiting for %d prompts another process is sending", len(held))
                 self.stats.lease_waits += 1
                 await asyncio.sleep(self.poll_s)
             pending = held

@@ -106,8 +106,7 @@ class CachedClient:
         self.poll_s = poll_s
         self.stats = CacheStats()
         self.owner = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
-        in_flight = getattr(inner, "max_in_flight", None)
-        self._in_flight = asyncio.Semaphore(in_flight) if in_flight else None
+        self._in_flight_limit: int | None = getattr(inner, "max_in_flight", None)
 
     @property
     def calls(self) -> int:
@@ -166,17 +165,7 @@ class CachedClient:
         pending = list(first)
         since = time.time()
         while pending:
-            chunks = [
-                pending[s : s + self.chunk_size] for s in range(0, len(pending), self.chunk_size)
-            ]
-            held: list[str] = []
-            done = await asyncio.gather(
-                *(self._chunk(batch, c, first, since, held) for c in chunks),
-                return_exceptions=True,  # let every other chunk store its answers first
-            )
-            failures = [d for d in done if isinstance(d, BaseException)]
-            if failures:
-                raise failures[0]
+            held = await self._send_all(batch, pending, first, since)
             if held:  # leased by another live process: its answer lands in the store
                 if self.stats.lease_waits % max(1, int(30 / self.poll_s)) == 0:
                     log.info("waiting for %d prompts another process is sending", len(held))
@@ -185,35 +174,50 @@ class CachedClient:
             pending = held
         return [answers[k] for k in keys]
 
-    async def _chunk(
-        self,
-        batch: _Batch[Req, Resp],
-        chunk: list[str],
-        first: dict[str, int],
-        since: float,
-        held: list[str],
-    ) -> None:
-        """Lease ``chunk``, send what this client won, store it and release the leases."""
-        if self._in_flight is None:
-            await self._claim_and_send(batch, chunk, first, since, held)
-            return
-        async with self._in_flight:
-            await self._claim_and_send(batch, chunk, first, since, held)
+    async def _send_all(
+        self, batch: _Batch[Req, Resp], pending: list[str], first: dict[str, int], since: float
+    ) -> list[str]:
+        """Lease and send ``pending``, ``max_in_flight`` at most; return keys others hold.
 
-    async def _claim_and_send(
-        self,
-        batch: _Batch[Req, Resp],
-        chunk: list[str],
-        first: dict[str, int],
-        since: float,
-        held: list[str],
-    ) -> None:
-        if stop_requested():
-            raise StageInterrupted(
-                "stopped by a signal (or the parent process died); answers received so far "
-                "are in the response store, so a rerun sends only the rest"
-            )
-        claim = await self.store.claim_async(chunk, self.owner, since)
+        Keys are leased in one store transaction per refill (a quarter of the slots free, or
+        none in flight), not one per request: the writer thread stays off the critical path.
+        """
+        queue = list(pending)
+        held: list[str] = []
+        limit = self._in_flight_limit or len(queue)  # chunks in flight
+        refill = max(1, limit // 4)
+        running: set[asyncio.Task[None]] = set()
+        failure: BaseException | None = None
+        while queue or running:
+            room = limit - len(running)
+            if queue and failure is None and (room >= refill or not running):
+                if stop_requested():
+                    failure = StageInterrupted(
+                        "stopped by a signal (or the parent process died); answers received so "
+                        "far are in the response store, so a rerun sends only the rest"
+                    )
+                    queue = []
+                    continue
+                take, queue = queue[: room * self.chunk_size], queue[room * self.chunk_size :]
+                claimed = await self._claim(batch, take, since, held)
+                for s in range(0, len(claimed), self.chunk_size):
+                    chunk = claimed[s : s + self.chunk_size]
+                    running.add(asyncio.create_task(self._send_chunk(batch, chunk, first)))
+                continue
+            done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                if task.exception() is not None and failure is None:
+                    failure = task.exception()  # stop leasing; let the others store answers
+                    queue = []
+        if failure is not None:
+            raise failure
+        return held
+
+    async def _claim(
+        self, batch: _Batch[Req, Resp], keys: list[str], since: float, held: list[str]
+    ) -> list[str]:
+        """Lease ``keys``; take answers that landed meanwhile; note keys others hold."""
+        claim = await self.store.claim_async(keys, self.owner, since)
         self.stats.leases_taken_over += claim.taken_over
         held.extend(claim.held)
         if claim.answered:
@@ -222,16 +226,20 @@ class CachedClient:
             batch.answers.update(zip(claim.answered, landed, strict=True))
             if self.on_progress:
                 self.on_progress(landed)
-        if not claim.claimed:
-            return
-        self.stats.sent += len(claim.claimed)
+        return claim.claimed
+
+    async def _send_chunk(
+        self, batch: _Batch[Req, Resp], chunk: list[str], first: dict[str, int]
+    ) -> None:
+        """Send leased keys, store the answers and release the leases in one transaction."""
+        self.stats.sent += len(chunk)
         try:
-            replies = await batch.send([batch.requests[first[k]] for k in claim.claimed])
+            replies = await batch.send([batch.requests[first[k]] for k in chunk])
         except BaseException:  # nothing to store: free the keys for whoever comes next
-            self.store.release(claim.claimed, self.owner)
+            self.store.release(chunk, self.owner)
             raise
         rows = []
-        for key, answer in zip(claim.claimed, replies, strict=True):
+        for key, answer in zip(chunk, replies, strict=True):
             batch.answers[key] = answer
             rows.append(
                 StoredResponse(

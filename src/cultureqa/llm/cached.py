@@ -187,6 +187,14 @@ class CachedClient:
         limit = self._in_flight_limit or len(queue)  # chunks in flight
         refill = max(1, limit // 4)
         running: set[asyncio.Task[None]] = set()
+        finished: list[asyncio.Task[None]] = []
+        wake = asyncio.Event()
+
+        def on_done(task: asyncio.Task[None]) -> None:  # O(1) per reply, unlike asyncio.wait
+            running.discard(task)
+            finished.append(task)
+            wake.set()
+
         failure: BaseException | None = None
         while queue or running:
             room = limit - len(running)
@@ -202,13 +210,16 @@ class CachedClient:
                 claimed = await self._claim(batch, take, since, held)
                 for s in range(0, len(claimed), self.chunk_size):
                     chunk = claimed[s : s + self.chunk_size]
-                    running.add(asyncio.create_task(self._send_chunk(batch, chunk, first)))
+                    task = asyncio.create_task(self._send_chunk(batch, chunk, first))
+                    running.add(task)
+                    task.add_done_callback(on_done)
                 continue
-            done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-            for task in done:
-                if task.exception() is not None and failure is None:
-                    failure = task.exception()  # stop leasing; let the others store answers
-                    queue = []
+            await wake.wait()
+            wake.clear()
+            failure = failure or _first_failure(finished)
+            if failure is not None:
+                queue = []  # stop leasing; let the chunks in flight store their answers
+        failure = failure or _first_failure(finished)
         if failure is not None:
             raise failure
         return held
@@ -249,6 +260,13 @@ class CachedClient:
         await self.store.put_async(rows, owner=self.owner)
         if self.on_progress:
             self.on_progress(replies)
+
+
+def _first_failure(tasks: list[asyncio.Task[None]]) -> BaseException | None:
+    """The first exception among finished tasks (the list is emptied)."""
+    found = next((t.exception() for t in tasks if not t.cancelled() and t.exception()), None)
+    tasks.clear()
+    return found
 
 
 @dataclass

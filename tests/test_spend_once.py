@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from cultureqa.runlock import output_lock
+from cultureqa.runlock import output_lock, stage_guard
 from cultureqa.testing import FakeOpenAIServer, FaultPlan
 from cultureqa.testing.workspace import make_api_workspace, stage_env
 
@@ -108,6 +108,14 @@ def test_a_lock_left_by_a_killed_process_is_taken_over_and_logged(
     assert f"left by PID {holder.pid}, which is no longer running" in caplog.text
     with output_lock(outputs, locks) as clean:  # a clean release leaves nothing to take over
         assert clean.took_over_from is None
+
+
+def test_the_guard_leaves_the_callers_signal_handlers_as_it_found_them(tmp_path: Path) -> None:
+    """Stages also run inside test processes: the graceful-stop handlers must not leak."""
+    before = signal.getsignal(signal.SIGINT)
+    with stage_guard(tmp_path / "out", tmp_path / "locks"):
+        assert signal.getsignal(signal.SIGINT) is not before
+    assert signal.getsignal(signal.SIGINT) is before
 
 
 def _dvc_workspace(ws: Path) -> None:

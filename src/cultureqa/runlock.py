@@ -24,7 +24,7 @@ import os
 import re
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -131,26 +131,25 @@ def orphaned(chain: list[tuple[int, int]]) -> bool:
     return any(_parent_of(pid) != ppid for pid, ppid in chain[1:])
 
 
-def exit_with_parent(poll_s: float = 0.5) -> threading.Thread:
-    """Start a daemon watchdog that interrupts this process once its starter is gone.
+def exit_with_parent(poll_s: float = 0.5) -> threading.Event:
+    """Start a daemon watchdog that stops this process once its starter is gone.
 
     Polling (not ``PR_SET_PDEATHSIG``): the death signal fires when the parent *thread* exits,
     which would kill stages that a thread pool started, and it cannot see through the shell
-    that DVC puts between itself and the stage.
+    that DVC puts between itself and the stage. Set the returned event to end the watchdog.
     """
     chain = ancestry()
-    stop_requested = threading.Event()
+    done = threading.Event()
 
     def watch() -> None:
-        while not stop_requested.wait(poll_s):
+        while not done.wait(poll_s):
             if orphaned(chain):
                 log.warning("the process that started this stage is gone; stopping")
                 os.kill(os.getpid(), signal.SIGTERM)
                 return
 
-    thread = threading.Thread(target=watch, name="parent-watchdog", daemon=True)
-    thread.start()
-    return thread
+    threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
+    return done
 
 
 _STOP = threading.Event()
@@ -171,30 +170,41 @@ def _on_stop_signal(signum: int, frame: object) -> None:
     )
 
 
-def stop_gracefully_on_signals() -> None:
+def stop_gracefully_on_signals() -> Callable[[], None]:
     """First SIGINT/SIGTERM: send nothing new, let paid-for requests land in the store.
 
     Cancelling in-flight requests would throw away answers the provider already billed, and
-    the rerun would send those prompts again. A second signal aborts at once.
+    the rerun would send those prompts again. A second signal aborts at once. Returns the
+    function that restores the previous handlers (stages also run inside test processes).
     """
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, _on_stop_signal)
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    _STOP.clear()
+    previous = {sig: signal.signal(sig, _on_stop_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def restore() -> None:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+    return restore
 
 
 @contextlib.contextmanager
 def stage_guard(outputs: Path, lock_dir: Path) -> Iterator[LockInfo]:
     """Everything a spending stage needs: parent watchdog, graceful stop, output lock."""
-    stop_gracefully_on_signals()
-    exit_with_parent()
-    with output_lock(outputs, lock_dir) as info:
-        try:
+    restore = stop_gracefully_on_signals()
+    watchdog = exit_with_parent()
+    try:
+        with output_lock(outputs, lock_dir) as info:
             yield info
-        except KeyboardInterrupt:
-            raise StageInterrupted(
-                f"aborted while writing {outputs}; answers received so far are in the "
-                "response store, so a rerun sends only the rest"
-            ) from None
+    except KeyboardInterrupt:
+        raise StageInterrupted(
+            f"aborted while writing {outputs}; answers received so far are in the "
+            "response store, so a rerun sends only the rest"
+        ) from None
+    finally:
+        watchdog.set()
+        restore()
 
 
 def _proc_stat(pid: int) -> list[str] | None:

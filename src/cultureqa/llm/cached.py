@@ -263,10 +263,13 @@ class CachedClient:
 
 
 def _first_failure(tasks: list[asyncio.Task[None]]) -> BaseException | None:
-    """The first exception among finished tasks (the list is emptied)."""
-    found = next((t.exception() for t in tasks if not t.cancelled() and t.exception()), None)
+    """The first exception among finished tasks (the list is emptied).
+
+    Every task's exception is read, so asyncio never logs one as "never retrieved".
+    """
+    errors = [t.exception() for t in tasks if not t.cancelled()]
     tasks.clear()
-    return found
+    return next((e for e in errors if e is not None), None)
 
 
 @dataclass

@@ -230,7 +230,7 @@ class LitellmClient:
             f"{self.model_id}: stopped after {self.breaker.consecutive} consecutive failures "
             f"({what}): {_scrub(message, key_env)}; fix: {hint}"
         )
-        log.error("%s", self.stats.stopped)
+        log.warning("circuit breaker open, sending nothing more: %s", self.stats.stopped)
 
     def check_credentials(self) -> None:
         """Fail before the first request when the key is missing (never retried, never sent).

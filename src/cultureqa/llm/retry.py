@@ -132,7 +132,7 @@ def fix_hint(status: int, model: str, api_base: str | None, key_env: str | None)
         0: f"start the server or fix options.api_base (nothing answers at {where})",
         400: "check options.litellm_model, options.extra_params and decoding for values this "
         "model rejects",
-        401: f"set a valid key in {key} (the provider rejected this one)",
+        401: f"set a valid key in {key}; the provider rejected the one sent",
         403: f"use a key with access to {model} ({key}) or check the account's permissions",
         404: f"check options.litellm_model and options.api_base ({model} not found at {where})",
     }

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from cultureqa.llm.base import (
+    NOT_SENT,
     GenerateRequest,
     GenerateResponse,
     LoglikRequest,
@@ -249,15 +250,20 @@ class CachedClient:
         except BaseException:  # nothing to store: free the keys for whoever comes next
             self.store.release(chunk, self.owner)
             raise
-        rows = []
+        rows, unsent = [], []
         for key, answer in zip(chunk, replies, strict=True):
             batch.answers[key] = answer
+            if (answer.error or "").startswith(NOT_SENT):  # no call made: nothing to record
+                unsent.append(key)
+                continue
             rows.append(
                 StoredResponse(
                     key, batch.kind, self.model_id, answer.status, batch.to_payload(answer)
                 )
             )
         await self.store.put_async(rows, owner=self.owner)
+        if unsent:
+            self.store.release(unsent, self.owner)
         if self.on_progress:
             self.on_progress(replies)
 

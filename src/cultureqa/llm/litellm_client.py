@@ -21,6 +21,7 @@ from typing import Any
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from cultureqa.llm.base import (
+    NOT_SENT,
     GenerateRequest,
     GenerateResponse,
     LoglikRequest,
@@ -197,9 +198,9 @@ class LitellmClient:
     async def _attempt(self, request: GenerateRequest) -> Any:
         """One HTTP request, unless the breaker is open; feeds the breaker either way."""
         if self.breaker.is_open:
-            raise NotSent(f"not sent: {self.stats.stopped}")
+            raise NotSent(f"{NOT_SENT}{self.stats.stopped}")
         if stop_requested():
-            raise NotSent("not sent: the stage is stopping (signal or parent gone)")
+            raise NotSent(f"{NOT_SENT}the stage is stopping (signal or parent gone)")
         self.stats.sent += 1
         try:
             response = await self._call(request)

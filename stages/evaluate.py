@@ -41,9 +41,11 @@ def main(argv: list[str] | None = None) -> int:
         )
         outcome.api["lock_taken_over_from_pid"] = lock.took_over_from
         write_outputs(root, out_dir, args, spec, model_cfg, params, outcome)
+    client = outcome.api.get("client") or {}
     print(
-        f"{spec.name}/{model_cfg['id']}: {outcome.calls} model calls, "
-        f"error share {outcome.error_share:.3f}, skipped {sorted(outcome.skipped)}"
+        f"{spec.name}/{model_cfg['id']}: {outcome.calls} model calls"
+        + (f" ({client['retries']} retries, {client['not_sent']} not sent)" if client else "")
+        + f", error share {outcome.error_share:.3f}, skipped {sorted(outcome.skipped)}"
     )
     if outcome.stopped:  # the breaker opened: the cause, not the error share, is the news
         print(f"error: {outcome.stopped}", file=sys.stderr)

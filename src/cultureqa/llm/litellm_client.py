@@ -74,7 +74,7 @@ class ClientStats:
     failed: Counter[str] = field(default_factory=Counter)
     """Items that ended in an error, by exception class (after retries)."""
     not_sent: int = 0
-    """Items skipped because the circuit breaker had opened (a rerun sends them)."""
+    """Items not sent: the breaker had opened or the stage was stopping (a rerun sends them)."""
     stopped: str | None = None
     """Why the breaker opened: status, provider message and fix, in one line."""
 
@@ -86,7 +86,7 @@ class ClientStats:
             "retries": sum(self.retries.values()),
             "retries_by_cause": dict(sorted(self.retries.items())),
             "failed_by_cause": dict(sorted(self.failed.items())),
-            "not_sent_breaker_open": self.not_sent,
+            "not_sent": self.not_sent,
             "stopped": self.stopped,
         }
 

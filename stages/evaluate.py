@@ -5,14 +5,18 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig
 
 from cultureqa.benchmarks.sources import source_provenance
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.config import error_share_exit, load_params, run_stage, select, setup_stage, typed
-from cultureqa.evaluation.task import evaluate_benchmark, setting_metrics
+from cultureqa.evaluation.task import EvalOutcome, evaluate_benchmark, setting_metrics
 from cultureqa.io import write_json
 from cultureqa.paths import project_root, state_dir
 from cultureqa.provenance import provenance
+from cultureqa.runlock import stage_guard
 from cultureqa.runlog import write_run
 
 
@@ -27,16 +31,41 @@ def main(argv: list[str] | None = None) -> int:
     spec = BenchmarkSpec.from_config(select(params, f"benchmarks.{args.benchmark}"))
     model_cfg = select(params, args.model)
     limit = typed(params, "evaluate.max_error_share", float)
-    outcome = evaluate_benchmark(
-        spec,
-        model_cfg,
-        str(params.prompt.style),
-        root,
-        store_path=state_dir() / "responses.sqlite",
-        progress=typed(params, "evaluate.progress", bool),
-        min_max_tokens=typed(params, "prompt.min_max_tokens", int),
-    )
     out_dir = root / "data" / "eval" / args.benchmark / args.model
+    with stage_guard(out_dir, state_dir() / "locks") as lock:
+        outcome = evaluate_benchmark(
+            spec,
+            model_cfg,
+            str(params.prompt.style),
+            root,
+            store_path=state_dir() / "responses.sqlite",
+            progress=typed(params, "evaluate.progress", bool),
+            min_max_tokens=typed(params, "prompt.min_max_tokens", int),
+        )
+        outcome.api["lock_taken_over_from_pid"] = lock.took_over_from
+        write_outputs(root, out_dir, args, spec, model_cfg, params, outcome)
+    client = outcome.api.get("client") or {}
+    print(
+        f"{spec.name}/{model_cfg['id']}: {outcome.calls} model calls"
+        + (f" ({client['retries']} retries, {client['not_sent']} not sent)" if client else "")
+        + f", error share {outcome.error_share:.3f}, skipped {sorted(outcome.skipped)}"
+    )
+    if outcome.stopped:  # the breaker opened: the cause, not the error share, is the news
+        print(f"error: {outcome.stopped}", file=sys.stderr)
+        return 2
+    return error_share_exit(outcome.error_share, limit, out_dir / "predictions.parquet")
+
+
+def write_outputs(
+    root: Path,
+    out_dir: Path,
+    args: argparse.Namespace,
+    spec: BenchmarkSpec,
+    model_cfg: dict[str, Any],
+    params: DictConfig,
+    outcome: EvalOutcome,
+) -> None:
+    """Predictions, run record (with every retry, skip and wait counted) and metrics."""
     dataset = source_provenance(spec, root)  # files, MD5s, limit and sample
     summary = {
         "benchmark": spec.name,
@@ -47,16 +76,12 @@ def main(argv: list[str] | None = None) -> int:
         "skipped_settings": outcome.skipped,
         "model_calls": outcome.calls,
         "error_share": outcome.error_share,
+        "api": outcome.api,
         "provenance": provenance(project_root(), dataset),
     }
     write_run(out_dir, outcome.predictions, summary, project_root())
     metrics = setting_metrics(outcome.predictions) if not outcome.predictions.empty else {}
     write_json(root / "metrics" / "eval" / args.benchmark / f"{args.model}.json", metrics)
-    print(
-        f"{spec.name}/{model_cfg['id']}: {outcome.calls} model calls, "
-        f"error share {outcome.error_share:.3f}, skipped {sorted(outcome.skipped)}"
-    )
-    return error_share_exit(outcome.error_share, limit, out_dir / "predictions.parquet")
 
 
 if __name__ == "__main__":

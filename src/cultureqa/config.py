@@ -113,8 +113,16 @@ def run_stage(main: Callable[[], int]) -> int:
     from cultureqa.io import SourceError
     from cultureqa.knowledge.provinces import KnowledgeBaseError
     from cultureqa.llm.registry import ModelConfigError
+    from cultureqa.runlock import OutputBusy, StageInterrupted
 
-    known = (SourceError, SpecError, TemplateError, KnowledgeBaseError, ModelConfigError)
+    known = (
+        SourceError,
+        SpecError,
+        TemplateError,
+        KnowledgeBaseError,
+        ModelConfigError,
+        OutputBusy,
+    )
     try:
         return main()
     except known as exc:
@@ -126,6 +134,9 @@ def run_stage(main: Callable[[], int]) -> int:
     except (FileNotFoundError, ConfigTypeError, ParamsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except StageInterrupted as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 130
     except Exception as exc:
         line = one_line(exc)
         if line is None:

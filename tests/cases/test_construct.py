@@ -223,7 +223,7 @@ def _litellm(server: FakeOpenAIServer, attempts: int = 2) -> LitellmClient:
             model_id="fake-constructor",
             litellm_model="openai/fake-constructor",
             api_base=server.api_base,
-            api_key_env="CULTUREQA_TEST_KEY",
+            api_key_env=None,  # a keyless server: a named but unset variable is an error
             concurrency=4,
             retry=RetryConfig(attempts=attempts, initial_wait_s=0.01, max_wait_s=0.1, timeout_s=5),
         )

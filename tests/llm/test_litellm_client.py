@@ -20,6 +20,12 @@ from cultureqa.testing import FakeOpenAIServer, FaultPlan
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
+@pytest.fixture(autouse=True)
+def _test_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The clients below name CULTUREQA_TEST_KEY; an unset named variable is an error."""
+    monkeypatch.setenv("CULTUREQA_TEST_KEY", "sk-test")
+
+
 def _client(server: FakeOpenAIServer, attempts: int = 4, timeout: float = 5.0) -> LitellmClient:
     return LitellmClient(
         LitellmConfig(

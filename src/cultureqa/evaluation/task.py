@@ -7,6 +7,7 @@ out. The model is loaded once and reused across settings (loading the local mode
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -15,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 from tqdm import tqdm
+from tqdm.contrib.logging import logging_redirect_tqdm
 
 from cultureqa.benchmarks.load import load_items, load_source_frame
 from cultureqa.benchmarks.regions import region_namer
@@ -45,6 +47,14 @@ class EvalOutcome:
     skipped: dict[str, str] = field(default_factory=dict)
     calls: int = 0
     templates: dict[str, str] = field(default_factory=dict)
+    api: dict[str, Any] = field(default_factory=dict)
+    """What the client and cache did: sends, retries, failures, waits, breaker (for run.json)."""
+
+    @property
+    def stopped(self) -> str | None:
+        """Why the client stopped sending (circuit breaker), if it did."""
+        client = self.api.get("client") or {}
+        return client.get("stopped")
 
     @property
     def error_share(self) -> float:
@@ -163,17 +173,28 @@ def evaluate_benchmark(
         return frames
 
     try:
-        frames = asyncio.run(run_all())
+        with logging_redirect_tqdm():  # log lines print above the bar instead of through it
+            frames = asyncio.run(run_all())
     finally:
         bar.close()
         store.close()
     outcome.calls = client.calls
+    outcome.api = api_stats(client)
     if frames:
         merged = pd.concat(frames, ignore_index=True)
         merged.insert(0, "model", str(model_cfg["id"]))
         merged.insert(0, "benchmark", spec.name)
         outcome.predictions = conform(merged)
     return outcome
+
+
+def api_stats(client: CachedClient) -> dict[str, Any]:
+    """The cache layer's and (for API backends) the HTTP client's counters, JSON-ready."""
+    stats: dict[str, Any] = {"cache": dataclasses.asdict(client.stats)}
+    inner = getattr(client.inner, "stats", None)
+    if inner is not None and hasattr(inner, "as_dict"):
+        stats["client"] = inner.as_dict()
+    return stats
 
 
 def _progress_hook(bar: tqdm) -> Any:  # type: ignore[type-arg]

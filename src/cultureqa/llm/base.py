@@ -12,6 +12,10 @@ from typing import Literal, Protocol, runtime_checkable
 
 Status = Literal["ok", "error"]
 
+NOT_SENT = "not sent: "
+"""Error prefix of a response for which no call was made (breaker open, stage stopping): it is
+returned and counted, but never stored, so a rerun or another process sends it."""
+
 
 @dataclass(frozen=True)
 class Message:
@@ -107,3 +111,7 @@ class ModelClient(Protocol):
 
 class UnsupportedOperation(RuntimeError):
     """The backend cannot do what was asked (e.g. log-likelihood over a chat API)."""
+
+
+class ModelConfigError(ValueError):
+    """A model config is missing a key, has a wrong value, or names credentials that are unset."""

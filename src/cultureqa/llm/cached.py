@@ -4,16 +4,26 @@ The wrapper, not each backend, owns caching, so baselines, the local model and e
 get the same zero-call reruns and crash safety. Misses are sent in chunks (1 request per chunk for
 concurrent API clients, ``chunk_size`` for batching local models) and each chunk is stored the
 moment it completes.
+
+Every miss is leased in the store just before it is sent (at most ``max_in_flight`` at a time,
+so two processes on one store split the work); a key leased by another live process is not
+sent again: this client waits for that answer and takes it over only if its owner dies.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
+import os
+import time
+import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from cultureqa.llm.base import (
+    NOT_SENT,
     GenerateRequest,
     GenerateResponse,
     LoglikRequest,
@@ -22,6 +32,9 @@ from cultureqa.llm.base import (
     Usage,
 )
 from cultureqa.llm.store import ResponseStore, StoredResponse, request_key
+from cultureqa.runlock import StageInterrupted, stop_requested
+
+log = logging.getLogger(__name__)
 
 Req = TypeVar("Req", GenerateRequest, LoglikRequest)
 Resp = TypeVar("Resp", GenerateResponse, LoglikResponse)
@@ -58,6 +71,22 @@ def payload_to_loglik(payload: Mapping[str, Any]) -> LoglikResponse:
     )
 
 
+@dataclass
+class CacheStats:
+    """What the cache layer did, for run.json (hits, sends, and every wait or takeover)."""
+
+    hits: int = 0
+    sent: int = 0
+    duplicates: int = 0
+    """Requests identical to another in the same batch: sent once, answer shared."""
+    answered_elsewhere: int = 0
+    """Answers (or errors) another process recorded while this one waited for them."""
+    lease_waits: int = 0
+    """Polls spent waiting for keys leased by another live process."""
+    leases_taken_over: int = 0
+    """Leases taken from owners that died or stopped renewing."""
+
+
 class CachedClient:
     """A ModelClient that answers from the store first and records every new answer."""
 
@@ -68,14 +97,22 @@ class CachedClient:
         identity: Mapping[str, Any],
         chunk_size: int = 1,
         on_progress: ProgressHook | None = None,
+        poll_s: float = 0.25,
     ) -> None:
         self.inner = inner
         self.store = store
         self.identity = dict(identity)
         self.chunk_size = max(1, chunk_size)
         self.on_progress = on_progress
-        self.calls = 0
+        self.poll_s = poll_s
+        self.stats = CacheStats()
+        self.owner = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        self._in_flight_limit: int | None = getattr(inner, "max_in_flight", None)
+
+    @property
+    def calls(self) -> int:
         """Requests actually sent to the inner client (0 on a fully cached rerun)."""
+        return self.stats.sent
 
     @property
     def model_id(self) -> str:
@@ -115,27 +152,140 @@ class CachedClient:
             request_key({**self.identity, "kind": kind}, dataclasses.asdict(r)) for r in requests
         ]
         stored = self.store.get_many_ok(keys)
-        results: list[Resp | None] = [
-            from_payload(stored[k]) if k in stored else None for k in keys
-        ]
-        hits: list[Any] = [r for r in results if r is not None]
+        self.stats.hits += sum(k in stored for k in keys)
+        first: dict[str, int] = {}
+        for i, key in enumerate(keys):
+            if key not in stored:
+                first.setdefault(key, i)
+        self.stats.duplicates += sum(k not in stored for k in keys) - len(first)
+        answers: dict[str, Resp] = {k: from_payload(p) for k, p in stored.items()}
+        hits: list[Any] = [answers[k] for k in keys if k in answers]
         if hits and self.on_progress:
             self.on_progress(hits)
-        missing = [i for i, r in enumerate(results) if r is None]
-        chunks = [missing[s : s + self.chunk_size] for s in range(0, len(missing), self.chunk_size)]
+        batch = _Batch(kind, requests, keys, send, to_payload, from_payload, answers)
+        pending = list(first)
+        since = time.time()
+        while pending:
+            held = await self._send_all(batch, pending, first, since)
+            if held:  # leased by another live process: its answer lands in the store
+                if self.stats.lease_waits % max(1, int(30 / self.poll_s)) == 0:
+                    log.info("waiting for %d prompts another process is sending", len(held))
+                self.stats.lease_waits += 1
+                await asyncio.sleep(self.poll_s)
+            pending = held
+        return [answers[k] for k in keys]
 
-        async def run_chunk(indices: list[int]) -> None:
-            self.calls += len(indices)
-            answers = await send([requests[i] for i in indices])
-            rows = []
-            for i, answer in zip(indices, answers, strict=True):
-                results[i] = answer
-                rows.append(
-                    StoredResponse(keys[i], kind, self.model_id, answer.status, to_payload(answer))
-                )
-            await self.store.put_async(rows)
+    async def _send_all(
+        self, batch: _Batch[Req, Resp], pending: list[str], first: dict[str, int], since: float
+    ) -> list[str]:
+        """Lease and send ``pending``, ``max_in_flight`` at most; return keys others hold.
+
+        Keys are leased in one store transaction per refill (a quarter of the slots free, or
+        none in flight), not one per request: the writer thread stays off the critical path.
+        """
+        queue = list(pending)
+        held: list[str] = []
+        limit = self._in_flight_limit or len(queue)  # chunks in flight
+        refill = max(1, limit // 4)
+        running: set[asyncio.Task[None]] = set()
+        finished: list[asyncio.Task[None]] = []
+        wake = asyncio.Event()
+
+        def on_done(task: asyncio.Task[None]) -> None:  # O(1) per reply, unlike asyncio.wait
+            running.discard(task)
+            finished.append(task)
+            wake.set()
+
+        failure: BaseException | None = None
+        while queue or running:
+            room = limit - len(running)
+            if queue and failure is None and (room >= refill or not running):
+                if stop_requested():
+                    failure = StageInterrupted(
+                        "stopped by a signal (or the parent process died); answers received so "
+                        "far are in the response store, so a rerun sends only the rest"
+                    )
+                    queue = []
+                    continue
+                take, queue = queue[: room * self.chunk_size], queue[room * self.chunk_size :]
+                claimed = await self._claim(batch, take, since, held)
+                for s in range(0, len(claimed), self.chunk_size):
+                    chunk = claimed[s : s + self.chunk_size]
+                    task = asyncio.create_task(self._send_chunk(batch, chunk, first))
+                    running.add(task)
+                    task.add_done_callback(on_done)
+                continue
+            await wake.wait()
+            wake.clear()
+            failure = failure or _first_failure(finished)
+            if failure is not None:
+                queue = []  # stop leasing; let the chunks in flight store their answers
+        failure = failure or _first_failure(finished)
+        if failure is not None:
+            raise failure
+        return held
+
+    async def _claim(
+        self, batch: _Batch[Req, Resp], keys: list[str], since: float, held: list[str]
+    ) -> list[str]:
+        """Lease ``keys``; take answers that landed meanwhile; note keys others hold."""
+        claim = await self.store.claim_async(keys, self.owner, since)
+        self.stats.leases_taken_over += claim.taken_over
+        held.extend(claim.held)
+        if claim.answered:
+            self.stats.answered_elsewhere += len(claim.answered)
+            landed = [batch.from_payload(p) for p in claim.answered.values()]
+            batch.answers.update(zip(claim.answered, landed, strict=True))
             if self.on_progress:
-                self.on_progress(answers)
+                self.on_progress(landed)
+        return claim.claimed
 
-        await asyncio.gather(*(run_chunk(c) for c in chunks))
-        return [r for r in results if r is not None]
+    async def _send_chunk(
+        self, batch: _Batch[Req, Resp], chunk: list[str], first: dict[str, int]
+    ) -> None:
+        """Send leased keys, store the answers and release the leases in one transaction."""
+        self.stats.sent += len(chunk)
+        try:
+            replies = await batch.send([batch.requests[first[k]] for k in chunk])
+        except BaseException:  # nothing to store: free the keys for whoever comes next
+            self.store.release(chunk, self.owner)
+            raise
+        rows, unsent = [], []
+        for key, answer in zip(chunk, replies, strict=True):
+            batch.answers[key] = answer
+            if (answer.error or "").startswith(NOT_SENT):  # no call made: nothing to record
+                unsent.append(key)
+                continue
+            rows.append(
+                StoredResponse(
+                    key, batch.kind, self.model_id, answer.status, batch.to_payload(answer)
+                )
+            )
+        await self.store.put_async(rows, owner=self.owner)
+        if unsent:
+            self.store.release(unsent, self.owner)
+        if self.on_progress:
+            self.on_progress(replies)
+
+
+def _first_failure(tasks: list[asyncio.Task[None]]) -> BaseException | None:
+    """The first exception among finished tasks (the list is emptied).
+
+    Every task's exception is read, so asyncio never logs one as "never retrieved".
+    """
+    errors = [t.exception() for t in tasks if not t.cancelled()]
+    tasks.clear()
+    return next((e for e in errors if e is not None), None)
+
+
+@dataclass
+class _Batch(Generic[Req, Resp]):
+    """One ``_run`` call's requests, their keys, and where answers go."""
+
+    kind: str
+    requests: Sequence[Req]
+    keys: list[str]
+    send: Callable[[Sequence[Req]], Awaitable[list[Resp]]]
+    to_payload: Callable[[Resp], dict[str, Any]]
+    from_payload: Callable[[Mapping[str, Any]], Resp]
+    answers: dict[str, Resp]

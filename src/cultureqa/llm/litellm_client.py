@@ -12,22 +12,33 @@ import gc
 import logging
 import os
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from cultureqa.llm.base import (
+    NOT_SENT,
     GenerateRequest,
     GenerateResponse,
     LoglikRequest,
     LoglikResponse,
+    ModelConfigError,
     UnsupportedOperation,
     Usage,
 )
-from cultureqa.llm.retry import EmptyReply, RetryConfig, WaitRetryAfterOrBackoff, is_retryable
+from cultureqa.llm.retry import (
+    CircuitBreaker,
+    EmptyReply,
+    RetryConfig,
+    WaitRetryAfterOrBackoff,
+    fix_hint,
+    is_retryable,
+)
+from cultureqa.runlock import stop_requested
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +62,35 @@ class LitellmConfig:
     retry: RetryConfig = field(default_factory=RetryConfig)
 
 
+@dataclass
+class ClientStats:
+    """What the client did, for run.json: nothing retried, skipped or stopped goes unreported."""
+
+    sent: int = 0
+    """HTTP requests made (first attempts and retries)."""
+    ok: int = 0
+    retries: Counter[str] = field(default_factory=Counter)
+    """Retries by the exception class that caused them."""
+    failed: Counter[str] = field(default_factory=Counter)
+    """Items that ended in an error, by exception class (after retries)."""
+    not_sent: int = 0
+    """Items not sent: the breaker had opened or the stage was stopping (a rerun sends them)."""
+    stopped: str | None = None
+    """Why the breaker opened: status, provider message and fix, in one line."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready form."""
+        return {
+            "sent": self.sent,
+            "ok": self.ok,
+            "retries": sum(self.retries.values()),
+            "retries_by_cause": dict(sorted(self.retries.items())),
+            "failed_by_cause": dict(sorted(self.failed.items())),
+            "not_sent": self.not_sent,
+            "stopped": self.stopped,
+        }
+
+
 class LitellmClient:
     """Async chat client: per-model semaphore, our tenacity policy, per-item error records."""
 
@@ -64,11 +104,19 @@ class LitellmClient:
         self._ramp_task: asyncio.Task[None] | None = None  # held: the loop keeps weak refs only
         self._ramp_pending = ramped
         self._litellm: Any = None
+        self._checked = False
+        self.stats = ClientStats()
+        self.breaker = CircuitBreaker(config.retry.breaker_after)
 
     @property
     def model_id(self) -> str:
         """Display id."""
         return self.config.model_id
+
+    @property
+    def max_in_flight(self) -> int:
+        """Requests the cache layer should lease at once: every slot busy, one wave queued."""
+        return 2 * self._slots
 
     def _lib(self) -> Any:
         if self._litellm is None:
@@ -106,6 +154,7 @@ class LitellmClient:
     async def generate(self, requests: Sequence[GenerateRequest]) -> list[GenerateResponse]:
         """Send all requests concurrently (bounded by the semaphore)."""
         self._lib()  # load before the first wave, so the ramp-up clock starts after the import
+        self.check_credentials()
         if self._ramp_pending:
             self._ramp_pending = False
             self._ramp_task = asyncio.create_task(self._open_slots())
@@ -125,21 +174,86 @@ class LitellmClient:
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.config.retry.attempts),
             wait=WaitRetryAfterOrBackoff(self.config.retry),
-            retry=retry_if_exception(is_retryable),
+            retry=retry_if_exception(self._should_retry),
+            before_sleep=self._count_retry,
             reraise=True,
         )
         try:
             async for attempt in retrying:
                 with attempt:
                     async with self._semaphore:
-                        response = await self._call(request)
+                        response = await self._attempt(request)
                     return self._to_response(response, time.perf_counter() - start)
+        except NotSent as exc:
+            self.stats.not_sent += 1
+            return GenerateResponse(text=None, status="error", error=str(exc))
         except Exception as exc:  # recorded per item; the run goes on (DESIGN.md §4)
+            self.stats.failed[type(exc).__name__] += 1
             message = f"{type(exc).__name__}: {_first_line(exc)}"
             return GenerateResponse(
                 text=None, status="error", error=message, latency_s=time.perf_counter() - start
             )
         raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
+
+    async def _attempt(self, request: GenerateRequest) -> Any:
+        """One HTTP request, unless the breaker is open; feeds the breaker either way."""
+        if self.breaker.is_open:
+            raise NotSent(f"{NOT_SENT}{self.stats.stopped}")
+        if stop_requested():
+            raise NotSent(f"{NOT_SENT}the stage is stopping (signal or parent gone)")
+        self.stats.sent += 1
+        try:
+            response = await self._call(request)
+        except Exception as exc:
+            self.breaker.failure(exc)
+            if self.breaker.is_open and self.stats.stopped is None:
+                self._stop()
+            raise
+        self.breaker.success()
+        self.stats.ok += 1
+        return response
+
+    def _should_retry(self, exc: BaseException) -> bool:
+        return is_retryable(exc) and not self.breaker.is_open
+
+    def _count_retry(self, state: RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome else None
+        self.stats.retries[type(exc).__name__] += 1
+
+    def _stop(self) -> None:
+        """Record why the breaker opened, and say it once, loudly (the rest is not sent)."""
+        assert self.breaker.trip is not None
+        status, message = self.breaker.trip
+        key_env = self.config.api_key_env
+        hint = fix_hint(status, self.config.litellm_model, self.config.api_base, key_env)
+        what = f"HTTP {status}" if status else "no connection"
+        self.stats.stopped = (
+            f"{self.model_id}: stopped after {self.breaker.consecutive} consecutive failures "
+            f"({what}): {_scrub(message, key_env)}; fix: {hint}"
+        )
+        log.warning("circuit breaker open, sending nothing more: %s", self.stats.stopped)
+
+    def check_credentials(self) -> None:
+        """Fail before the first request when the key is missing (never retried, never sent).
+
+        A variable named by ``api_key_env`` must be set. Otherwise, for a hosted provider (no
+        ``api_base``), litellm's ``validate_environment`` names the variables it would read.
+        A self-hosted server with no ``api_key_env`` is keyless by configuration.
+        """
+        if self._checked:
+            return
+        if self.config.api_key_env:
+            self._api_key(self.config.api_key_env)
+        elif not self.config.api_base:
+            found = self._lib().validate_environment(model=self.config.litellm_model)
+            missing = list(found.get("missing_keys") or [])
+            if not found.get("keys_in_environment") and missing:
+                raise MissingKey(
+                    f"model '{self.model_id}' ({self.config.litellm_model}): "
+                    f"{', '.join(missing)} is not set; export it (or name the variable in "
+                    "options.api_key_env)"
+                )
+        self._checked = True
 
     async def _open_slots(self) -> None:
         """Ramp up: open one more slot every ``ramp_up_s / concurrency`` until all are open.
@@ -189,9 +303,10 @@ class LitellmClient:
         key = os.environ.get(variable, "")
         if key:
             return key
-        if self.config.api_base:
-            return "EMPTY"  # self-hosted servers (vLLM) accept any key when started without one
-        raise MissingKey(f"environment variable {variable} is not set")
+        raise MissingKey(
+            f"model '{self.model_id}': options.api_key_env names {variable}, which is not set; "
+            f"export {variable} (or set api_key_env: null for a server without keys)"
+        )
 
     def _to_response(self, response: Any, latency: float) -> GenerateResponse:
         usage = getattr(response, "usage", None)
@@ -234,11 +349,22 @@ def _import_litellm() -> Any:
     import litellm
 
     litellm.suppress_debug_info = True
-    # litellm gives its loggers their own stderr handler; the stage's logging already prints
-    # their records (propagated to the root), so each warning would otherwise appear twice
-    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
-        logging.getLogger(name).handlers.clear()
+    route_litellm_logging()
     return litellm
+
+
+def route_litellm_logging(level: int = logging.WARNING) -> None:
+    """Send litellm's records through the stage's logging, from WARNING up.
+
+    litellm gives its loggers their own stderr handler (each warning would print twice next to
+    the stage's root handler) and logs 2–4 INFO lines per call; a stage at INFO printed ~4,200
+    of them for 352 failing items, through the progress bar.
+    """
+    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
+        logger = logging.getLogger(name)
+        logger.handlers.clear()
+        logger.setLevel(level)
+        logger.propagate = True
 
 
 def _warm_up(litellm: Any, model: str) -> None:
@@ -256,8 +382,18 @@ def _warm_up(litellm: Any, model: str) -> None:
     )
 
 
-class MissingKey(RuntimeError):
-    """A provider key variable named in the model config is unset (not retried)."""
+class MissingKey(ModelConfigError):
+    """A provider key variable is unset: checked before the first request, never retried."""
+
+
+class NotSent(RuntimeError):
+    """The breaker is open or the stage is stopping: this request is not sent."""
+
+
+def _scrub(message: str, key_env: str | None) -> str:
+    """The provider's message without the key, should a provider echo it."""
+    key = os.environ.get(key_env or "", "")
+    return message.replace(key, "***") if len(key) >= 8 else message
 
 
 def _first_line(exc: BaseException) -> str:

@@ -12,11 +12,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cultureqa.llm.base import ModelClient
+from cultureqa.llm.base import ModelClient, ModelConfigError
 from cultureqa.llm.baselines import FixedPositionBaseline, RandomBaseline
 from cultureqa.llm.litellm_client import LitellmClient, LitellmConfig
 from cultureqa.llm.retry import RetryConfig
 from cultureqa.paths import user_cache_dir
+
+__all__ = ["BuiltModel", "ModelConfigError", "build_model", "register_backend"]
 
 
 @dataclass(frozen=True)
@@ -55,10 +57,6 @@ def build_model(cfg: Mapping[str, Any]) -> BuiltModel:
         raise ModelConfigError(
             f"model '{cfg.get('id')}' (backend {backend}): bad config: {exc!r}"
         ) from exc
-
-
-class ModelConfigError(ValueError):
-    """A model config is missing a key or has a value of the wrong type."""
 
 
 def _options(cfg: Mapping[str, Any]) -> dict[str, Any]:

@@ -7,6 +7,7 @@ connection errors, 5xx and empty replies. A 400 or 401 will not fix itself, so i
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +27,8 @@ class RetryConfig:
     initial_wait_s: float = 1.0
     max_wait_s: float = 60.0
     timeout_s: float = 60.0
+    breaker_after: int = 10
+    """Stop sending after this many consecutive 400/401/403/404/refused failures."""
 
 
 _RETRYABLE_NAMES = {
@@ -90,3 +93,87 @@ class WaitRetryAfterOrBackoff:
         if hinted is not None:
             return min(hinted, self._max)
         return float(self._backoff(state))
+
+
+_HOPELESS_STATUS = {400: "bad request", 401: "unauthorized", 403: "forbidden", 404: "not found"}
+_HOPELESS_NAMES = {
+    "BadRequestError": 400,
+    "AuthenticationError": 401,
+    "PermissionDeniedError": 403,
+    "NotFoundError": 404,
+}
+
+
+def hopeless_status(exc: BaseException) -> int | None:
+    """The HTTP status of a failure that will recur on every request, else None.
+
+    400/401/403/404 are the same for every prompt when the key, model name, endpoint or a
+    parameter is wrong. A refused or failed connection (litellm reports it as a 500 with
+    "Connection error") is returned as 0: retried per item, but it counts toward the breaker.
+    """
+    for cls in type(exc).__mro__:
+        if cls.__name__ in _HOPELESS_NAMES:
+            return _HOPELESS_NAMES[cls.__name__]
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int) and status in _HOPELESS_STATUS:
+        return status
+    if "Connection error" in str(exc) or "APIConnectionError" in {
+        c.__name__ for c in type(exc).__mro__
+    }:
+        return 0
+    return None
+
+
+def fix_hint(status: int, model: str, api_base: str | None, key_env: str | None) -> str:
+    """What the user should change for a hopeless failure of this kind."""
+    key = key_env or "the provider's key variable (e.g. OPENAI_API_KEY)"
+    where = api_base or "the provider's default endpoint"
+    hints = {
+        0: f"start the server or fix options.api_base (nothing answers at {where})",
+        400: "check options.litellm_model, options.extra_params and decoding for values this "
+        "model rejects",
+        401: f"set a valid key in {key}; the provider rejected the one sent",
+        403: f"use a key with access to {model} ({key}) or check the account's permissions",
+        404: f"check options.litellm_model and options.api_base ({model} not found at {where})",
+    }
+    return hints.get(status, "check the model config")
+
+
+def provider_message(exc: BaseException) -> str:
+    """First line of the error, without litellm's repeated ``litellm.<Class>:`` prefix."""
+    lines = str(exc).strip().splitlines()
+    text = lines[0] if lines else type(exc).__name__
+    return re.sub(r"^litellm\.\w+:\s*", "", text)[:300]
+
+
+class CircuitBreaker:
+    """Opens after ``threshold`` consecutive hopeless failures; any success resets the count.
+
+    Without it, a wrong key or model name is paid for (in time, and with some providers in
+    money) once per item: a server answering 400 to everything received all 352 requests.
+    Transient failures (429, 5xx, timeouts) neither count nor reset: retries handle them.
+    """
+
+    def __init__(self, threshold: int) -> None:
+        self.threshold = max(1, threshold)
+        self.consecutive = 0
+        self.trip: tuple[int, str] | None = None
+        """(status, provider message) of the failure that opened the breaker."""
+
+    @property
+    def is_open(self) -> bool:
+        """Whether requests should no longer be sent."""
+        return self.trip is not None
+
+    def success(self) -> None:
+        """A request succeeded: the failures were not systematic."""
+        self.consecutive = 0
+
+    def failure(self, exc: BaseException) -> None:
+        """Count ``exc`` if it is hopeless; open once ``threshold`` of them come in a row."""
+        status = hopeless_status(exc)
+        if status is None or self.is_open:
+            return
+        self.consecutive += 1
+        if self.consecutive >= self.threshold:
+            self.trip = (status, provider_message(exc))

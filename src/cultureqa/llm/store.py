@@ -6,6 +6,10 @@ timeouts, concurrency). Each response is committed as it arrives, so a killed ru
 few replies still queued for writing, and a rerun calls the model only for what is missing. SQLite
 in WAL mode lets several DVC experiments share one store. Async callers write through one
 background thread, so a write never stalls the requests in flight on the event loop.
+
+Requests in flight are *leased* (table ``leases``: owner, host, PID, expiry), so two processes on
+one store never send the same unanswered prompt: the second waits for the first's answer. A lease
+whose owner died (same host, PID gone) or whose expiry passed is taken over.
 """
 
 from __future__ import annotations
@@ -14,11 +18,14 @@ import asyncio
 import functools
 import hashlib
 import json
+import os
+import socket
 import sqlite3
 import threading
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -32,6 +39,22 @@ CREATE TABLE IF NOT EXISTS responses (
     created REAL NOT NULL
 )
 """
+
+_LEASES = """
+CREATE TABLE IF NOT EXISTS leases (
+    key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    expires REAL NOT NULL
+)
+"""
+
+LEASE_TTL_S = 900.0
+"""A lease outlives any one request (timeout × attempts plus backoff); renewed while its owner
+works, so only a lease whose owner stopped renewing (another host gone quiet) expires."""
+
+_RENEW_EVERY_S = 30.0
 
 
 def request_key(identity: Mapping[str, Any], request: Mapping[str, Any]) -> str:
@@ -55,6 +78,20 @@ class StoredResponse(NamedTuple):
     payload: Mapping[str, Any]
 
 
+@dataclass
+class Claim:
+    """Outcome of :meth:`ResponseStore.claim` for a set of keys."""
+
+    claimed: list[str] = field(default_factory=list)
+    """Leased to the caller now: it sends these."""
+    answered: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Answered meanwhile (ok, or an error recorded since ``since`` by another process)."""
+    held: list[str] = field(default_factory=list)
+    """Leased by another live process: wait and claim again."""
+    taken_over: int = 0
+    """Leases taken from dead or expired owners."""
+
+
 class ResponseStore:
     """A persistent map from request key to the recorded response payload."""
 
@@ -67,7 +104,11 @@ class ResponseStore:
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute(_SCHEMA)
+        self._conn.execute(_LEASES)
         self._conn.commit()
+        self._host = socket.gethostname()
+        self._owners: set[str] = set()
+        self._renewed = 0.0
 
     def get_ok(self, key: str) -> dict[str, Any] | None:
         """The stored payload for ``key`` if the stored call succeeded (errors are retried)."""
@@ -93,8 +134,12 @@ class ResponseStore:
                 found.update({k: json.loads(p) for k, p in rows})
         return found
 
-    def put(self, rows: Sequence[StoredResponse]) -> None:
-        """Record responses now, in one transaction (an error never overwrites a success)."""
+    def put(self, rows: Sequence[StoredResponse], owner: str | None = None) -> None:
+        """Record responses now, in one transaction (an error never overwrites a success).
+
+        With ``owner``, the leases that owner holds on these keys are released in the same
+        transaction, so no other process ever sees a key neither answered nor leased.
+        """
         now = time.time()
         values = [
             (
@@ -115,9 +160,113 @@ class ResponseStore:
                 "WHERE responses.status != 'ok'",
                 values,
             )
+            if owner is not None:
+                self._conn.executemany(
+                    "DELETE FROM leases WHERE key = ? AND owner = ?", [(r.key, owner) for r in rows]
+                )
+                self._renew(now)
             self._conn.commit()
 
-    async def put_async(self, rows: Sequence[StoredResponse]) -> None:
+    def claim(self, keys: Sequence[str], owner: str, since: float) -> Claim:
+        """Lease the unanswered, unleased ``keys`` to ``owner`` in one write transaction.
+
+        ``BEGIN IMMEDIATE`` takes SQLite's write lock before reading, so two processes can
+        never both see a key as free. Errors recorded by others after ``since`` (this run's
+        start) count as answered: the other process already paid for them.
+        """
+        now = time.time()
+        result = Claim()
+        with self._lock:
+            self._owners.add(owner)
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                for chunk in _chunks(list(keys)):
+                    self._claim_chunk(chunk, owner, since, now, result)
+                self._renew(now)
+                self._conn.commit()
+            except BaseException:
+                self._conn.rollback()
+                raise
+        return result
+
+    def _claim_chunk(
+        self, keys: list[str], owner: str, since: float, now: float, out: Claim
+    ) -> None:
+        marks = ",".join("?" * len(keys))
+        rows = self._conn.execute(
+            f"SELECT key, payload FROM responses WHERE key IN ({marks}) "
+            "AND (status = 'ok' OR created >= ?)",
+            [*keys, since],
+        ).fetchall()
+        out.answered.update({k: json.loads(p) for k, p in rows})
+        leases = {
+            k: (o, h, p, e)
+            for k, o, h, p, e in self._conn.execute(
+                f"SELECT key, owner, host, pid, expires FROM leases WHERE key IN ({marks})", keys
+            ).fetchall()
+        }
+        fresh = []
+        for key in keys:
+            if key in out.answered:
+                continue
+            lease = leases.get(key)
+            if lease is not None and lease[0] != owner and self._lease_live(*lease[1:], now):
+                out.held.append(key)
+                continue
+            out.taken_over += int(lease is not None and lease[0] != owner)
+            fresh.append((key, owner, self._host, os.getpid(), now + LEASE_TTL_S))
+        self._conn.executemany(
+            "INSERT OR REPLACE INTO leases(key, owner, host, pid, expires) VALUES (?, ?, ?, ?, ?)",
+            fresh,
+        )
+        out.claimed.extend(k for k, *_ in fresh)
+
+    def _lease_live(self, host: str, pid: int, expires: float, now: float) -> bool:
+        if expires < now:
+            return False
+        return host != self._host or _pid_alive(pid)
+
+    def _renew(self, now: float) -> None:
+        """Extend this process's leases (inside the caller's transaction), every 30 s at most."""
+        if now - self._renewed < _RENEW_EVERY_S or not self._owners:
+            return
+        self._renewed = now
+        self._conn.execute(
+            "UPDATE leases SET expires = ? WHERE host = ? AND pid = ?",
+            (now + LEASE_TTL_S, self._host, os.getpid()),
+        )
+
+    async def claim_async(self, keys: Sequence[str], owner: str, since: float) -> Claim:
+        """``claim`` on the writer thread (after this store's queued writes)."""
+        call = functools.partial(self.claim, list(keys), owner, since)
+        return await asyncio.get_running_loop().run_in_executor(self._executor(), call)
+
+    def release(self, keys: Sequence[str], owner: str) -> None:
+        """Drop ``owner``'s leases on ``keys`` (its requests failed before any answer)."""
+        with self._lock:
+            self._conn.executemany(
+                "DELETE FROM leases WHERE key = ? AND owner = ?", [(k, owner) for k in keys]
+            )
+            self._conn.commit()
+
+    def release_own(self) -> int:
+        """Drop every lease this process holds (its requests ended unanswered); returns count."""
+        self._settle()
+        with self._lock:
+            if not self._owners:
+                return 0
+            cursor = self._conn.execute(
+                "DELETE FROM leases WHERE host = ? AND pid = ?", (self._host, os.getpid())
+            )
+            self._conn.commit()
+            return int(cursor.rowcount)
+
+    def _executor(self) -> ThreadPoolExecutor:
+        if self._writer is None:
+            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="response-store")
+        return self._writer
+
+    async def put_async(self, rows: Sequence[StoredResponse], owner: str | None = None) -> None:
         """``put`` on the store's writer thread; returns once the rows are committed.
 
         An SQLite commit costs ~0.3 ms; 2,000 of them on the event loop delay every reply
@@ -125,10 +274,8 @@ class ResponseStore:
         One writer keeps commits in arrival order and off the loop (SQLite releases the GIL
         while it writes). Once submitted, a write completes even if the caller is cancelled.
         """
-        if self._writer is None:
-            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="response-store")
-        write = functools.partial(self.put, list(rows))
-        await asyncio.get_running_loop().run_in_executor(self._writer, write)
+        write = functools.partial(self.put, list(rows), owner)
+        await asyncio.get_running_loop().run_in_executor(self._executor(), write)
 
     def _settle(self) -> None:
         """Wait for queued writes, so that reads see every write made through this store."""
@@ -142,9 +289,26 @@ class ResponseStore:
             return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 
     def close(self) -> None:
-        """Finish pending writes, then close the database connection."""
+        """Finish pending writes, release this process's leases, close the connection."""
+        self.release_own()
         if self._writer is not None:
             self._writer.shutdown(wait=True)
             self._writer = None
         with self._lock:
             self._conn.close()
+
+
+def _chunks(keys: list[str], size: int = 400) -> list[list[str]]:
+    """Key lists small enough for SQLite's bound-parameter limit."""
+    return [keys[i : i + size] for i in range(0, len(keys), size)]
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether a process with this PID exists on this host."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True

@@ -44,9 +44,12 @@ class FaultPlan:
     retry_after_s: float = 0.05
     hang_s: float = 5.0
     seed: int = 0
+    fail_status: int = 0
+    """When set (e.g. 401, 404), every request not scripted gets this HTTP status and an
+    OpenAI-style error body: a wrong key, model name or endpoint."""
     script: list[str] = field(default_factory=list)
     """Explicit fault per request, in order ("ok", "429", "500", "hang", "malformed", "empty",
-    "400"); once exhausted, the probabilities apply."""
+    "400", "401", "403", "404"); once exhausted, the probabilities apply."""
 
 
 @dataclass
@@ -126,6 +129,8 @@ class FakeOpenAIServer:
                 return self.faults.script[index]
             draw = self._rng.random()
         f = self.faults
+        if f.fail_status:
+            return str(f.fail_status)
         for name, p in (
             ("429", f.rate_limit),
             ("500", f.server_error),
@@ -184,8 +189,8 @@ class FakeOpenAIServer:
             return _send(handler, 429, {"error": {"message": "rate limited"}}, headers)
         if outcome == "500":
             return _send(handler, 500, {"error": {"message": "boom"}})
-        if outcome == "400":
-            return _send(handler, 400, {"error": {"message": "bad request"}})
+        if outcome in _ERROR_MESSAGES:
+            return _send(handler, int(outcome), {"error": {"message": _ERROR_MESSAGES[outcome]}})
         if outcome == "malformed":
             raw = b'{"id": "x", "choices": [ {"message": '
             handler.send_response(200)
@@ -196,6 +201,14 @@ class FakeOpenAIServer:
             return None
         text = "" if outcome == "empty" else self.responder(body.get("messages", []))
         return _send(handler, 200, _completion(body, text))
+
+
+_ERROR_MESSAGES = {
+    "400": "bad request",
+    "401": "Incorrect API key provided",
+    "403": "You do not have access to this model",
+    "404": "The model does not exist",
+}
 
 
 def _completion(body: dict[str, Any], text: str) -> dict[str, Any]:
@@ -251,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hang-s", type=float, default=5.0)
     parser.add_argument("--retry-after-s", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--fail-status", type=int, default=0, help="answer every request so")
     args = parser.parse_args(argv)
     plan = FaultPlan(
         rate_limit=args.rate_limit,
@@ -262,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         retry_after_s=args.retry_after_s,
         hang_s=args.hang_s,
         seed=args.seed,
+        fail_status=args.fail_status,
     )
     reply = args.reply
     server = FakeOpenAIServer(lambda m: reply, args.latency, plan, args.port, args.log)

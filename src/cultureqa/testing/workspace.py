@@ -44,6 +44,7 @@ def make_api_workspace(
     """Build the workspace; returns it. ``root`` is the repository (for prompts and suites)."""
     shutil.copytree(root / "prompts", workspace / "prompts", dirs_exist_ok=True)
     shutil.copytree(root / "expectations", workspace / "expectations", dirs_exist_ok=True)
+    shutil.copytree(root / "conf", workspace / "conf", dirs_exist_ok=True)  # params keys checked
     write_synthetic_benchmark(workspace / "data" / "synthetic.jsonl", n_items)
     params = OmegaConf.load(root / "params.yaml")
     params.benchmarks = {
@@ -55,6 +56,8 @@ def make_api_workspace(
                 "question": "question",
                 "options": "options",
                 "answer": "answer",
+                "answer_format": "letter",
+                "metadata": [],
             },
             "languages": {"en": {}},
             "settings": ["mcq-none-en"],

@@ -1,0 +1,230 @@
+"""Spend once: one writer per stage output, and no stage outliving the ``dvc repro`` that ran it.
+
+Killing ``dvc repro`` used to leave its stage running; the next ``dvc repro`` then started a second
+copy beside it and both sent the same prompts. Two guards close that:
+
+- :func:`output_lock` holds an ``flock`` on a lock file for the stage's outputs. A live holder is
+  refused with its PID; the kernel drops the lock when its holder dies, so a lock left by a killed
+  run is simply taken over (and the dead PID it names is logged and reported).
+- :func:`exit_with_parent` stops the stage when the process that started it dies. DVC runs each
+  command through ``$SHELL -c``, which does not exec the command, so the watchdog follows the
+  ancestry up through shells to the first real parent (dvc, make, pytest) and watches that.
+  It sends SIGTERM to the stage itself.
+- :func:`stop_gracefully_on_signals`: the first SIGINT (Ctrl-C reaches the whole process group)
+  or SIGTERM stops new requests while those in flight finish and are stored; a second aborts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import logging
+import os
+import re
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+SHELLS = frozenset({"sh", "dash", "bash", "zsh", "ksh", "fish", "busybox"})
+"""Process names the watchdog looks through: DVC runs stage commands via ``$SHELL -c``."""
+
+
+class OutputBusy(RuntimeError):
+    """Another live process holds the lock on these outputs (a user error: rc 2)."""
+
+
+class StageInterrupted(RuntimeError):
+    """SIGINT/SIGTERM, or the parent died: the stage stopped, answers so far are stored."""
+
+
+@dataclass
+class LockInfo:
+    """The held lock: where it lives, and the dead PID it was taken over from (if any)."""
+
+    path: Path
+    took_over_from: int | None = None
+
+
+def lock_path(outputs: Path, lock_dir: Path) -> Path:
+    """Lock file for ``outputs``: in the state dir, named by the absolute output path.
+
+    Not inside the outputs (DVC deletes them before it runs a stage, and a deleted lock file
+    locks nothing) and keyed by absolute path, so queued experiments in separate temp copies
+    never block each other while two runs in one workspace do.
+    """
+    absolute = str(outputs.resolve())
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", "/".join(outputs.parts[-3:]))[-80:]
+    digest = hashlib.sha256(absolute.encode()).hexdigest()[:12]
+    return lock_dir / f"{slug}-{digest}.lock"
+
+
+@contextlib.contextmanager
+def output_lock(outputs: Path, lock_dir: Path) -> Iterator[LockInfo]:
+    """Hold the lock for ``outputs`` while the block runs; refuse if a live process holds it."""
+    path = lock_path(outputs, lock_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _read_pid(fd)
+            who = f"PID {holder}" if holder else "another process"
+            raise OutputBusy(
+                f"{outputs} is being written by {who}; wait or kill it (lock file {path})"
+            ) from None
+        info = LockInfo(path, _stale_owner(_read_pid(fd)))
+        if info.took_over_from is not None:
+            log.warning(
+                "took over the lock on %s left by PID %d, which is no longer running",
+                outputs,
+                info.took_over_from,
+            )
+        _write_pid(fd)
+        try:
+            yield info
+        finally:
+            os.ftruncate(fd, 0)  # released cleanly: no PID left to report as stale
+    finally:
+        os.close(fd)  # closing the descriptor releases the flock
+
+
+def _read_pid(fd: int) -> int | None:
+    os.lseek(fd, 0, os.SEEK_SET)
+    text = os.read(fd, 64).decode("ascii", "replace").split()
+    return int(text[0]) if text and text[0].isdigit() else None
+
+
+def _write_pid(fd: int) -> None:
+    os.ftruncate(fd, 0)
+    os.lseek(fd, 0, os.SEEK_SET)
+    os.write(fd, f"{os.getpid()}\n".encode())
+
+
+def _stale_owner(pid: int | None) -> int | None:
+    """The PID a released lock still names, if that was another process (a killed run)."""
+    return pid if pid is not None and pid != os.getpid() else None
+
+
+def ancestry(pid: int | None = None) -> list[tuple[int, int]]:
+    """``(pid, parent pid)`` pairs from ``pid`` up to the first parent that is not a shell."""
+    chain = [(pid or os.getpid(), os.getppid() if pid is None else _parent_of(pid) or 0)]
+    while chain[-1][1] > 1 and _name_of(chain[-1][1]) in SHELLS:
+        shell = chain[-1][1]
+        parent = _parent_of(shell)
+        if parent is None:
+            break
+        chain.append((shell, parent))
+    return chain
+
+
+def orphaned(chain: list[tuple[int, int]]) -> bool:
+    """Whether any process of ``chain`` lost its recorded parent (it died; we were reparented)."""
+    me, parent = chain[0]
+    if me == os.getpid() and os.getppid() != parent:
+        return True
+    return any(_parent_of(pid) != ppid for pid, ppid in chain[1:])
+
+
+def exit_with_parent(poll_s: float = 0.5) -> threading.Event:
+    """Start a daemon watchdog that stops this process once its starter is gone.
+
+    Polling (not ``PR_SET_PDEATHSIG``): the death signal fires when the parent *thread* exits,
+    which would kill stages that a thread pool started, and it cannot see through the shell
+    that DVC puts between itself and the stage. Set the returned event to end the watchdog.
+    """
+    chain = ancestry()
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(poll_s):
+            if orphaned(chain):
+                log.warning("the process that started this stage is gone; stopping")
+                os.kill(os.getpid(), signal.SIGTERM)
+                return
+
+    threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
+    return done
+
+
+_STOP = threading.Event()
+
+
+def stop_requested() -> bool:
+    """Whether SIGINT/SIGTERM (or the parent's death) asked this stage to stop sending."""
+    return _STOP.is_set()
+
+
+def _on_stop_signal(signum: int, frame: object) -> None:
+    if _STOP.is_set():  # the second signal: stop now, abandoning requests in flight
+        raise KeyboardInterrupt
+    _STOP.set()
+    log.warning(
+        "%s: sending no more requests; finishing those in flight (signal again to abort)",
+        signal.Signals(signum).name,
+    )
+
+
+def stop_gracefully_on_signals() -> Callable[[], None]:
+    """First SIGINT/SIGTERM: send nothing new, let paid-for requests land in the store.
+
+    Cancelling in-flight requests would throw away answers the provider already billed, and
+    the rerun would send those prompts again. A second signal aborts at once. Returns the
+    function that restores the previous handlers (stages also run inside test processes).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    _STOP.clear()
+    previous = {sig: signal.signal(sig, _on_stop_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def restore() -> None:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+    return restore
+
+
+@contextlib.contextmanager
+def stage_guard(outputs: Path, lock_dir: Path) -> Iterator[LockInfo]:
+    """Everything a spending stage needs: parent watchdog, graceful stop, output lock."""
+    restore = stop_gracefully_on_signals()
+    watchdog = exit_with_parent()
+    try:
+        with output_lock(outputs, lock_dir) as info:
+            yield info
+    except KeyboardInterrupt:
+        raise StageInterrupted(
+            f"aborted while writing {outputs}; answers received so far are in the "
+            "response store, so a rerun sends only the rest"
+        ) from None
+    finally:
+        watchdog.set()
+        restore()
+
+
+def _proc_stat(pid: int) -> list[str] | None:
+    """Fields of ``/proc/<pid>/stat`` after the command name (Linux); None if gone or unknown."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    return raw[raw.rfind(")") + 2 :].split()
+
+
+def _parent_of(pid: int) -> int | None:
+    fields = _proc_stat(pid)
+    if fields is None or fields[0] == "Z":  # a zombie has exited already
+        return None
+    return int(fields[1])
+
+
+def _name_of(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return ""

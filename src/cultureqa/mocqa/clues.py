@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from cultureqa.knowledge.gazetteer import has_location_leak
+from cultureqa.knowledge.gazetteer import find_own_province_leaks, has_location_leak
 from cultureqa.knowledge.provinces import KnowledgeBase
 from cultureqa.mocqa import claims
 from cultureqa.mocqa.facts import NAMED_FACTS, Fact
@@ -37,6 +37,12 @@ class Clue:
 def leaks(text: str, language: str) -> bool:
     """Gazetteer leak check, memoised: clue texts repeat across items of one province."""
     return has_location_leak(text, language)  # type: ignore[arg-type]
+
+
+@lru_cache(maxsize=65536)
+def names_province(text: str, language: str, province: str) -> bool:
+    """Whether a clue names its own province, a place in it or its people ("Rumoh Aceh")."""
+    return bool(find_own_province_leaks(text, language, province))  # type: ignore[arg-type]
 
 
 class ClueGenerator:
@@ -94,7 +100,7 @@ class ClueGenerator:
             if fact.key in exclude:
                 rejected["already tried"] = rejected.get("already tried", 0) + 1
                 continue
-            clue, why = self._try(fact, template_index, options)
+            clue, why = self._try(fact, template_index, options, province)
             if clue is not None:
                 return clue, ""
             rejected[why] = rejected.get(why, 0) + 1
@@ -103,7 +109,11 @@ class ClueGenerator:
         return None, f"all {len(facts)} {clue_type} facts rejected ({summary})"
 
     def _try(
-        self, fact: Fact, template_index: int, options: Mapping[str, Sequence[str]]
+        self,
+        fact: Fact,
+        template_index: int,
+        options: Mapping[str, Sequence[str]],
+        province: str,
     ) -> tuple[Clue | None, str]:
         if not fact.evidence.get("unique", False):
             return None, "not unique in the knowledge base"
@@ -114,6 +124,8 @@ class ClueGenerator:
             text = text[:1].upper() + text[1:]
             if leaks(text, language):
                 return None, "names a place as a location"
+            if names_province(text, language, province):
+                return None, "names its province, a place in it or its people"
             if shortcut_terms(text, options.get(language, ())):
                 return None, "repeats an option word"
             texts[language] = text

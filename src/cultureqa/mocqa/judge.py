@@ -125,6 +125,9 @@ def judge_variants(
         if len(dropped)
         else ""
     )
+    why = _failures(judgements)
+    if len(dropped):
+        detail = detail + dropped["variant_id"].map(lambda v: f"; {why[v]}" if why.get(v) else "")
     removed = removed_rows(dropped, "judge", reasons, detail)
     kept = variants.loc[kept_mask.to_numpy()].reset_index(drop=True)
     table = pd.DataFrame([j.record() for j in judgements])
@@ -138,6 +141,15 @@ def judge_variants(
         **_judge_counts(judgements),
     )
     return StageResult(kept, removed, metrics, {"judgements": table})
+
+
+def _failures(judgements: Sequence[Judgement]) -> dict[str, str]:
+    """Per variant, the rationale of each judge that did not find it Acceptable."""
+    out: dict[str, list[str]] = {}
+    for j in judgements:
+        if not j.acceptable and j.rationale:
+            out.setdefault(j.variant_id, []).append(f"{j.judge}: {j.rationale[:300]}")
+    return {k: " / ".join(v) for k, v in out.items()}
 
 
 def _reason(row: pd.Series) -> str:

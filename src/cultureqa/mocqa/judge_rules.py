@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from cultureqa.knowledge.gazetteer import has_location_leak
+from cultureqa.knowledge.gazetteer import find_own_province_leaks, has_location_leak
 from cultureqa.knowledge.provinces import KnowledgeBase
 from cultureqa.mocqa import claims
 from cultureqa.mocqa.facts import name_owners
@@ -31,6 +31,12 @@ from cultureqa.mocqa.textchecks import (
 )
 
 CRITICAL = ("province_clue_accuracy", "answer_discrimination", "answer_quality")
+UNDECIDED = {
+    "cultural_alignment": "proxy only: share of the source statement's words kept",
+    "question_clarity": "proxy only: no unfilled slot and a question ending",
+    "language_quality": "proxy only: function-word language check and both languages present",
+}
+"""Criteria a rule cannot truly decide (fluency, nuance); the panel must judge them."""
 
 
 @dataclass(frozen=True)
@@ -75,11 +81,7 @@ def score_variant(
     evidence = json.loads(str(row["clue_evidence"]) or "{}")
     context_words = set(content_tokens(str(row.get("context", ""))))
     kept = len(context_words & set(content_tokens(question))) / max(1, len(context_words))
-    cheats = (
-        has_location_leak(question, language)  # type: ignore[arg-type]
-        or bool(shortcut_terms(clue, options))
-        or copied_option(question, options, config.copy_ngram) is not None
-    )
+    cheats = bool(failed_rules(row, config.copy_ngram))
     sound_options = (
         len(options) == N_OPTIONS
         and len(set(options)) == N_OPTIONS
@@ -105,6 +107,36 @@ def score_variant(
     }
 
 
+def failed_rules(row: Mapping[str, Any], copy_ngram: int) -> list[str]:
+    """The answer-leak and shortcut rules a variant breaks (the paper's Significant cases).
+
+    Names of its own province, a place in it or its people anywhere in the question (clue:
+    answer leak; statement: the first hop is no longer needed), a place used as a location,
+    a repeated option word, or copied option text.
+    """
+    question, clue, language = str(row["question"]), str(row["clue"]), str(row["language"])
+    options = as_options(row["options"])
+    own = find_own_province_leaks(question, language, str(row["province"]))  # type: ignore[arg-type]
+    out = [f"names its province: {x.name} ({x.kind} {x.term})" for x in own]
+    if has_location_leak(question, language):  # type: ignore[arg-type]
+        out.append("names a place as a location")
+    out += [f"clue repeats option word: {w}" for w in shortcut_terms(clue, options)]
+    if copied_option(question, options, copy_ngram) is not None:
+        out.append("copies an option")
+    return out
+
+
+def rationale(row: Mapping[str, Any], scores: Mapping[str, int], copy_ngram: int) -> str:
+    """Why the rules scored as they did, plus what rules cannot decide."""
+    failed = failed_rules(row, copy_ngram)
+    if scores["province_clue_accuracy"] == 0:
+        failed.append("clue claim not verified against the knowledge base")
+    if scores["answer_quality"] == 0:
+        failed.append("options broken")
+    undecided = "; ".join(f"{k}: {v}" for k, v in UNDECIDED.items())
+    return ("failed: " + "; ".join(failed) + " | " if failed else "") + "undecided: " + undecided
+
+
 def judge_rules(
     variants: pd.DataFrame, kb: KnowledgeBase, config: RulesConfig, languages: Sequence[str]
 ) -> list[Judgement]:
@@ -121,5 +153,6 @@ def judge_rules(
         scores = score_variant(row, kb, config, counterpart)
         assert set(scores) == set(CRITERIA)
         category = category_from_scores(scores, config.thresholds, CRITICAL)
-        out.append(Judgement(str(row["variant_id"]), "rules", scores, category))
+        why = rationale(row, scores, config.copy_ngram)
+        out.append(Judgement(str(row["variant_id"]), "rules", scores, category, why))
     return out

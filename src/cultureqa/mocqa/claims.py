@@ -22,12 +22,12 @@ MIN_SCOPE = 3
 """A superlative among fewer than three provinces is too easy to guess; S1 needs ≥ 3 too."""
 
 THRESHOLDS: dict[str, tuple[float, ...]] = {
-    "population": (5, 10, 20, 40),  # millions
+    "population": (3, 5, 10, 20, 40),  # millions
     "area_km2": (10_000, 40_000, 50_000, 100_000),
     "density": (100, 500, 1_000),
     "growth": (10, 15, 20),  # percent, 2010 → 2020
     "regencies_count": (10, 15, 20, 25),
-    "cities_count": (2, 5, 8),
+    "cities_count": (2, 3, 5, 6, 8),
 }
 _SCALE = {"population": 1e6}
 _AT_LEAST = {"regencies_count", "cities_count"}  # "at least t" rather than "more than t"
@@ -181,7 +181,8 @@ def _build_predicates(kb: KnowledgeBase) -> list[Predicate]:
     out = [
         Predicate(f"island:{i}", "island", {"island": i}, _on_island(i))
         for i in sorted({p.island for p in kb})
-        if _SIMPLE_NAME.match(i)
+        # an island of one province ("on the island of Bali") would name it: not a condition
+        if _SIMPLE_NAME.match(i) and sum(p.island == i for p in kb) >= 2
     ]
     out += [
         Predicate(f"coast:{s}", "coast", {"sea": s}, _on_coast(s))
@@ -191,8 +192,13 @@ def _build_predicates(kb: KnowledgeBase) -> list[Predicate]:
     out.append(
         Predicate("border_country", "border_country", {}, lambda p: bool(p.border_countries))
     )
+    out.append(
+        Predicate("single_neighbour", "single_neighbour", {}, lambda p: len(p.neighbours) == 1)
+    )
     for statistic in THRESHOLDS:
-        out += _threshold_predicates(statistic)
+        # a threshold over a statistic some province lacks cannot be decided for it: left out
+        if all(stat_value(p, statistic) is not None for p in kb):
+            out += _threshold_predicates(statistic)
     return out
 
 

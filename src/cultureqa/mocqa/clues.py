@@ -48,9 +48,13 @@ def names_province(text: str, language: str, province: str) -> bool:
 class ClueGenerator:
     """Candidate facts per (province, clue type), computed once; clues rendered on demand."""
 
-    def __init__(self, kb: KnowledgeBase, book: TemplateBook) -> None:
+    def __init__(
+        self, kb: KnowledgeBase, book: TemplateBook, national: KnowledgeBase | None = None
+    ) -> None:
         self.kb = kb
         self.book = book
+        self.universe = national if national is not None else kb
+        """Provinces comparison and intersection claims range over (all of Indonesia)."""
         self._candidates: dict[tuple[str, str], list[Fact]] = {}
         self.rejections: Counter[str] = Counter()
         """Candidate facts passed over, by reason (reported in the expand metrics)."""
@@ -66,11 +70,11 @@ class ClueGenerator:
         if clue_type in NAMED_FACTS:
             return NAMED_FACTS[clue_type](self.kb, self.kb[province], self.book)
         if clue_type == "comparison":
-            return [self._comparison_fact(e) for e in claims.comparison_claims(self.kb, province)]
+            found = claims.comparison_claims(self.universe, province)
+            return [self._comparison_fact(e) for e in found]
         if clue_type == "intersection":
-            return [
-                self._intersection_fact(e) for e in claims.intersection_claims(self.kb, province)
-            ]
+            pairs = claims.intersection_claims(self.universe, province)
+            return [self._intersection_fact(e) for e in pairs]
         raise ValueError(f"unknown clue type '{clue_type}' (known: {CLUE_TYPES})")
 
     def clue_for(
@@ -151,8 +155,8 @@ class ClueGenerator:
         if scope == "all":
             return str(phrases["all"][lang])
         if scope == claims.OUTSIDE:
-            islands = [self.book.localize(i, lang) for i in claims.scope_islands(self.kb)]
-            joined = f" {phrases['conjunction'][lang]} ".join(islands)
+            islands = [self.book.localize(i, lang) for i in claims.scope_islands(self.universe)]
+            joined = ", ".join(islands[:-1]) + f" {phrases['conjunction'][lang]} " + islands[-1]
             return str(phrases["outside"][lang]).format(islands=joined)
         return str(phrases["island"][lang]).format(island=self.book.localize(scope, lang))
 
@@ -169,7 +173,7 @@ class ClueGenerator:
 
     def predicate_phrase(self, predicate_id: str, lang: str) -> str:
         """The phrase of one predicate in ``lang`` (thresholds formatted per language)."""
-        predicate = claims.predicate_by_id(self.kb, predicate_id)
+        predicate = claims.predicate_by_id(self.universe, predicate_id)
         if predicate is None:
             raise KeyError(f"unknown predicate '{predicate_id}'")
         params = dict(predicate.params)
@@ -183,7 +187,7 @@ class ClueGenerator:
 
     def _stat_year(self, family: str) -> str:
         statistic = family.rsplit("_", 1)[0]
-        for province in self.kb:
+        for province in self.universe:
             value = claims.stat_value(province, statistic)
             if value is not None:
                 return str(value.year)

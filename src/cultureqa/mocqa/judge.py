@@ -98,11 +98,16 @@ def judge_variants(
     kb: KnowledgeBase,
     languages: Sequence[str],
     store_path: Path,
+    national: KnowledgeBase | None = None,
 ) -> StageResult:
-    """Judge every variant and keep those the rule accepts."""
+    """Judge every variant and keep those the rule accepts.
+
+    ``national`` (all provinces of Indonesia) is what comparison and intersection claims are
+    re-verified against; without it they are checked against ``kb``.
+    """
     require_columns(variants, VARIANT_COLUMNS, "judge")
     if config.kind == "rules":
-        judgements = judge_rules(variants, kb, config.rules, languages)
+        judgements = judge_rules(variants, kb, config.rules, languages, national)
     else:
         judgements = judge_panel(variants, config, store_path)
     by_variant: dict[str, list[Judgement]] = {}

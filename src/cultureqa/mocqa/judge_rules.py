@@ -51,10 +51,20 @@ class RulesConfig:
     )
 
 
-def clue_accuracy(kb: KnowledgeBase, evidence: Mapping[str, Any], province: str) -> int:
-    """2 if the KB confirms the clue singles out ``province``, 1 if it cannot tell, else 0."""
+def clue_accuracy(
+    kb: KnowledgeBase,
+    evidence: Mapping[str, Any],
+    province: str,
+    national: KnowledgeBase | None = None,
+) -> int:
+    """2 if the KB confirms the clue singles out ``province``, 1 if it cannot tell, else 0.
+
+    Comparison and intersection claims are recomputed over ``national`` (every province of
+    Indonesia) when given: a claim true only among the benchmark's provinces scores 0.
+    """
     if evidence.get("claim") in ("comparison", "intersection"):
-        return 2 if claims.verify_evidence(kb, evidence, province) else 0
+        universe = national if national is not None else kb
+        return 2 if claims.verify_evidence(universe, evidence, province) else 0
     if "kb_check" in evidence:  # LLM clue: checked against the KB at generation time
         return {"agrees": 2, "unverifiable": 1}.get(str(evidence["kb_check"]), 0)
     if evidence.get("kind") == "event":
@@ -73,7 +83,11 @@ def _band(value: int, limit: int) -> int:
 
 
 def score_variant(
-    row: Mapping[str, Any], kb: KnowledgeBase, config: RulesConfig, has_counterpart: bool
+    row: Mapping[str, Any],
+    kb: KnowledgeBase,
+    config: RulesConfig,
+    has_counterpart: bool,
+    national: KnowledgeBase | None = None,
 ) -> dict[str, int]:
     """Eight criterion scores (0–2) for one variant row."""
     question, clue, language = str(row["question"]), str(row["clue"]), str(row["language"])
@@ -91,7 +105,7 @@ def score_variant(
     two_hops = has_anaphor(question, language), bool(clue.strip()) and clue in question
     right_language = looks_like(question, language)
     return {
-        "province_clue_accuracy": clue_accuracy(kb, evidence, str(row["province"])),
+        "province_clue_accuracy": clue_accuracy(kb, evidence, str(row["province"]), national),
         "conciseness": min(
             _band(word_count(clue), config.max_clue_words),
             _band(word_count(question), config.max_question_words),
@@ -138,7 +152,11 @@ def rationale(row: Mapping[str, Any], scores: Mapping[str, int], copy_ngram: int
 
 
 def judge_rules(
-    variants: pd.DataFrame, kb: KnowledgeBase, config: RulesConfig, languages: Sequence[str]
+    variants: pd.DataFrame,
+    kb: KnowledgeBase,
+    config: RulesConfig,
+    languages: Sequence[str],
+    national: KnowledgeBase | None = None,
 ) -> list[Judgement]:
     """One ``rules`` judgement per variant (never malformed: rules always answer).
 
@@ -150,7 +168,7 @@ def judge_rules(
     out = []
     for row in variants.to_dict(orient="records"):
         counterpart = languages_of[row["pair_id"]] >= wanted
-        scores = score_variant(row, kb, config, counterpart)
+        scores = score_variant(row, kb, config, counterpart, national)
         assert set(scores) == set(CRITERIA)
         category = category_from_scores(scores, config.thresholds, CRITICAL)
         why = rationale(row, scores, config.copy_ngram)

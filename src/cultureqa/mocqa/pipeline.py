@@ -16,6 +16,7 @@ import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
 from cultureqa.io import write_json, write_parquet
+from cultureqa.knowledge.national import load_national
 from cultureqa.knowledge.provinces import KnowledgeBase, load_knowledge_base
 from cultureqa.mocqa.schema import CLUE_TYPES, LANGUAGES, empty_removed
 from cultureqa.mocqa.stage import StageResult
@@ -35,6 +36,7 @@ class MocqaSettings:
     languages: tuple[str, ...]
     clue_types: tuple[str, ...]
     knowledge_dir: Path
+    national_path: Path
     templates: Path
     build_dir: Path
     metrics_dir: Path
@@ -68,6 +70,8 @@ class MocqaSettings:
             languages=languages,
             clue_types=clue_types,
             knowledge_dir=root / str(m.get("knowledge_dir", "data/knowledge/provinces")),
+            national_path=root
+            / str(m.get("national_knowledge", "data/knowledge/national/provinces.csv")),
             templates=root / str(m.get("templates", "data/knowledge/clue_templates.yaml")),
             build_dir=root / str(m.get("build_dir", "data/build/mocqa")),
             metrics_dir=root / str(m.get("metrics_dir", "metrics/mocqa")),
@@ -90,6 +94,10 @@ class MocqaSettings:
     def kb(self) -> KnowledgeBase:
         """The province knowledge base the build is grounded in."""
         return load_knowledge_base(self.knowledge_dir)
+
+    def national(self) -> KnowledgeBase:
+        """Every province of Indonesia: what comparison and intersection claims range over."""
+        return load_national(self.national_path)
 
     def out_dir(self, step: str) -> Path:
         """``data/build/mocqa/<step>``."""

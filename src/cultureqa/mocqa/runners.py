@@ -27,7 +27,7 @@ from cultureqa.mocqa.verify import template_repairer, verify_variants
 
 
 def _template_generator(settings: MocqaSettings) -> ClueGenerator:
-    return ClueGenerator(settings.kb(), load_templates(settings.templates))
+    return ClueGenerator(settings.kb(), load_templates(settings.templates), settings.national())
 
 
 def _llm_steps(settings: MocqaSettings) -> Any:
@@ -73,7 +73,12 @@ def run_judge(settings: MocqaSettings) -> StageResult:
     """Rules judge or LLM panel over the expanded variants."""
     config = JudgeConfig.from_params(settings.judge, settings.root)
     return judge_variants(
-        settings.read("expand"), config, settings.kb(), settings.languages, settings.store_path
+        settings.read("expand"),
+        config,
+        settings.kb(),
+        settings.languages,
+        settings.store_path,
+        settings.national(),
     )
 
 

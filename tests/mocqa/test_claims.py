@@ -119,3 +119,38 @@ def test_a_template_missing_its_slot_is_a_load_error(tmp_path: Path) -> None:
     path.write_text(broken, encoding="utf-8")
     with pytest.raises(TemplateError, match=r"temporal.default.en\[0\]' lacks \['text', 'year'\]"):
         load_templates(path)
+
+
+def test_claims_in_the_built_dataset_hold_for_all_of_indonesia(template_build) -> None:
+    import json
+
+    from cultureqa.knowledge.national import load_national
+
+    national = load_national()
+    dataset = template_build[1]["finalize"].frame
+    claimed = dataset[dataset["clue_type"].isin(["comparison", "intersection"])]
+    assert len(claimed) > 0
+    for row in claimed.itertuples():
+        evidence = json.loads(row.clue_evidence)
+        assert claims.verify_evidence(national, evidence, row.province), row.clue
+        if evidence["claim"] == "comparison" and evidence["scope"] == "all":
+            assert len(evidence["data"]) == len(national)  # the evidence stores every value
+    closed = r"covered here|dibahas di sini|eleven provinces|kesebelas provinsi"
+    assert not dataset["question"].str.contains(closed).any()
+
+
+def test_a_claim_true_only_among_the_benchmark_provinces_fails_nationally(
+    kb: KnowledgeBase,
+) -> None:
+    from cultureqa.knowledge.national import load_national
+
+    national = load_national()
+    # Among the 11, West Sumatra has the smallest area on Sumatra; nationally Bengkulu does.
+    evidence = claims.comparison_evidence(kb, "area_km2", "min1", "Sumatra")
+    assert evidence["holder"] == "West Sumatra"
+    assert not claims.verify_evidence(national, evidence, "West Sumatra")
+    assert claims.comparison_evidence(national, "area_km2", "min1", "Sumatra")["holder"] == (
+        "Bengkulu"
+    )
+    # A statistic some province lacks (area for ten of them) yields no national claim at all.
+    assert claims.comparison_evidence(national, "area_km2", "max1", "all")["holder"] is None

@@ -18,6 +18,7 @@ from omegaconf import DictConfig, OmegaConf
 from cultureqa.io import write_json, write_parquet
 from cultureqa.knowledge.national import load_national
 from cultureqa.knowledge.provinces import KnowledgeBase, load_knowledge_base
+from cultureqa.mocqa.hop import HopConfig
 from cultureqa.mocqa.schema import CLUE_TYPES, LANGUAGES, empty_removed
 from cultureqa.mocqa.stage import StageResult
 from cultureqa.mocqa.verify import VerifyConfig
@@ -42,6 +43,7 @@ class MocqaSettings:
     metrics_dir: Path
     expectations: Path
     verify: VerifyConfig
+    hop: HopConfig
     generator: Mapping[str, Any]
     judge: Mapping[str, Any]
 
@@ -77,6 +79,7 @@ class MocqaSettings:
             metrics_dir=root / str(m.get("metrics_dir", "metrics/mocqa")),
             expectations=root / str(m.get("expectations", "expectations/mocqa_dataset.json")),
             verify=VerifyConfig(**dict(m.get("verify") or {})),
+            hop=HopConfig(**dict(m.get("hop") or {})),
             generator=dict(data.get("generator") or {"kind": "template"}),
             judge=dict(data.get("judge") or {"kind": "rules"}),
         )

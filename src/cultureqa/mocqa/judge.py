@@ -99,15 +99,17 @@ def judge_variants(
     languages: Sequence[str],
     store_path: Path,
     national: KnowledgeBase | None = None,
+    items: pd.DataFrame | None = None,
 ) -> StageResult:
     """Judge every variant and keep those the rule accepts.
 
     ``national`` (all provinces of Indonesia) is what comparison and intersection claims are
-    re-verified against; without it they are checked against ``kb``.
+    re-verified against; without it they are checked against ``kb``. ``items`` (the ingested
+    source items) lets the rules judge check that each variant still has its source answer.
     """
     require_columns(variants, VARIANT_COLUMNS, "judge")
     if config.kind == "rules":
-        judgements = judge_rules(variants, kb, config.rules, languages, national)
+        judgements = judge_rules(variants, kb, config.rules, languages, national, items)
     else:
         judgements = judge_panel(variants, config, store_path)
     by_variant: dict[str, list[Judgement]] = {}

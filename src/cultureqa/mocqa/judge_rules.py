@@ -82,12 +82,25 @@ def _band(value: int, limit: int) -> int:
     return 2 if value <= limit else (1 if value <= 1.5 * limit else 0)
 
 
+def keeps_source_answer(row: Mapping[str, Any], source: Mapping[str, Any] | None) -> bool:
+    """Whether the variant still has its source item's options and gold letter.
+
+    Options may come from either language of the source (LLM mode lends the other language's
+    options when one side has none); anything else means the answer is no longer the source's.
+    """
+    if source is None:
+        return True
+    allowed = [as_options(source.get(k)) for k in ("options_en", "options_id")]
+    return row["answer"] == source.get("answer") and as_options(row["options"]) in allowed
+
+
 def score_variant(
     row: Mapping[str, Any],
     kb: KnowledgeBase,
     config: RulesConfig,
     has_counterpart: bool,
     national: KnowledgeBase | None = None,
+    source: Mapping[str, Any] | None = None,
 ) -> dict[str, int]:
     """Eight criterion scores (0–2) for one variant row."""
     question, clue, language = str(row["question"]), str(row["clue"]), str(row["language"])
@@ -101,6 +114,7 @@ def score_variant(
         and len(set(options)) == N_OPTIONS
         and all(o.strip() for o in options)
         and row["answer"] in LETTERS
+        and keeps_source_answer(row, source)
     )
     two_hops = has_anaphor(question, language), bool(clue.strip()) and clue in question
     right_language = looks_like(question, language)
@@ -146,7 +160,7 @@ def rationale(row: Mapping[str, Any], scores: Mapping[str, int], copy_ngram: int
     if scores["province_clue_accuracy"] == 0:
         failed.append("clue claim not verified against the knowledge base")
     if scores["answer_quality"] == 0:
-        failed.append("options broken")
+        failed.append("options broken or no longer the source item's answer")
     undecided = "; ".join(f"{k}: {v}" for k, v in UNDECIDED.items())
     return ("failed: " + "; ".join(failed) + " | " if failed else "") + "undecided: " + undecided
 
@@ -157,6 +171,7 @@ def judge_rules(
     config: RulesConfig,
     languages: Sequence[str],
     national: KnowledgeBase | None = None,
+    items: pd.DataFrame | None = None,
 ) -> list[Judgement]:
     """One ``rules`` judgement per variant (never malformed: rules always answer).
 
@@ -164,11 +179,17 @@ def judge_rules(
     point on language quality (both languages present is one of the rule-decidable checks).
     """
     languages_of = variants.groupby("pair_id")["language"].agg(lambda s: set(s))
+    sources = (
+        {str(r["source_id"]): r for r in items.to_dict(orient="records")}
+        if items is not None
+        else {}
+    )
     wanted = set(languages)
     out = []
     for row in variants.to_dict(orient="records"):
         counterpart = languages_of[row["pair_id"]] >= wanted
-        scores = score_variant(row, kb, config, counterpart, national)
+        source = sources.get(str(row["source_id"])) if items is not None else None
+        scores = score_variant(row, kb, config, counterpart, national, source)
         assert set(scores) == set(CRITERIA)
         category = category_from_scores(scores, config.thresholds, CRITICAL)
         why = rationale(row, scores, config.copy_ngram)

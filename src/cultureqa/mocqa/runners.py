@@ -81,6 +81,7 @@ def run_judge(settings: MocqaSettings) -> StageResult:
         settings.languages,
         settings.store_path,
         settings.national(),
+        settings.read("ingest"),
     )
 
 

@@ -101,6 +101,7 @@ def score_variant(
     has_counterpart: bool,
     national: KnowledgeBase | None = None,
     source: Mapping[str, Any] | None = None,
+    failed: list[str] | None = None,
 ) -> dict[str, int]:
     """Eight criterion scores (0–2) for one variant row."""
     question, clue, language = str(row["question"]), str(row["clue"]), str(row["language"])
@@ -108,7 +109,7 @@ def score_variant(
     evidence = json.loads(str(row["clue_evidence"]) or "{}")
     context_words = set(content_tokens(str(row.get("context", ""))))
     kept = len(context_words & set(content_tokens(question))) / max(1, len(context_words))
-    cheats = bool(failed_rules(row, config.copy_ngram))
+    cheats = bool(failed if failed is not None else failed_rules(row, config.copy_ngram))
     sound_options = (
         len(options) == N_OPTIONS
         and len(set(options)) == N_OPTIONS
@@ -154,9 +155,9 @@ def failed_rules(row: Mapping[str, Any], copy_ngram: int) -> list[str]:
     return out
 
 
-def rationale(row: Mapping[str, Any], scores: Mapping[str, int], copy_ngram: int) -> str:
+def rationale(failed_checks: list[str], scores: Mapping[str, int]) -> str:
     """Why the rules scored as they did, plus what rules cannot decide."""
-    failed = failed_rules(row, copy_ngram)
+    failed = list(failed_checks)
     if scores["province_clue_accuracy"] == 0:
         failed.append("clue claim not verified against the knowledge base")
     if scores["answer_quality"] == 0:
@@ -189,9 +190,10 @@ def judge_rules(
     for row in variants.to_dict(orient="records"):
         counterpart = languages_of[row["pair_id"]] >= wanted
         source = sources.get(str(row["source_id"])) if items is not None else None
-        scores = score_variant(row, kb, config, counterpart, national, source)
+        failed = failed_rules(row, config.copy_ngram)
+        scores = score_variant(row, kb, config, counterpart, national, source, failed)
         assert set(scores) == set(CRITERIA)
         category = category_from_scores(scores, config.thresholds, CRITICAL)
-        why = rationale(row, scores, config.copy_ngram)
+        why = rationale(failed, scores)
         out.append(Judgement(str(row["variant_id"]), "rules", scores, category, why))
     return out

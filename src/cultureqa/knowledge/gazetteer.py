@@ -20,6 +20,13 @@ Two jobs share one name index built from the knowledge base (DESIGN.md §5 verif
 
   Derived words never match (Balinese, Acehnese, Makassarese) because names must end at a word
   boundary; demonyms are treated as ethnic, not locative, references.
+* :func:`find_own_province_leaks` is the stricter rule for a question about a known province
+  (issue 11): any name of *that* province, its capital, a city or regency of it, or one of its
+  peoples (``data/knowledge/peoples.yaml``: Acehnese, Batak, "orang Jawa", …) is a leak, cultural
+  terms included ("Rumoh Aceh", "Coto Makassar", "Batak wedding"). Only names of other polities
+  (Papua New Guinea, West Papua) are exempt; cue-required common words (Padang, Malang) need a
+  locative cue or a cultural head noun before them; island names (Sumba, Madura) count only in a
+  people phrase.
 """
 
 from __future__ import annotations

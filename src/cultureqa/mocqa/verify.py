@@ -1,10 +1,13 @@
 """Verify stage: repair leaks and copying (phase 1), then a structure check (phase 2).
 
-Phase 1 flags a question that names a province, city or regency as a location (gazetteer; the
-cultural-term allowlist keeps "Rumoh Aceh"), copies option text, or whose clue repeats a
-distinctive option word. The template generator repairs by regenerating the pair's clue from the
-next KB fact; the LLM generator rewrites with indirect references. Phase 2 removes items marked
-"[NEEDS MAJOR REVISION]" and tidies minor issues (DESIGN.md §5.4).
+Phase 1 flags a question that names a province, city or regency as a location (gazetteer), names
+its own province, capital, a place in it or its people anywhere, cultural terms included
+("Rumoh Aceh", "Batak wedding": issue 11), copies option text, or whose clue repeats a
+distinctive option word. The template generator repairs a clue leak by regenerating the pair's
+clue from the next KB fact and a statement leak by rebuilding the statement (own-province terms
+become "local"/"setempat") with the same clue; the LLM generator rewrites with indirect
+references. Phase 2 removes items marked "[NEEDS MAJOR REVISION]" and tidies minor issues
+(DESIGN.md §5.4).
 """
 
 from __future__ import annotations

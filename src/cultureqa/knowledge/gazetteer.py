@@ -75,7 +75,11 @@ PEOPLE_TAILS_EN: frozenset[str] = frozenset({
     "people", "person", "persons", "community", "communities", "custom", "customs", "customary",
     "tradition", "traditions", "culture", "language", "tribe", "society", "wedding", "weddings",
     "ethnic", "ceremony", "ceremonies", "dance", "dances", "cuisine", "house", "houses",
-    "textile", "textiles", "ikat", "elders", "villagers", "families", "family", "adat",
+    "textile", "textiles", "ikat", "elders", "villagers", "families", "family", "adat", "court",
+    "royal", "kingdom", "sultanate", "script", "music", "song", "songs", "art", "arts", "cloth",
+    "dagger", "dish", "dishes", "calendar", "nobles", "village", "villages", "farmers", "bride",
+    "groom", "ritual", "rituals", "rites", "festival", "feast", "theatre", "puppet", "puppets",
+    "mask", "masks", "gamelan", "weaving", "weavers", "chiefs", "clan", "clans",
 })  # fmt: skip
 """English words after a bare name that make it a reference to its people ("Sumba people")."""
 

@@ -154,3 +154,23 @@ def test_a_claim_true_only_among_the_benchmark_provinces_fails_nationally(
     )
     # A statistic some province lacks (area for ten of them) yields no national claim at all.
     assert claims.comparison_evidence(national, "area_km2", "max1", "all")["holder"] is None
+
+
+@pytest.mark.parametrize(
+    ("claim", "province", "verdict"),
+    [
+        ("West Java is the most populous province of Indonesia", "West Java", "agrees"),
+        ("Aceh has the smallest population of the provinces on Sumatra", "Aceh", "disagrees"),
+        ("North Sumatra has the most regencies on Sumatra", "North Sumatra", "agrees"),
+        ("Papua has the most regencies in Indonesia", "Papua", "disagrees"),  # Central Java: 29
+        ("Bali is the smallest province outside Java", "Bali", "unverifiable"),  # loose scope
+    ],
+)
+def test_llm_comparison_claims_are_recomputed_over_their_whole_scope(
+    claim: str, province: str, verdict: str
+) -> None:
+    from cultureqa.knowledge.national import load_national
+    from cultureqa.mocqa.kb_check import check_comparison_nationally
+
+    got, note = check_comparison_nationally(load_national(), {"claim_text": claim}, province)
+    assert got == verdict, note

@@ -23,13 +23,13 @@ ENTITY = {
 }
 STEM = {"en": "In that province, {stem} …?", "id": "Di provinsi tersebut, {stem} …?"}
 COMPARISON = {
-    "Aceh": (
+    "Aceh": (  # true among the KB's three Sumatran provinces, false over all of Sumatra
         "Aceh has the smallest population of the provinces on Sumatra",
         "Aceh = 5,274,871; North Sumatra = 14,799,361; West Sumatra = 5,534,472",
     ),
     "West Java": (
-        "Jawa Barat adalah provinsi dengan kepadatan terendah",  # false: contradicted by the KB
-        "Jawa Barat = 1.364; Jawa Tengah = 1.113",
+        "West Java is the most populous province of Indonesia",
+        "West Java = 48,274,162; East Java = 40,665,696",
     ),
 }
 S1 = {"West Java": "West Java; Central Java"}  # only two: breaks the S1 >= 3 rule
@@ -200,12 +200,13 @@ def test_generation_revises_and_rejects_with_reasons(llm_build) -> None:  # type
     aceh, wj = results["ingest"].frame["source_id"]
     # one reply carries both languages, so a rejected reply removes the whole pair
     assert set(removed) == {
-        f"{wj}.comparison.en",
-        f"{wj}.comparison.id",
+        f"{aceh}.comparison.en",
+        f"{aceh}.comparison.id",
         f"{wj}.intersection.en",
         f"{wj}.intersection.id",
     }
-    assert "density" in removed[f"{wj}.comparison.id"]  # the KB contradicts "kepadatan terendah"
+    # the national table knows Bengkulu, which the model left out of its VERIFY data
+    assert "Bengkulu" in removed[f"{aceh}.comparison.id"]
     assert "S1 lists 2 known provinces" in removed[f"{wj}.intersection.en"]
     first_round = [
         r
@@ -220,15 +221,16 @@ def test_generation_revises_and_rejects_with_reasons(llm_build) -> None:  # type
     ]
     assert revisions  # "revise until unique" and the unusable temporal reply went back
     frame = expand.frame.set_index("variant_id")
-    evidence = json.loads(frame.loc[f"{aceh}.comparison.en", "clue_evidence"])
+    evidence = json.loads(frame.loc[f"{wj}.comparison.en", "clue_evidence"])
     assert (
         evidence["kb_check"] == "agrees"
         and evidence["unique"]
-        and evidence["data"]["Aceh"] == 5274871
+        and evidence["data"]["West Java"] == 48274162
+        and "of Indonesia" in evidence["kb_note"]
     )
     assert (
-        frame.loc[f"{aceh}.comparison.id", "clue_evidence"]
-        == frame.loc[f"{aceh}.comparison.en", "clue_evidence"]
+        frame.loc[f"{wj}.comparison.id", "clue_evidence"]
+        == frame.loc[f"{wj}.comparison.en", "clue_evidence"]
     )  # the pair shares one VERIFY block
     entity = json.loads(frame.loc[f"{aceh}.entity.id", "clue_evidence"])
     assert entity["kb_check"] == "agrees"

@@ -24,7 +24,12 @@ from cultureqa.knowledge.provinces import KnowledgeBase
 from cultureqa.llm.base import GenerateRequest, Message
 from cultureqa.mocqa.expand import expand_result, source_side, variant_row
 from cultureqa.mocqa.judge import LANGUAGE_NAMES, format_options
-from cultureqa.mocqa.kb_check import check_comparison, check_named, intersection_problem
+from cultureqa.mocqa.kb_check import (
+    check_comparison,
+    check_comparison_nationally,
+    check_named,
+    intersection_problem,
+)
 from cultureqa.mocqa.llm_parse import Reply, parse_labelled, verify_summary
 from cultureqa.mocqa.models import Prompt, load_prompt, run_models
 from cultureqa.mocqa.schema import CLUE_TYPES, pair_id, variant_id
@@ -167,8 +172,13 @@ def generate_llm(
     store_path: Path,
     clue_types: Sequence[str] = CLUE_TYPES,
     languages: Sequence[str] = ("en", "id"),
+    national: KnowledgeBase | None = None,
 ) -> StageResult:
-    """Generate, revise (up to ``max_revisions`` rounds), KB-check and build variant rows."""
+    """Generate, revise (up to ``max_revisions`` rounds), KB-check and build variant rows.
+
+    ``national`` (every province of Indonesia) re-verifies superlative comparison claims over
+    their whole scope, not only over the provinces the model listed.
+    """
     jobs = _requests(items, config, clue_types, languages)
     pending = jobs
     for round_ in range(config.max_revisions + 1):
@@ -181,7 +191,7 @@ def generate_llm(
         pending = retry
     rows, failures = [], []
     for job in jobs:
-        made = _rows(job, kb, config)
+        made = _rows(job, kb, config, national)
         if isinstance(made, list):
             rows += made
             continue
@@ -199,7 +209,10 @@ def generate_llm(
 
 
 def _rows(
-    job: _Job, kb: KnowledgeBase, config: LlmGeneratorConfig
+    job: _Job,
+    kb: KnowledgeBase,
+    config: LlmGeneratorConfig,
+    national: KnowledgeBase | None = None,
 ) -> list[dict[str, Any]] | tuple[str, str]:
     """One variant row per language from one reply, or why the reply cannot be used."""
     problem = _problem(job)
@@ -213,6 +226,10 @@ def _rows(
     if job.clue_type == "comparison":
         evidence.update(verify_summary(reply))
         evidence["kb_check"], note = check_comparison(kb, evidence, province, normalize_province)
+        if national is not None and evidence["kb_check"] != "disagrees":
+            verdict, national_note = check_comparison_nationally(national, evidence, province)
+            if verdict != "unverifiable":  # the national table decides where it can
+                evidence["kb_check"], note = verdict, national_note
     elif job.clue_type == "intersection":
         evidence["kb_check"], note = (
             "unverifiable",

@@ -67,7 +67,13 @@ def run_expand(settings: MocqaSettings) -> StageResult:
         int(g.get("max_revisions", 2)),
     )
     return generate_llm(
-        items, settings.kb(), config, settings.store_path, settings.clue_types, settings.languages
+        items,
+        settings.kb(),
+        config,
+        settings.store_path,
+        settings.clue_types,
+        settings.languages,
+        settings.national(),
     )
 
 

@@ -174,3 +174,22 @@ def test_llm_comparison_claims_are_recomputed_over_their_whole_scope(
 
     got, note = check_comparison_nationally(load_national(), {"claim_text": claim}, province)
     assert got == verdict, note
+
+
+def test_an_intersection_that_depends_on_an_unchecked_cell_is_never_offered() -> None:
+    from cultureqa.knowledge.national import load_national
+
+    national = load_national()
+    island = claims.predicate_by_id(national, "no_land_border")
+    dense = claims.predicate_by_id(national, "density_above:500")
+    assert island is not None and dense is not None
+    evidence = claims.intersection_evidence(national, island, dense)
+    # Bali is the only dense island province we can check, but Maluku's area is not in the
+    # table: "no" would be a guess, so the claim is refused and the gap is named.
+    assert evidence["intersection"] == ["Bali"] and not evidence["unique"]
+    assert {"Maluku", "North Maluku"} <= set(evidence["undecided"])
+    borneo = claims.predicate_by_id(national, "island:Borneo")
+    denser = claims.predicate_by_id(national, "density_above:100")
+    assert borneo is not None and denser is not None
+    ok = claims.intersection_evidence(national, borneo, denser)
+    assert ok["intersection"] == ["South Kalimantan"] and ok["unique"] and not ok["undecided"]

@@ -155,10 +155,17 @@ def _hop_section(hop: Mapping[str, Any] | None) -> list[str]:
     ]
 
 
+def _plain(value: Any) -> str:
+    """A count or a {label: count} mapping as reader-friendly text."""
+    if isinstance(value, Mapping):
+        return "; ".join(f"{k} {v}" for k, v in value.items()) or "0"
+    return str(value)
+
+
 def _removal_sections(card: Mapping[str, Any]) -> list[str]:
     breakdown = pd.DataFrame(card.get("removed_by_stage_reason_clue_type_language", []))
     examples = pd.DataFrame(card.get("removed_examples", []))
-    fixes = "\n".join(f"- {k}: {v}" for k, v in dict(card.get("repairs", {})).items())
+    fixes = "\n".join(f"- {k}: {_plain(v)}" for k, v in dict(card.get("repairs", {})).items())
     return [
         "## Repaired and kept",
         "",

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from cultureqa.knowledge.national import load_national
 from cultureqa.knowledge.provinces import CANONICAL_PROVINCES, load_knowledge_base
 from cultureqa.mocqa.clues import ClueGenerator
 from cultureqa.mocqa.expand import expand_template
@@ -56,9 +57,9 @@ def synthetic_items(n: int, seed: int = 0) -> pd.DataFrame:
 
 def main(n_items: int = 2000) -> int:
     items = synthetic_items(n_items)
-    kb = load_knowledge_base()
+    kb, national = load_knowledge_base(), load_national()
     generator = ClueGenerator(
-        kb, load_templates((ROOT / "data/knowledge/clue_templates.yaml").resolve())
+        kb, load_templates((ROOT / "data/knowledge/clue_templates.yaml").resolve()), national
     )
     timings: dict[str, float] = {}
     start = time.perf_counter()
@@ -72,7 +73,9 @@ def main(n_items: int = 2000) -> int:
     expanded = timed("expand", lambda: expand_template(items, generator))
     judged = timed(
         "judge",
-        lambda: judge_variants(expanded.frame, JudgeConfig(), kb, ["en", "id"], Path("unused")),
+        lambda: judge_variants(
+            expanded.frame, JudgeConfig(), kb, ["en", "id"], Path("unused"), national, items
+        ),
     )
     verified = timed(
         "verify",

@@ -23,7 +23,9 @@ def main() -> int:
         if (path := settings.metrics_dir / f"{step}.json").exists()
     }
     source = str(stages.get("ingest", {}).get("origin", ""))
-    result, card, markdown = run_finalize(settings, stages, source)
+    hop_path = settings.metrics_dir / "hop.json"
+    hop = json.loads(hop_path.read_text(encoding="utf-8")) if hop_path.exists() else None
+    result, card, markdown = run_finalize(settings, stages, source, hop)
     write_stage(settings, "finalize", result)
     write_json(settings.out_dir("finalize") / "card.json", card)
     write_text(settings.out_dir("finalize") / "card.md", markdown)

@@ -198,3 +198,73 @@ def test_gazetteer_can_be_built_from_any_kb_and_rejects_unknown_language() -> No
     assert gazetteer.normalize("Sulsel") == "South Sulawesi"
     with pytest.raises(ValueError, match="language"):
         gazetteer.mentions("in Aceh", "fr")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "province", "named"),
+    [
+        ("Think of the province home to Rumoh Aceh.", "en", "Aceh", ["Aceh"]),
+        ("At a Batak customary wedding, the parents", "en", "North Sumatra", ["Batak"]),
+        ("Coto Makassar is served for breakfast", "en", "South Sulawesi", ["Makassar"]),
+        ("Lumpia Semarang dijual di pasar", "id", "Central Java", ["Semarang"]),
+        ("suku Makassar menyebutnya", "id", "South Sulawesi", ["Makassar"]),
+        ("masyarakat adat Sunda menggelar", "id", "West Java", ["Sunda"]),
+        ("the Kerawang Gayo embroidery", "en", "Aceh", ["Gayo"]),
+        ("the Tengger people make offerings", "en", "East Java", ["Tengger"]),
+        ("a Baduy village", "en", "West Java", ["Baduy"]),
+        ("Sumba people weave hinggi", "en", "East Nusa Tenggara", ["Sumba"]),
+        ("orang Jawa menyebutnya", "id", "Central Java", ["Jawa"]),
+        ("orang Jawa menyebutnya", "id", "East Java", ["Jawa"]),  # shared: leaks for both
+        ("a Dayak Meratus longhouse", "en", "South Kalimantan", ["Dayak Meratus"]),
+        ("a Banjarbaru office", "en", "South Kalimantan", ["Banjarbaru"]),  # capital since 2022
+        ("a Banjarmasin market", "en", "South Kalimantan", ["Banjarmasin"]),  # former capital
+    ],
+)
+def test_own_province_names_places_and_peoples_are_leaks(
+    text: str, language: str, province: str, named: list[str]
+) -> None:
+    from cultureqa.knowledge.gazetteer import find_own_province_leaks
+
+    assert [x.name for x in find_own_province_leaks(text, language, province)] == named  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "province"),
+    [
+        ("the province bordering Papua New Guinea", "en", "Papua"),  # another country
+        ("the province where you find Lake Toba", "en", "North Sumatra"),  # a lake, not Toba people
+        ("the island of Sumba, east of the strait", "en", "East Nusa Tenggara"),  # geography
+        ("Pulau Jawa dan Laut Jawa", "id", "Central Java"),  # the island, not its people
+        ("a Batak wedding", "en", "West Java"),  # another province's people: not its own leak
+        ("Malay songs at the harbour", "en", "South Kalimantan"),  # Malay names no one province
+        ("a malang fate on the padang", "en", "East Java"),  # ordinary lowercase words
+    ],
+)
+def test_geography_and_other_provinces_are_not_own_province_leaks(
+    text: str, language: str, province: str
+) -> None:
+    from cultureqa.knowledge.gazetteer import find_own_province_leaks
+
+    assert find_own_province_leaks(text, language, province) == []  # type: ignore[arg-type]
+
+
+def test_every_people_entry_is_sourced_and_points_at_benchmark_provinces() -> None:
+    from cultureqa.knowledge.peoples import load_peoples
+    from cultureqa.knowledge.provinces import CANONICAL_PROVINCES
+
+    peoples = load_peoples()
+    covered = {p for entry in peoples for p in entry.provinces}
+    assert covered == set(CANONICAL_PROVINCES)
+    assert all(entry.source for entry in peoples)
+    javanese = next(e for e in peoples if e.term == "Javanese")
+    assert set(javanese.provinces) == {"Central Java", "East Java"}
+
+
+def test_a_people_entry_without_a_source_is_a_load_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from cultureqa.knowledge.peoples import load_peoples
+    from cultureqa.knowledge.provinces import KnowledgeBaseError
+
+    path = tmp_path / "peoples.yaml"
+    path.write_text("peoples:\n  - {term: Gayo, provinces: [Aceh], forms: [Gayo]}\n")
+    with pytest.raises(KnowledgeBaseError, match=r"peoples\[0\]: key 'source'"):
+        load_peoples(path)

@@ -119,3 +119,77 @@ def test_a_template_missing_its_slot_is_a_load_error(tmp_path: Path) -> None:
     path.write_text(broken, encoding="utf-8")
     with pytest.raises(TemplateError, match=r"temporal.default.en\[0\]' lacks \['text', 'year'\]"):
         load_templates(path)
+
+
+def test_claims_in_the_built_dataset_hold_for_all_of_indonesia(template_build) -> None:
+    import json
+
+    from cultureqa.knowledge.national import load_national
+
+    national = load_national()
+    dataset = template_build[1]["finalize"].frame
+    claimed = dataset[dataset["clue_type"].isin(["comparison", "intersection"])]
+    assert len(claimed) > 0
+    for row in claimed.itertuples():
+        evidence = json.loads(row.clue_evidence)
+        assert claims.verify_evidence(national, evidence, row.province), row.clue
+        if evidence["claim"] == "comparison" and evidence["scope"] == "all":
+            assert len(evidence["data"]) == len(national)  # the evidence stores every value
+    closed = r"covered here|dibahas di sini|eleven provinces|kesebelas provinsi"
+    assert not dataset["question"].str.contains(closed).any()
+
+
+def test_a_claim_true_only_among_the_benchmark_provinces_fails_nationally(
+    kb: KnowledgeBase,
+) -> None:
+    from cultureqa.knowledge.national import load_national
+
+    national = load_national()
+    # Among the 11, West Sumatra has the smallest area on Sumatra; nationally Bengkulu does.
+    evidence = claims.comparison_evidence(kb, "area_km2", "min1", "Sumatra")
+    assert evidence["holder"] == "West Sumatra"
+    assert not claims.verify_evidence(national, evidence, "West Sumatra")
+    assert claims.comparison_evidence(national, "area_km2", "min1", "Sumatra")["holder"] == (
+        "Bengkulu"
+    )
+    # A statistic some province lacks (area for ten of them) yields no national claim at all.
+    assert claims.comparison_evidence(national, "area_km2", "max1", "all")["holder"] is None
+
+
+@pytest.mark.parametrize(
+    ("claim", "province", "verdict"),
+    [
+        ("West Java is the most populous province of Indonesia", "West Java", "agrees"),
+        ("Aceh has the smallest population of the provinces on Sumatra", "Aceh", "disagrees"),
+        ("North Sumatra has the most regencies on Sumatra", "North Sumatra", "agrees"),
+        ("Papua has the most regencies in Indonesia", "Papua", "disagrees"),  # Central Java: 29
+        ("Bali is the smallest province outside Java", "Bali", "unverifiable"),  # loose scope
+    ],
+)
+def test_llm_comparison_claims_are_recomputed_over_their_whole_scope(
+    claim: str, province: str, verdict: str
+) -> None:
+    from cultureqa.knowledge.national import load_national
+    from cultureqa.mocqa.kb_check import check_comparison_nationally
+
+    got, note = check_comparison_nationally(load_national(), {"claim_text": claim}, province)
+    assert got == verdict, note
+
+
+def test_an_intersection_that_depends_on_an_unchecked_cell_is_never_offered() -> None:
+    from cultureqa.knowledge.national import load_national
+
+    national = load_national()
+    island = claims.predicate_by_id(national, "no_land_border")
+    dense = claims.predicate_by_id(national, "density_above:500")
+    assert island is not None and dense is not None
+    evidence = claims.intersection_evidence(national, island, dense)
+    # Bali is the only dense island province we can check, but Maluku's area is not in the
+    # table: "no" would be a guess, so the claim is refused and the gap is named.
+    assert evidence["intersection"] == ["Bali"] and not evidence["unique"]
+    assert {"Maluku", "North Maluku"} <= set(evidence["undecided"])
+    borneo = claims.predicate_by_id(national, "island:Borneo")
+    denser = claims.predicate_by_id(national, "density_above:100")
+    assert borneo is not None and denser is not None
+    ok = claims.intersection_evidence(national, borneo, denser)
+    assert ok["intersection"] == ["South Kalimantan"] and ok["unique"] and not ok["undecided"]

@@ -42,7 +42,10 @@ def test_leaked_province_name_fails(dataset: pd.DataFrame) -> None:
     doctored.loc[row, "question"] = "At weddings in Bali, " + doctored.loc[row, "question"]
     report = _run(doctored)
     failed = _failed(report)
-    assert set(failed) == {"expect_questions_to_not_leak_province"}, report.message()
+    assert set(failed) == {
+        "expect_questions_to_not_leak_province",
+        "expect_questions_to_not_name_own_province",
+    }, report.message()
     assert "in Bali" in failed["expect_questions_to_not_leak_province"]
     assert "expect_questions_to_not_leak_province(" in report.message()
 
@@ -80,3 +83,24 @@ def test_copied_option_and_broken_options_fail(dataset: pd.DataFrame) -> None:
         "expect_questions_to_not_copy_options",
         "expect_column_values_to_be_distinct_lists_of_n",
     } <= set(failed)
+
+
+@pytest.mark.parametrize(
+    ("province", "language", "planted", "named"),
+    [
+        ("Aceh", "en", "Think of the province home to Rumoh Aceh. ", "Aceh (province Aceh)"),
+        ("North Sumatra", "en", "At a Batak wedding, ", "Batak (people Batak)"),
+        ("South Sulawesi", "id", "Coto Makassar disajikan. ", "Makassar (capital Makassar)"),
+        ("Central Java", "id", "Lumpia Semarang dijual. ", "Semarang (capital Semarang)"),
+    ],
+)
+def test_own_province_names_fail_without_an_allowlist_exemption(
+    dataset: pd.DataFrame, province: str, language: str, planted: str, named: str
+) -> None:
+    doctored = dataset.copy()
+    mask = (doctored["province"] == province) & (doctored["language"] == language)
+    row = doctored.index[mask][0]
+    doctored.loc[row, "question"] = planted + doctored.loc[row, "question"]
+    failed = _failed(_run(doctored))
+    assert "expect_questions_to_not_name_own_province" in failed
+    assert named in failed["expect_questions_to_not_name_own_province"]

@@ -153,3 +153,34 @@ def test_rules_judge_marks_a_missing_language_and_a_long_clue() -> None:
     )  # type: ignore[arg-type]
     scores = json.loads(result.tables["judgements"].iloc[0]["scores"])
     assert scores["language_quality"] == 1  # the Indonesian side is missing
+
+
+def test_rules_judge_rejects_a_changed_answer_and_names_what_it_cannot_decide(
+    template_build,
+) -> None:
+    from cultureqa.knowledge.national import load_national
+    from cultureqa.knowledge.provinces import load_knowledge_base
+    from cultureqa.mocqa.judge_rules import UNDECIDED, RulesConfig, judge_rules
+
+    _, results = template_build
+    variants = results["expand"].frame.head(4).copy()
+    items = results["ingest"].frame
+    first, second = variants.index[0], variants.index[1]
+    variants.at[first, "answer"] = "C" if variants.at[first, "answer"] != "C" else "A"
+    variants.at[second, "options"] = ["x", "y", "z"]
+    judged = judge_rules(
+        variants,
+        load_knowledge_base(),
+        RulesConfig(),
+        ("en", "id"),
+        load_national(),
+        items,
+    )
+    by_id = {j.variant_id: j for j in judged}
+    for index in (first, second):
+        verdict = by_id[variants.at[index, "variant_id"]]
+        assert verdict.category == "Significant" and verdict.scores["answer_quality"] == 0
+        assert "no longer the source item's answer" in verdict.rationale
+    untouched = by_id[variants.at[variants.index[2], "variant_id"]]
+    assert untouched.category in ("OK", "Minor")
+    assert all(k in untouched.rationale for k in UNDECIDED)

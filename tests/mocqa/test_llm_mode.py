@@ -23,16 +23,16 @@ ENTITY = {
 }
 STEM = {"en": "In that province, {stem} …?", "id": "Di provinsi tersebut, {stem} …?"}
 COMPARISON = {
-    ("Aceh", "English"): (
+    "Aceh": (  # true among the KB's three Sumatran provinces, false over all of Sumatra
         "Aceh has the smallest population of the provinces on Sumatra",
         "Aceh = 5,274,871; North Sumatra = 14,799,361; West Sumatra = 5,534,472",
     ),
-    ("Aceh", "Indonesian"): (
-        "Aceh adalah provinsi terpadat di Sumatra",  # false: contradicted by the KB
-        "Aceh = 91; Sumatera Utara = 203",
+    "West Java": (
+        "West Java is the most populous province of Indonesia",
+        "West Java = 48,274,162; East Java = 40,665,696",
     ),
 }
-S1 = {("West Java", "English"): "West Java; Central Java"}  # only two: breaks the S1 >= 3 rule
+S1 = {"West Java": "West Java; Central Java"}  # only two: breaks the S1 >= 3 rule
 JUDGES: dict[tuple[str, str, str], dict[str, str | None]] = {
     ("Aceh", "entity", "en"): {"judge_c": "Significant"},
     ("Aceh", "geographical", "id"): {"judge_b": None, "judge_c": "Moderate"},
@@ -47,14 +47,18 @@ def _field(text: str, label: str) -> str:
     return found.group(1).strip() if found else ""
 
 
+def _statement(user: str, language: str) -> str:
+    """The source statement in one language, as the bilingual prompt lists it."""
+    block = user.split("Statement (incomplete; one option completes it):")[1].split("Options:")[0]
+    return _field(block, language)
+
+
 def _generate(user: str, revised: bool) -> str:
-    province, language = (
-        _field(user, "Province (never write it)"),
-        user.split("question in ")[-1].split(".")[0],
-    )
+    """One reply with the clue and question in every requested language (one request)."""
+    province = _field(user, "Province (never write it)")
     clue_type = _field(user, "Clue type").lower()
-    lang = "en" if language == "English" else "id"
-    stem = _field(user, "Statement (incomplete; one option completes it)")
+    asked = re.search(r"Write the clue and the question in (.+?), in one answer", user)
+    languages = asked.group(1).split(" and ") if asked else []
     clue = {
         "entity": f"Think of the province whose people are known for {ENTITY[province]}.",
         "geographical": "Consider the province that lies at one end of a large island.",
@@ -63,26 +67,23 @@ def _generate(user: str, revised: bool) -> str:
         "comparison": "Consider the province singled out by a population statistic.",
         "intersection": "Several provinces share a coastline; only one meets a second condition.",
     }[clue_type]
-    question = f"{clue} {STEM[lang].format(stem=stem)}"
-    if clue_type == "temporal" and province == "Aceh" and lang == "en" and not revised:
-        return "Sorry, I cannot help with that."  # no QUESTION line: revised once, then usable
-    if clue_type == "commonsense" and province == "Aceh" and lang == "en":
-        question = question.replace("In that province", "In Banda Aceh, in that province")  # a leak
-    reply = f"CLUE: {clue}\nQUESTION: {question}\n"
+    if clue_type == "temporal" and province == "Aceh" and not revised:
+        return "Sorry, I cannot help with that."  # no QUESTION lines: revised once, then usable
+    reply = ""
+    for language in languages:
+        lang = "en" if language == "English" else "id"
+        question = f"{clue} {STEM[lang].format(stem=_statement(user, language))}"
+        if clue_type == "commonsense" and province == "Aceh" and lang == "en":
+            question = question.replace("In that province", "In Banda Aceh, in that province")
+        reply += f"CLUE_{lang.upper()}: {clue}\nQUESTION_{lang.upper()}: {question}\n"
     if clue_type == "comparison":
-        claim, data = COMPARISON.get(
-            (province, language),
-            (
-                f"{province} is the most populous province",
-                "West Java = 48,274,162; East Java = 40,665,696",
-            ),
-        )
+        claim, data = COMPARISON[province]
         unique = "YES" if revised else "NO"
         reply += (
             f"VERIFY:\nclaim: {claim}\ndata: {data}\nsource: BPS\nyear: 2020\nunique: {unique}\n"
         )
     if clue_type == "intersection":
-        s1 = S1.get((province, language), f"{province}; North Sumatra; West Sumatra; Central Java")
+        s1 = S1.get(province, f"{province}; North Sumatra; West Sumatra; Central Java")
         reply += f"S1: has a coastline\nS1_PROVINCES: {s1}\nS2: a second condition\n"
         reply += f"INTERSECTION: {province}\n"
     return reply
@@ -197,24 +198,41 @@ def test_generation_revises_and_rejects_with_reasons(llm_build) -> None:  # type
     assert expand.metrics["input"] == 2 * 6 * 2
     removed = dict(zip(expand.removed["variant_id"], expand.removed["detail"], strict=True))
     aceh, wj = results["ingest"].frame["source_id"]
-    assert set(removed) == {f"{aceh}.comparison.id", f"{wj}.intersection.en"}
-    assert "density" in removed[f"{aceh}.comparison.id"]  # the KB contradicts "terpadat"
+    # one reply carries both languages, so a rejected reply removes the whole pair
+    assert set(removed) == {
+        f"{aceh}.comparison.en",
+        f"{aceh}.comparison.id",
+        f"{wj}.intersection.en",
+        f"{wj}.intersection.id",
+    }
+    # the national table knows Bengkulu, which the model left out of its VERIFY data
+    assert "Bengkulu" in removed[f"{aceh}.comparison.id"]
     assert "S1 lists 2 known provinces" in removed[f"{wj}.intersection.en"]
+    first_round = [
+        r
+        for r in servers["gen"].records
+        if "Clue type:" in r.messages[-1]["content"]
+        and not any(m["role"] == "assistant" for m in r.messages)
+    ]
+    assert len(first_round) == 2 * 6  # one request per item and clue type, not per language
+    assert all("English and Indonesian" in r.messages[-1]["content"] for r in first_round)
     revisions = [
         r for r in servers["gen"].records if any(m["role"] == "assistant" for m in r.messages)
     ]
     assert revisions  # "revise until unique" and the unusable temporal reply went back
-    evidence = json.loads(
-        expand.frame.set_index("variant_id").loc[f"{aceh}.comparison.en", "clue_evidence"]
-    )
+    frame = expand.frame.set_index("variant_id")
+    evidence = json.loads(frame.loc[f"{wj}.comparison.en", "clue_evidence"])
     assert (
         evidence["kb_check"] == "agrees"
         and evidence["unique"]
-        and evidence["data"]["Aceh"] == 5274871
+        and evidence["data"]["West Java"] == 48274162
+        and "of Indonesia" in evidence["kb_note"]
     )
-    entity = json.loads(
-        expand.frame.set_index("variant_id").loc[f"{aceh}.entity.id", "clue_evidence"]
-    )
+    assert (
+        frame.loc[f"{wj}.comparison.id", "clue_evidence"]
+        == frame.loc[f"{wj}.comparison.en", "clue_evidence"]
+    )  # the pair shares one VERIFY block
+    entity = json.loads(frame.loc[f"{aceh}.entity.id", "clue_evidence"])
     assert entity["kb_check"] == "agrees"
     assert set(expand.frame["generator"]) == {"llm:fake-gen"}
 
@@ -252,13 +270,13 @@ def test_verify_rewrites_the_leak_and_removes_major_revisions(llm_build) -> None
 def test_rebalance_translates_every_missing_side(llm_build) -> None:  # type: ignore[no-untyped-def]
     _, results, _, _ = llm_build
     rebalance = results["rebalance"]
-    assert rebalance.metrics["translated"] == 6 and rebalance.removed.empty
+    assert rebalance.metrics["translated"] == 4 and rebalance.removed.empty
     counts = rebalance.frame.groupby("pair_id")["language"].agg(sorted)
-    assert len(counts) == 12 and all(c == ["en", "id"] for c in counts)
+    assert len(counts) == 10 and all(c == ["en", "id"] for c in counts)
     translated = rebalance.frame[rebalance.frame["generator"].str.endswith("+translate")]
-    assert len(translated) == 6 and all(len(o) == 3 for o in translated["options"])
+    assert len(translated) == 4 and all(len(o) == 3 for o in translated["options"])
     final = results["finalize"].frame
-    assert len(final) == 24 and final.groupby("language")["answer"].value_counts().max() <= 4
+    assert len(final) == 20 and final.groupby("language")["answer"].value_counts().max() <= 4
 
 
 def test_rerun_makes_no_model_calls(llm_build) -> None:  # type: ignore[no-untyped-def]

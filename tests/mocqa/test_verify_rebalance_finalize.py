@@ -60,7 +60,9 @@ def test_template_repair_regenerates_a_leaking_pair(template_build) -> None:
     en = rows & (doctored["language"] == "en")
     doctored.loc[en, "question"] = "In Aceh, " + doctored.loc[en, "question"]
     doctored.loc[en, "clue"] = "In Aceh, " + doctored.loc[en, "clue"]
-    assert phase1_issues(doctored[en].iloc[0].to_dict(), 4) == ["location: Aceh"]
+    assert phase1_issues(doctored[en].iloc[0].to_dict(), 4) == [
+        "clue names its province: Aceh (province Aceh)"
+    ]
     repairer = template_repairer(results["ingest"].frame, _generator(settings))
     result = verify_variants(doctored, settings.verify, repairer)
     assert len(result.frame) == len(frame) and result.removed.empty
@@ -82,7 +84,7 @@ def test_unrepairable_leak_and_major_structure_problems_are_removed(template_bui
     frame.loc[frame.index[2], "question"] = "  " + frame.loc[frame.index[2], "question"]
     result = verify_variants(frame, VerifyConfig(repair_attempts=2), repair=None)
     reasons = dict(zip(result.removed["variant_id"], result.removed["reason"], strict=True))
-    assert reasons[frame["variant_id"].iloc[0]] == "leak or copying not repaired"
+    assert reasons[frame["variant_id"].iloc[0]] == "not repaired: location"
     assert reasons[frame["variant_id"].iloc[1]] == MAJOR
     assert len(result.frame) == 4 and result.metrics["minor_revisions"] == 1
     assert not result.frame["question"].str.startswith(" ").any()

@@ -20,6 +20,13 @@ Two jobs share one name index built from the knowledge base (DESIGN.md §5 verif
 
   Derived words never match (Balinese, Acehnese, Makassarese) because names must end at a word
   boundary; demonyms are treated as ethnic, not locative, references.
+* :func:`find_own_province_leaks` is the stricter rule for a question about a known province
+  (issue 11): any name of *that* province, its capital, a city or regency of it, or one of its
+  peoples (``data/knowledge/peoples.yaml``: Acehnese, Batak, "orang Jawa", …) is a leak, cultural
+  terms included ("Rumoh Aceh", "Coto Makassar", "Batak wedding"). Only names of other polities
+  (Papua New Guinea, West Papua) are exempt; cue-required common words (Padang, Malang) need a
+  locative cue or a cultural head noun before them; island names (Sumba, Madura) count only in a
+  people phrase.
 """
 
 from __future__ import annotations
@@ -29,23 +36,52 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal
 
+from cultureqa.knowledge.peoples import People, load_peoples
 from cultureqa.knowledge.provinces import CANONICAL_PROVINCES, KnowledgeBase, load_knowledge_base
 
 __all__ = [
     "CANONICAL_PROVINCES",
     "Gazetteer",
     "LocationMention",
+    "NameLeak",
     "default_gazetteer",
     "find_location_mentions",
+    "find_own_province_leaks",
     "has_location_leak",
     "normalize_province",
 ]
 
 PlaceKind = Literal["province", "city", "regency"]
+LeakKind = Literal["province", "capital", "city", "regency", "people"]
 Language = Literal["en", "id"]
 _KIND_RANK: dict[PlaceKind, int] = {"province": 0, "city": 1, "regency": 2}
+
+OTHER_POLITY_TERMS: tuple[str, ...] = (
+    "Papua New Guinea", "Papua Nugini", "West Papua", "Papua Barat", "Southwest Papua",
+    "Papua Barat Daya", "from Sabang to Merauke", "dari Sabang sampai Merauke",
+)  # fmt: skip
+"""Names that hold a province name but denote another country or province (or the whole
+nation): the only exemptions the own-province leak check keeps."""
+
+PEOPLE_HEADS_ID: frozenset[str] = frozenset({
+    "orang", "masyarakat", "urang", "wong", "etnis", "kaum", "komunitas", "warga", "budaya",
+    "kebudayaan", "tradisi", "upacara", "perkawinan", "pernikahan",
+})  # fmt: skip
+"""Indonesian words that make a bare name (Sumba, Jawa, Using) a reference to its people."""
+
+PEOPLE_TAILS_EN: frozenset[str] = frozenset({
+    "people", "person", "persons", "community", "communities", "custom", "customs", "customary",
+    "tradition", "traditions", "culture", "language", "tribe", "society", "wedding", "weddings",
+    "ethnic", "ceremony", "ceremonies", "dance", "dances", "cuisine", "house", "houses",
+    "textile", "textiles", "ikat", "elders", "villagers", "families", "family", "adat", "court",
+    "royal", "kingdom", "sultanate", "script", "music", "song", "songs", "art", "arts", "cloth",
+    "dagger", "dish", "dishes", "calendar", "nobles", "village", "villages", "farmers", "bride",
+    "groom", "ritual", "rituals", "rites", "festival", "feast", "theatre", "puppet", "puppets",
+    "mask", "masks", "gamelan", "weaving", "weavers", "chiefs", "clan", "clans",
+})  # fmt: skip
+"""English words after a bare name that make it a reference to its people ("Sumba people")."""
 
 NON_LOCATION_TERMS: tuple[str, ...] = (
     "Papua New Guinea", "Papua Nugini", "West Papua", "Papua Barat", "Southwest Papua",
@@ -131,10 +167,36 @@ class LocationMention:
     """The locative cue that preceded or followed the name ("in", "di kota", "'s"), if any."""
 
 
+@dataclass(frozen=True)
+class NameLeak:
+    """A term naming the text's own province: its name, a place in it, or its people.
+
+    Unlike :class:`LocationMention`, cultural terms are no excuse ("Rumoh Aceh").
+    """
+
+    span: tuple[int, int]
+    name: str
+    kind: LeakKind
+    term: str
+    """The people entry or place the name belongs to (for the removal reason)."""
+
+
+@dataclass(frozen=True)
+class _Term:
+    kind: LeakKind
+    term: str
+    always: bool
+    """People forms count wherever they stand; places and bare names need context."""
+    cue_required: bool = False
+
+
 class Gazetteer:
     """Name index over one knowledge base; build once and reuse (regexes are precompiled)."""
 
-    def __init__(self, kb: KnowledgeBase) -> None:
+    def __init__(self, kb: KnowledgeBase, peoples: Iterable[People] = ()) -> None:
+        self._own: dict[str, tuple[re.Pattern[str], dict[str, _Term]]] = {}
+        self._peoples = tuple(peoples)
+        self._kb = kb
         self._places: dict[str, _Place] = {}
         surfaces: list[str] = []
         for province in kb:
@@ -220,6 +282,71 @@ class Gazetteer:
             return None
         return LocationMention(match.span(), match.group(), place.province, place.kind, cue)
 
+    def own_leaks(self, text: str, language: Language, province: str) -> list[NameLeak]:
+        """Terms in ``text`` that name ``province`` itself, in reading order.
+
+        Its names, capital, cities and regencies (also inside cultural terms: "Rumoh Aceh",
+        "Coto Makassar") and its peoples ("Batak wedding", "Acehnese", "suku Makassar").
+        """
+        pattern, terms = self._own_index(province)
+        found = []
+        for match in pattern.finditer(text):
+            entry = terms.get(_fold(match.group()))
+            if entry is not None and self._counts(text, match, entry, language):
+                found.append(NameLeak(match.span(), match.group(), entry.kind, entry.term))
+        return found
+
+    def _counts(self, text: str, match: re.Match[str], entry: _Term, language: Language) -> bool:
+        """Whether one match of an own-province term is a real reference (rules in own_leaks)."""
+        surface = match.group()
+        if entry.kind == "province":
+            place = self._places.get(_fold(surface))
+            return not (place and place.caps_only and not surface.isupper())
+        if not surface[0].isupper():
+            return False  # "batu", "malang", "using": ordinary words
+        if entry.always:
+            return True
+        before = _tokens_before(text, match.start())
+        head = bool(before) and (before[-1] in CULTURAL_HEAD_NOUNS or before[-1] in PEOPLE_HEADS_ID)
+        following = _TOKEN.match(text[match.end() :].lstrip())
+        tail = following is not None and following.group().lower() in PEOPLE_TAILS_EN
+        if entry.kind == "people":
+            return head or tail
+        cue = _cue(before, text[match.end() :], language)
+        return head or not entry.cue_required or cue is not None
+
+    def _own_index(self, province: str) -> tuple[re.Pattern[str], dict[str, _Term]]:
+        """Per-province pattern and term table, built on first use."""
+        if province not in self._own:
+            terms = _own_terms(self._kb[province], self._peoples)
+            exempt = {_fold(t): _Term("province", t, False) for t in OTHER_POLITY_TERMS}
+            surfaces = [*terms, *exempt]
+            pattern = _alternation(surfaces, folded=False)
+            table = {_fold(k): v for k, v in terms.items()}
+            self._own[province] = (pattern, table)  # exempt keys stay out of the table
+        return self._own[province]
+
+
+def _own_terms(province: Any, peoples: Iterable[People]) -> dict[str, _Term]:
+    """Surface → term for one province; people forms win over places of the same spelling."""
+    terms: dict[str, _Term] = {}
+    places: list[tuple[str, LeakKind]] = [(r, "regency") for r in province.regencies]
+    places += [(c, "city") for c in province.city_aliases]
+    places += [(c, "capital" if c == province.capital else "city") for c in province.cities]
+    places += [(n, "province") for n in province.names]
+    for surface, kind in places:  # later kinds win: Semarang is a capital before a regency
+        cue = _fold(surface) in CUE_REQUIRED_NAMES
+        terms[surface] = _Term(kind, surface, False, cue)
+    for people in peoples:
+        if province.name not in people.provinces:
+            continue
+        for surface in people.bare:
+            if surface not in terms:
+                terms[surface] = _Term("people", people.term, False)
+        for surface in people.forms:
+            terms[surface] = _Term("people", people.term, True)
+    return terms
+
 
 def _tokens_before(text: str, start: int) -> list[str]:
     """Lowercase words between the last clause break and ``start`` (only adjacent words count)."""
@@ -247,7 +374,7 @@ def _cue(before: list[str], after: str, language: Language) -> str | None:
 @lru_cache(maxsize=1)
 def default_gazetteer() -> Gazetteer:
     """The gazetteer over the default knowledge base, built on first use."""
-    return Gazetteer(load_knowledge_base())
+    return Gazetteer(load_knowledge_base(), load_peoples())
 
 
 @lru_cache(maxsize=65536)
@@ -264,6 +391,11 @@ def normalize_province(text: str) -> str | None:
 def find_location_mentions(text: str, language: Language) -> list[LocationMention]:
     """Province, city and regency names used as locations (module docstring lists the rules)."""
     return default_gazetteer().mentions(text, language)
+
+
+def find_own_province_leaks(text: str, language: Language, province: str) -> list[NameLeak]:
+    """Names of ``province``, its places or its peoples in ``text`` (no cultural-term excuse)."""
+    return default_gazetteer().own_leaks(text, language, province)
 
 
 def has_location_leak(text: str, language: Language) -> bool:

@@ -31,13 +31,75 @@ def words_table(dataset: pd.DataFrame) -> pd.DataFrame:
     return stats.round(1).reset_index()
 
 
+def removal_breakdown(removed: pd.DataFrame) -> list[dict[str, Any]]:
+    """Removals counted by stage × reason × clue type × language (clue type from the pair id)."""
+    if removed.empty:
+        return []
+    frame = removed.assign(clue_type=removed["pair_id"].astype(str).str.rsplit(".", n=1).str[-1])
+    keys = ["stage", "reason", "clue_type", "language"]
+    counts = frame.groupby(keys).size().rename("removed").reset_index()
+    return [{str(k): v for k, v in row.items()} for row in counts.to_dict(orient="records")]
+
+
+def removal_examples(
+    removed: pd.DataFrame, variants: pd.DataFrame | None, per_reason: int = 2
+) -> list[dict[str, str]]:
+    """A few removed items per (stage, reason), with their question text where it is known."""
+    if removed.empty:
+        return []
+    questions = (
+        dict(zip(variants["variant_id"], variants["question"], strict=True))
+        if variants is not None
+        else {}
+    )
+    out = []
+    for _, group in removed.groupby(["stage", "reason"], sort=True):
+        for row in group.sort_values("variant_id").head(per_reason).itertuples():
+            out.append(
+                {
+                    "stage": str(row.stage),
+                    "reason": str(row.reason),
+                    "variant_id": str(row.variant_id),
+                    "detail": str(row.detail)[:300],
+                    "question": str(questions.get(row.variant_id, ""))[:400],
+                }
+            )
+    return out
+
+
+def repairs(stages: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """Items kept after a repair, per step: statement rewrites (expand), verify repairs."""
+    expand, verify = stages.get("expand", {}), stages.get("verify", {})
+    return {
+        "expand: statements rewritten (own-province terms → local/setempat)": dict(
+            expand.get("statements_rewritten", {})
+        ),
+        "verify: leaks/copies repaired": verify.get("repaired", 0),
+        "verify: repair attempts": verify.get("repair_attempts", 0),
+        "verify: minor revisions": verify.get("minor_revisions", 0),
+        "rebalance: translated": stages.get("rebalance", {}).get("translated", 0),
+    }
+
+
 def card_json(
-    dataset: pd.DataFrame, stages: Mapping[str, Mapping[str, Any]], info: Mapping[str, Any]
+    dataset: pd.DataFrame,
+    stages: Mapping[str, Mapping[str, Any]],
+    info: Mapping[str, Any],
+    removed: pd.DataFrame | None = None,
+    variants: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
-    """Machine-readable card: stage funnel, counts by every slice, words, gold positions."""
+    """Machine-readable card: stage funnel, counts by every slice, words, gold positions.
+
+    ``removed`` (every stage's removal records) and ``variants`` (the expand output, for the
+    question texts of removed items) add the removal breakdown and examples.
+    """
     full = ["clue_type", "language", "province", "topic"]
+    removed = removed if removed is not None else pd.DataFrame(columns=["stage", "pair_id"])
     return {
         **info,
+        "removed_by_stage_reason_clue_type_language": removal_breakdown(removed),
+        "removed_examples": removal_examples(removed, variants),
+        "repairs": repairs(stages),
         "rows": len(dataset),
         "pairs": int(dataset["pair_id"].nunique()) if len(dataset) else 0,
         "source_items": int(dataset["source_id"].nunique()) if len(dataset) else 0,
@@ -76,6 +138,49 @@ def _funnel(stages: Sequence[Mapping[str, Any]]) -> str:
     return _md_table(pd.DataFrame(rows)) if rows else "(no stage metrics found)"
 
 
+def _hop_section(hop: Mapping[str, Any] | None) -> list[str]:
+    if not hop:
+        return ["(the hop-necessity stage has not run: `dvc repro mocqa_hop`)"]
+    table = pd.DataFrame(hop.get("table", []))
+    accuracy = ", ".join(f"{k} {v}" for k, v in dict(hop.get("accuracy", {})).items())
+    return [
+        f"Model `{hop.get('model')}` ({hop.get('roster_entry')}, {hop.get('prompt')}), "
+        f"{hop.get('items')} items; answer accuracy: {accuracy}. `statement_only` removes the "
+        "clue, `options_only` shows only the options; chance is 1/3. Statement-only accuracy "
+        "near the full accuracy means the first hop is not needed. A chance baseline only "
+        "checks the plumbing: configure a real model (`mocqa.hop.model`) to read the table.",
+        f"Dropped (clue not found in the question): {hop.get('dropped_clue_not_found', 0)}.",
+        "",
+        _md_table(table) if len(table) else "(no rows)",
+    ]
+
+
+def _plain(value: Any) -> str:
+    """A count or a {label: count} mapping as reader-friendly text."""
+    if isinstance(value, Mapping):
+        return "; ".join(f"{k} {v}" for k, v in value.items()) or "0"
+    return str(value)
+
+
+def _removal_sections(card: Mapping[str, Any]) -> list[str]:
+    breakdown = pd.DataFrame(card.get("removed_by_stage_reason_clue_type_language", []))
+    examples = pd.DataFrame(card.get("removed_examples", []))
+    fixes = "\n".join(f"- {k}: {_plain(v)}" for k, v in dict(card.get("repairs", {})).items())
+    return [
+        "## Repaired and kept",
+        "",
+        fixes or "(none)",
+        "",
+        "## Removed by stage, reason, clue type and language",
+        "",
+        _md_table(breakdown) if len(breakdown) else "(nothing removed)",
+        "",
+        "## Examples of removed items",
+        "",
+        _md_table(examples) if len(examples) else "(nothing removed)",
+    ]
+
+
 def card_markdown(dataset: pd.DataFrame, card: Mapping[str, Any]) -> str:
     """Human-readable card with the funnel and the main cross-tables."""
     by_type = pd.crosstab(dataset["clue_type"], dataset["language"]).reset_index()
@@ -95,6 +200,12 @@ def card_markdown(dataset: pd.DataFrame, card: Mapping[str, Any]) -> str:
         "## Stages (kept / removed and why)",
         "",
         _funnel(card["stages"]),
+        "",
+        *_removal_sections(card),
+        "",
+        "## Hop necessity (is the clue needed?)",
+        "",
+        *_hop_section(card.get("hop_necessity")),
         "",
         "## Clue type × language",
         "",

@@ -22,12 +22,12 @@ MIN_SCOPE = 3
 """A superlative among fewer than three provinces is too easy to guess; S1 needs ≥ 3 too."""
 
 THRESHOLDS: dict[str, tuple[float, ...]] = {
-    "population": (5, 10, 20, 40),  # millions
+    "population": (3, 5, 10, 20, 40),  # millions
     "area_km2": (10_000, 40_000, 50_000, 100_000),
     "density": (100, 500, 1_000),
     "growth": (10, 15, 20),  # percent, 2010 → 2020
     "regencies_count": (10, 15, 20, 25),
-    "cities_count": (2, 5, 8),
+    "cities_count": (2, 3, 5, 6, 8),
 }
 _SCALE = {"population": 1e6}
 _AT_LEAST = {"regencies_count", "cities_count"}  # "at least t" rather than "more than t"
@@ -137,7 +137,8 @@ class Predicate:
     id: str
     family: str
     params: Mapping[str, Any]
-    test: Callable[[Province], bool]
+    test: Callable[[Province], bool | None]
+    """True/False, or None when the province lacks the data to decide (an unchecked cell)."""
 
 
 def _threshold_predicates(statistic: str) -> list[Predicate]:
@@ -145,13 +146,13 @@ def _threshold_predicates(statistic: str) -> list[Predicate]:
     scale = _SCALE.get(statistic, 1.0)
     for t in THRESHOLDS[statistic]:
 
-        def above(p: Province, s: str = statistic, v: float = t * scale) -> bool:
+        def above(p: Province, s: str = statistic, v: float = t * scale) -> bool | None:
             got = stat_value(p, s)
-            return got is not None and (got.value >= v if s in _AT_LEAST else got.value > v)
+            return None if got is None else (got.value >= v if s in _AT_LEAST else got.value > v)
 
-        def below(p: Province, s: str = statistic, v: float = t * scale) -> bool:
+        def below(p: Province, s: str = statistic, v: float = t * scale) -> bool | None:
             got = stat_value(p, s)
-            return got is not None and got.value < v
+            return None if got is None else got.value < v
 
         out.append(Predicate(f"{statistic}_above:{t:g}", f"{statistic}_above", {"t": t}, above))
         out.append(Predicate(f"{statistic}_below:{t:g}", f"{statistic}_below", {"t": t}, below))
@@ -181,7 +182,8 @@ def _build_predicates(kb: KnowledgeBase) -> list[Predicate]:
     out = [
         Predicate(f"island:{i}", "island", {"island": i}, _on_island(i))
         for i in sorted({p.island for p in kb})
-        if _SIMPLE_NAME.match(i)
+        # an island of one province ("on the island of Bali") would name it: not a condition
+        if _SIMPLE_NAME.match(i) and sum(p.island == i for p in kb) >= 2
     ]
     out += [
         Predicate(f"coast:{s}", "coast", {"sea": s}, _on_coast(s))
@@ -191,25 +193,45 @@ def _build_predicates(kb: KnowledgeBase) -> list[Predicate]:
     out.append(
         Predicate("border_country", "border_country", {}, lambda p: bool(p.border_countries))
     )
+    out.append(
+        Predicate("single_neighbour", "single_neighbour", {}, lambda p: len(p.neighbours) == 1)
+    )
     for statistic in THRESHOLDS:
-        out += _threshold_predicates(statistic)
+        # a province lacking the statistic is undecided (None), never silently "no": the
+        # intersection check below refuses any claim that depends on an undecided province
+        if sum(stat_value(p, statistic) is not None for p in kb) >= MIN_SCOPE:
+            out += _threshold_predicates(statistic)
     return out
 
 
 def _members(kb: KnowledgeBase, predicate: Predicate) -> list[str]:
-    return [p.name for p in kb if predicate.test(p)]
+    return [p.name for p in kb if predicate.test(p) is True]
+
+
+def _undecided(
+    kb: KnowledgeBase, predicate: Predicate, among: list[str] | None = None
+) -> list[str]:
+    """Provinces (of ``among``, default all) for which ``predicate`` lacks the data."""
+    names = [p.name for p in kb if among is None or p.name in among]
+    return [name for name in names if predicate.test(kb[name]) is None]
 
 
 def intersection_evidence(kb: KnowledgeBase, s1: Predicate, s2: Predicate) -> dict[str, Any]:
-    """The S1/S2/intersection record of one claim, with membership computed from the KB."""
+    """The S1/S2/intersection record of one claim, with membership computed from the KB.
+
+    S1 must be decidable for every province (its size is part of the claim); S2 only for the
+    S1 provinces, since only they can be in the intersection.
+    """
     m1, m2 = _members(kb, s1), _members(kb, s2)
+    undecided = _undecided(kb, s1) + _undecided(kb, s2, m1)
     both = [name for name in m1 if name in m2]
     return {
         "claim": "intersection",
         "s1": {"id": s1.id, "provinces": m1},
         "s2": {"id": s2.id, "provinces": m2},
         "intersection": both,
-        "unique": len(m1) >= MIN_SCOPE and len(both) == 1,
+        "undecided": undecided,
+        "unique": len(m1) >= MIN_SCOPE and len(both) == 1 and not undecided,
         "source": "; ".join(sorted({s.source for p in kb for s in p.statistics.values()})),
     }
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from cultureqa.knowledge.gazetteer import has_location_leak
+from cultureqa.knowledge.gazetteer import find_own_province_leaks, has_location_leak
 from cultureqa.knowledge.provinces import KnowledgeBase
 from cultureqa.mocqa import claims
 from cultureqa.mocqa.facts import NAMED_FACTS, Fact
@@ -39,12 +39,22 @@ def leaks(text: str, language: str) -> bool:
     return has_location_leak(text, language)  # type: ignore[arg-type]
 
 
+@lru_cache(maxsize=65536)
+def names_province(text: str, language: str, province: str) -> bool:
+    """Whether a clue names its own province, a place in it or its people ("Rumoh Aceh")."""
+    return bool(find_own_province_leaks(text, language, province))  # type: ignore[arg-type]
+
+
 class ClueGenerator:
     """Candidate facts per (province, clue type), computed once; clues rendered on demand."""
 
-    def __init__(self, kb: KnowledgeBase, book: TemplateBook) -> None:
+    def __init__(
+        self, kb: KnowledgeBase, book: TemplateBook, national: KnowledgeBase | None = None
+    ) -> None:
         self.kb = kb
         self.book = book
+        self.universe = national if national is not None else kb
+        """Provinces comparison and intersection claims range over (all of Indonesia)."""
         self._candidates: dict[tuple[str, str], list[Fact]] = {}
         self.rejections: Counter[str] = Counter()
         """Candidate facts passed over, by reason (reported in the expand metrics)."""
@@ -60,11 +70,11 @@ class ClueGenerator:
         if clue_type in NAMED_FACTS:
             return NAMED_FACTS[clue_type](self.kb, self.kb[province], self.book)
         if clue_type == "comparison":
-            return [self._comparison_fact(e) for e in claims.comparison_claims(self.kb, province)]
+            found = claims.comparison_claims(self.universe, province)
+            return [self._comparison_fact(e) for e in found]
         if clue_type == "intersection":
-            return [
-                self._intersection_fact(e) for e in claims.intersection_claims(self.kb, province)
-            ]
+            pairs = claims.intersection_claims(self.universe, province)
+            return [self._intersection_fact(e) for e in pairs]
         raise ValueError(f"unknown clue type '{clue_type}' (known: {CLUE_TYPES})")
 
     def clue_for(
@@ -94,7 +104,7 @@ class ClueGenerator:
             if fact.key in exclude:
                 rejected["already tried"] = rejected.get("already tried", 0) + 1
                 continue
-            clue, why = self._try(fact, template_index, options)
+            clue, why = self._try(fact, template_index, options, province)
             if clue is not None:
                 return clue, ""
             rejected[why] = rejected.get(why, 0) + 1
@@ -103,7 +113,11 @@ class ClueGenerator:
         return None, f"all {len(facts)} {clue_type} facts rejected ({summary})"
 
     def _try(
-        self, fact: Fact, template_index: int, options: Mapping[str, Sequence[str]]
+        self,
+        fact: Fact,
+        template_index: int,
+        options: Mapping[str, Sequence[str]],
+        province: str,
     ) -> tuple[Clue | None, str]:
         if not fact.evidence.get("unique", False):
             return None, "not unique in the knowledge base"
@@ -114,6 +128,8 @@ class ClueGenerator:
             text = text[:1].upper() + text[1:]
             if leaks(text, language):
                 return None, "names a place as a location"
+            if names_province(text, language, province):
+                return None, "names its province, a place in it or its people"
             if shortcut_terms(text, options.get(language, ())):
                 return None, "repeats an option word"
             texts[language] = text
@@ -139,8 +155,8 @@ class ClueGenerator:
         if scope == "all":
             return str(phrases["all"][lang])
         if scope == claims.OUTSIDE:
-            islands = [self.book.localize(i, lang) for i in claims.scope_islands(self.kb)]
-            joined = f" {phrases['conjunction'][lang]} ".join(islands)
+            islands = [self.book.localize(i, lang) for i in claims.scope_islands(self.universe)]
+            joined = ", ".join(islands[:-1]) + f" {phrases['conjunction'][lang]} " + islands[-1]
             return str(phrases["outside"][lang]).format(islands=joined)
         return str(phrases["island"][lang]).format(island=self.book.localize(scope, lang))
 
@@ -157,7 +173,7 @@ class ClueGenerator:
 
     def predicate_phrase(self, predicate_id: str, lang: str) -> str:
         """The phrase of one predicate in ``lang`` (thresholds formatted per language)."""
-        predicate = claims.predicate_by_id(self.kb, predicate_id)
+        predicate = claims.predicate_by_id(self.universe, predicate_id)
         if predicate is None:
             raise KeyError(f"unknown predicate '{predicate_id}'")
         params = dict(predicate.params)
@@ -171,7 +187,7 @@ class ClueGenerator:
 
     def _stat_year(self, family: str) -> str:
         statistic = family.rsplit("_", 1)[0]
-        for province in self.kb:
+        for province in self.universe:
             value = claims.stat_value(province, statistic)
             if value is not None:
                 return str(value.year)

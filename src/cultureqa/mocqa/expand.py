@@ -7,6 +7,7 @@ record saying why no question could be built (no verified fact, no source text i
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -87,7 +88,7 @@ def template_variant(
     context, _ = source_side(item, language)
     if not context.strip():
         return f"no {language} source text"
-    stem = clean_stem(context, language)
+    stem = clean_stem(context, language, str(item["province"]))
     index = rotation + CLUE_TYPES.index(clue_type)
     question, frame_id = build_question(
         clue.text[language], stem.text, language, generator.book, index
@@ -96,6 +97,7 @@ def template_variant(
         **clue.evidence,
         "fact_key": clue.fact_key,
         "stem_places_removed": list(stem.removed),
+        "stem_terms_rewritten": list(stem.rewritten),
     }
     return variant_row(
         item,
@@ -146,7 +148,23 @@ def expand_template(
                     )
     result = expand_result(items, rows, failures, clue_types, languages, "template")
     result.metrics["candidate_facts_passed_over"] = dict(sorted(generator.rejections.items()))
+    result.metrics["statements_rewritten"] = rewrite_counts(rows)
     return result
+
+
+def rewrite_counts(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """Statements whose own-province terms were rewritten, by kind of term and language.
+
+    These are repairs (the item stays), so they are counted rather than removed; the card and
+    the MLflow run report them next to the removals.
+    """
+    counts: dict[str, int] = {}
+    for row in rows:
+        for term in json.loads(str(row["clue_evidence"])).get("stem_terms_rewritten", []):
+            kind = str(term).rsplit("(", 1)[-1].rstrip(")")
+            key = f"{row['language']}: {kind}"
+            counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items()))
 
 
 def expand_result(

@@ -98,11 +98,18 @@ def judge_variants(
     kb: KnowledgeBase,
     languages: Sequence[str],
     store_path: Path,
+    national: KnowledgeBase | None = None,
+    items: pd.DataFrame | None = None,
 ) -> StageResult:
-    """Judge every variant and keep those the rule accepts."""
+    """Judge every variant and keep those the rule accepts.
+
+    ``national`` (all provinces of Indonesia) is what comparison and intersection claims are
+    re-verified against; without it they are checked against ``kb``. ``items`` (the ingested
+    source items) lets the rules judge check that each variant still has its source answer.
+    """
     require_columns(variants, VARIANT_COLUMNS, "judge")
     if config.kind == "rules":
-        judgements = judge_rules(variants, kb, config.rules, languages)
+        judgements = judge_rules(variants, kb, config.rules, languages, national, items)
     else:
         judgements = judge_panel(variants, config, store_path)
     by_variant: dict[str, list[Judgement]] = {}
@@ -125,6 +132,9 @@ def judge_variants(
         if len(dropped)
         else ""
     )
+    why = _failures(judgements)
+    if len(dropped):
+        detail = detail + dropped["variant_id"].map(lambda v: f"; {why[v]}" if why.get(v) else "")
     removed = removed_rows(dropped, "judge", reasons, detail)
     kept = variants.loc[kept_mask.to_numpy()].reset_index(drop=True)
     table = pd.DataFrame([j.record() for j in judgements])
@@ -138,6 +148,15 @@ def judge_variants(
         **_judge_counts(judgements),
     )
     return StageResult(kept, removed, metrics, {"judgements": table})
+
+
+def _failures(judgements: Sequence[Judgement]) -> dict[str, str]:
+    """Per variant, the rationale of each judge that did not find it Acceptable."""
+    out: dict[str, list[str]] = {}
+    for j in judgements:
+        if not j.acceptable and j.rationale:
+            out.setdefault(j.variant_id, []).append(f"{j.judge}: {j.rationale[:300]}")
+    return {k: " / ".join(v) for k, v in out.items()}
 
 
 def _reason(row: pd.Series) -> str:

@@ -10,7 +10,7 @@ it partial credit), never silently as verified.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from cultureqa.knowledge.provinces import KnowledgeBase
@@ -60,6 +60,63 @@ def check_comparison(
     if best == province and len(ties) == 1:
         return "agrees", f"KB {statistic} puts {province} at the {direction} of {sorted(values)}"
     return "disagrees", f"KB {statistic} puts {best} at the {direction} of {sorted(values)}"
+
+
+_ISLANDS = {
+    "Sumatra": ("sumatra", "sumatera"),
+    "Java": ("java", "jawa"),
+    "Borneo": ("borneo", "kalimantan"),
+    "Sulawesi": ("sulawesi", "celebes"),
+}
+_OUTSIDE = re.compile(r"\b(outside|except|luar|selain)\b")
+
+
+def claimed_scope(claim: str, province_names: Sequence[str] = ()) -> str | None:
+    """``all`` (Indonesia), one island, or None when the claim's scope cannot be read.
+
+    Province names are taken out first: "West Java" or "Sulawesi Selatan" names a province,
+    not the island scope of the claim.
+    """
+    lowered = claim.lower()
+    for name in sorted(province_names, key=len, reverse=True):
+        lowered = lowered.replace(name.lower(), " ")
+    if _OUTSIDE.search(lowered):
+        return None  # "outside Java": which islands are excluded is too loose to recompute
+    islands = [name for name, keys in _ISLANDS.items() if any(k in lowered for k in keys)]
+    return islands[0] if len(islands) == 1 else ("all" if not islands else None)
+
+
+def check_comparison_nationally(
+    national: KnowledgeBase, evidence: Mapping[str, Any], province: str
+) -> tuple[str, str]:
+    """Recompute a superlative claim over every province in its scope.
+
+    The scope is all of Indonesia or one island, never only the provinces the model listed.
+    Returns ``agrees`` / ``disagrees`` / ``unverifiable`` and a note.
+    """
+    from cultureqa.mocqa.claims import comparison_evidence
+
+    claim = str(evidence.get("claim_text", ""))
+    statistic, direction = claimed_statistic(claim)
+    scope = claimed_scope(claim, [n for p in national for n in (p.name, p.name_id)])
+    if statistic is None or direction is None or scope is None:
+        return "unverifiable", "claim names no statistic, direction and scope to recompute"
+    if scope != "all" and not any(p.island == scope for p in national):
+        return "unverifiable", f"no provinces on {scope} in the national table"
+    again = comparison_evidence(national, statistic, f"{direction}1", scope)
+    where = "Indonesia" if scope == "all" else scope
+    data = dict(again["data"])
+    members = [p.name for p in national if scope == "all" or p.island == scope]
+    if again["holder"] is None and len(data) == len(members) and province in data:
+        extreme = (max if direction == "max" else min)(data.values())
+        top = sorted(n for n, v in data.items() if v == extreme)
+        if province not in top:  # a tie elsewhere cannot rescue a false claim
+            return "disagrees", f"national {statistic} puts {top} at the {direction} of {where}"
+    if again["holder"] is None:
+        return "unverifiable", f"national {statistic} has gaps or ties in scope {scope}"
+    if again["holder"] == province:
+        return "agrees", f"national {statistic} puts {province} at the {direction} of {where}"
+    return "disagrees", f"national {statistic} puts {again['holder']} at the {direction} of {where}"
 
 
 def intersection_problem(reply: Reply, province: str, normalize: Normalizer) -> str:

@@ -16,7 +16,9 @@ import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
 from cultureqa.io import write_json, write_parquet
+from cultureqa.knowledge.national import load_national
 from cultureqa.knowledge.provinces import KnowledgeBase, load_knowledge_base
+from cultureqa.mocqa.hop import HopConfig
 from cultureqa.mocqa.schema import CLUE_TYPES, LANGUAGES, empty_removed
 from cultureqa.mocqa.stage import StageResult
 from cultureqa.mocqa.verify import VerifyConfig
@@ -35,11 +37,13 @@ class MocqaSettings:
     languages: tuple[str, ...]
     clue_types: tuple[str, ...]
     knowledge_dir: Path
+    national_path: Path
     templates: Path
     build_dir: Path
     metrics_dir: Path
     expectations: Path
     verify: VerifyConfig
+    hop: HopConfig
     generator: Mapping[str, Any]
     judge: Mapping[str, Any]
 
@@ -68,11 +72,14 @@ class MocqaSettings:
             languages=languages,
             clue_types=clue_types,
             knowledge_dir=root / str(m.get("knowledge_dir", "data/knowledge/provinces")),
+            national_path=root
+            / str(m.get("national_knowledge", "data/knowledge/national/provinces.csv")),
             templates=root / str(m.get("templates", "data/knowledge/clue_templates.yaml")),
             build_dir=root / str(m.get("build_dir", "data/build/mocqa")),
             metrics_dir=root / str(m.get("metrics_dir", "metrics/mocqa")),
             expectations=root / str(m.get("expectations", "expectations/mocqa_dataset.json")),
             verify=VerifyConfig(**dict(m.get("verify") or {})),
+            hop=HopConfig(**dict(m.get("hop") or {})),
             generator=dict(data.get("generator") or {"kind": "template"}),
             judge=dict(data.get("judge") or {"kind": "rules"}),
         )
@@ -90,6 +97,10 @@ class MocqaSettings:
     def kb(self) -> KnowledgeBase:
         """The province knowledge base the build is grounded in."""
         return load_knowledge_base(self.knowledge_dir)
+
+    def national(self) -> KnowledgeBase:
+        """Every province of Indonesia: what comparison and intersection claims range over."""
+        return load_national(self.national_path)
 
     def out_dir(self, step: str) -> Path:
         """``data/build/mocqa/<step>``."""

@@ -6,6 +6,7 @@ the rules judge and the panel, happens here from the composed params, never in t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
@@ -13,6 +14,7 @@ import pandas as pd
 from cultureqa.benchmarks.load import load_source_frame
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.knowledge.gazetteer import normalize_province
+from cultureqa.mocqa import hop
 from cultureqa.mocqa.card import card_json, card_markdown
 from cultureqa.mocqa.clues import ClueGenerator
 from cultureqa.mocqa.expand import expand_template
@@ -27,7 +29,7 @@ from cultureqa.mocqa.verify import template_repairer, verify_variants
 
 
 def _template_generator(settings: MocqaSettings) -> ClueGenerator:
-    return ClueGenerator(settings.kb(), load_templates(settings.templates))
+    return ClueGenerator(settings.kb(), load_templates(settings.templates), settings.national())
 
 
 def _llm_steps(settings: MocqaSettings) -> Any:
@@ -65,7 +67,13 @@ def run_expand(settings: MocqaSettings) -> StageResult:
         int(g.get("max_revisions", 2)),
     )
     return generate_llm(
-        items, settings.kb(), config, settings.store_path, settings.clue_types, settings.languages
+        items,
+        settings.kb(),
+        config,
+        settings.store_path,
+        settings.clue_types,
+        settings.languages,
+        settings.national(),
     )
 
 
@@ -73,7 +81,13 @@ def run_judge(settings: MocqaSettings) -> StageResult:
     """Rules judge or LLM panel over the expanded variants."""
     config = JudgeConfig.from_params(settings.judge, settings.root)
     return judge_variants(
-        settings.read("expand"), config, settings.kb(), settings.languages, settings.store_path
+        settings.read("expand"),
+        config,
+        settings.kb(),
+        settings.languages,
+        settings.store_path,
+        settings.national(),
+        settings.read("ingest"),
     )
 
 
@@ -107,8 +121,22 @@ def run_rebalance(settings: MocqaSettings) -> StageResult:
     )
 
 
+def run_hop(
+    settings: MocqaSettings, model_cfg: Mapping[str, Any]
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Hop-necessity diagnostic on the items finalize will write (same shuffle, same seed)."""
+    items = finalize(settings.read("rebalance"), settings.seed).frame
+    _, predictions, summary = hop.run_hop(
+        items, model_cfg, settings.hop, settings.root, settings.store_path, settings.kb()
+    )
+    return predictions, summary
+
+
 def run_finalize(
-    settings: MocqaSettings, stage_metrics: dict[str, dict[str, Any]], source: str
+    settings: MocqaSettings,
+    stage_metrics: dict[str, dict[str, Any]],
+    source: str,
+    hop_summary: Mapping[str, Any] | None = None,
 ) -> tuple[StageResult, dict[str, Any], str]:
     """Dataset with balanced gold positions, plus the card (JSON and markdown)."""
     result = finalize(settings.read("rebalance"), settings.seed)
@@ -125,9 +153,13 @@ def run_finalize(
         "source": source,
         "languages": list(settings.languages),
         "clue_types": list(settings.clue_types),
+        "hop_necessity": dict(hop_summary) if hop_summary else None,
     }
     stages = {**stage_metrics, "finalize": result.metrics}
-    card = card_json(result.frame, stages, info)
+    removed = settings.read_removed(("expand", "judge", "verify", "rebalance"))
+    expanded = settings.out_dir("expand") / "variants.parquet"
+    variants = pd.read_parquet(expanded) if expanded.exists() else None
+    card = card_json(result.frame, stages, info, removed, variants)
     return result, card, card_markdown(result.frame, card)
 
 

@@ -45,6 +45,19 @@ def stage_metrics(
         "kept": len(kept),
         "removed": len(removed),
         "removed_by_reason": dict(sorted(reasons.items())),
+        "removed_by_reason_clue_type_language": _removed_cells(removed),
         "kept_by_clue_type_language": by_cell,
         **extra,
     }
+
+
+def _removed_cells(removed: pd.DataFrame) -> dict[str, dict[str, int]]:
+    """Removals per reason, then per ``clue_type.language`` (the clue type ends the pair id)."""
+    if not len(removed) or not {"pair_id", "language"} <= set(removed.columns):
+        return {}
+    out: dict[str, dict[str, int]] = {}
+    for row in removed.itertuples():
+        cell = f"{str(row.pair_id).rsplit('.', 1)[-1]}.{row.language}"
+        bucket = out.setdefault(str(row.reason), {})
+        bucket[cell] = bucket.get(cell, 0) + 1
+    return {k: dict(sorted(v.items())) for k, v in sorted(out.items())}

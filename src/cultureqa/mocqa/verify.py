@@ -1,10 +1,13 @@
 """Verify stage: repair leaks and copying (phase 1), then a structure check (phase 2).
 
-Phase 1 flags a question that names a province, city or regency as a location (gazetteer; the
-cultural-term allowlist keeps "Rumoh Aceh"), copies option text, or whose clue repeats a
-distinctive option word. The template generator repairs by regenerating the pair's clue from the
-next KB fact; the LLM generator rewrites with indirect references. Phase 2 removes items marked
-"[NEEDS MAJOR REVISION]" and tidies minor issues (DESIGN.md §5.4).
+Phase 1 flags a question that names a province, city or regency as a location (gazetteer), names
+its own province, capital, a place in it or its people anywhere, cultural terms included
+("Rumoh Aceh", "Batak wedding": issue 11), copies option text, or whose clue repeats a
+distinctive option word. The template generator repairs a clue leak by regenerating the pair's
+clue from the next KB fact and a statement leak by rebuilding the statement (own-province terms
+become "local"/"setempat") with the same clue; the LLM generator rewrites with indirect
+references. Phase 2 removes items marked "[NEEDS MAJOR REVISION]" and tidies minor issues
+(DESIGN.md §5.4).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from cultureqa.knowledge.gazetteer import find_location_mentions
+from cultureqa.knowledge.gazetteer import find_location_mentions, find_own_province_leaks
 from cultureqa.mocqa.llm_parse import parse_labelled
 from cultureqa.mocqa.schema import (
     LETTERS,
@@ -45,11 +48,38 @@ class VerifyConfig:
     min_question_words: int = 8
 
 
+CLUE_LEAK = "clue names its province"
+STATEMENT_LEAK = "statement names its province (single hop)"
+
+
+def own_province_issues(row: Mapping[str, Any]) -> list[str]:
+    """Own-province names, places and peoples, split by hop.
+
+    In the clue they are an answer leak; elsewhere in the question the statement no longer
+    needs the first hop.
+    """
+    question, language, clue = str(row["question"]), str(row["language"]), str(row["clue"])
+    province = str(row["province"])
+    in_clue = find_own_province_leaks(clue, language, province)  # type: ignore[arg-type]
+    in_question = find_own_province_leaks(question, language, province)  # type: ignore[arg-type]
+    issues = [f"{CLUE_LEAK}: {x.name} ({x.kind} {x.term})" for x in in_clue]
+    clue_names = [x.name for x in in_clue]
+    for leak in in_question:
+        if leak.name in clue_names:
+            clue_names.remove(leak.name)  # the same term, seen again through the question
+        else:
+            issues.append(f"{STATEMENT_LEAK}: {leak.name} ({leak.kind} {leak.term})")
+    return issues
+
+
 def phase1_issues(row: Mapping[str, Any], copy_ngram: int) -> list[str]:
     """Leak, copying and shortcut problems of one variant (empty when clean)."""
     question, language = str(row["question"]), str(row["language"])
     options = as_options(row["options"])
-    issues = [f"location: {m.name}" for m in find_location_mentions(question, language)]  # type: ignore[arg-type]
+    own = own_province_issues(row)
+    mentions = find_location_mentions(question, language)  # type: ignore[arg-type]
+    issues = [f"location: {m.name}" for m in mentions if not any(f": {m.name} (" in i for i in own)]
+    issues += own
     copied = copied_option(question, options, copy_ngram)
     if copied is not None:
         issues.append(f"copies option: {copied}")
@@ -164,7 +194,8 @@ def verify_variants(
     frame, issues = _phase1(frame.reset_index(drop=True), config, repair, log)
     bad = frame["variant_id"].map(lambda v: bool(issues.get(v)))
     details = frame.loc[bad, "variant_id"].map(lambda v: "; ".join(issues[v]))
-    removed = [removed_rows(frame[bad], "verify", "leak or copying not repaired", details)]
+    reasons = frame.loc[bad, "variant_id"].map(lambda v: _removal_reason(issues[v]))
+    removed = [removed_rows(frame[bad], "verify", reasons, details)]
     frame, majors, notes = _phase2(frame[~bad].reset_index(drop=True), config, review)
     removed.append(
         removed_rows(frame[majors], "verify", MAJOR, pd.Series(notes, index=frame.index)[majors])
@@ -186,6 +217,17 @@ def verify_variants(
     return StageResult(kept, all_removed, metrics, {"repairs": repairs})
 
 
+def _removal_reason(issues: list[str]) -> str:
+    """The removal reason of an unrepaired variant: its issue kinds, without the details."""
+    kinds = sorted({issue.split(":", 1)[0] for issue in issues})
+    return "not repaired: " + ", ".join(kinds)
+
+
+def _clue_at_fault(issues: list[str]) -> bool:
+    """Whether regenerating the clue can help (statement-only leaks need the same clue)."""
+    return any(not i.startswith(STATEMENT_LEAK) for i in issues)
+
+
 def template_repairer(items: pd.DataFrame, generator: Any) -> Repairer:
     """Regenerate a pair's clue from the next KB fact (both languages stay parallel)."""
     from cultureqa.mocqa.expand import rotations, source_side, template_variant
@@ -199,14 +241,16 @@ def template_repairer(items: pd.DataFrame, generator: Any) -> Repairer:
         for pid, group in rows.groupby("pair_id"):
             first = group.iloc[0]
             item = by_id.loc[first["source_id"]]
-            tried.setdefault(str(pid), set()).update(group["fact_key"])
+            pair_issues = [i for v in group["variant_id"] for i in issues.get(v, [])]
+            if _clue_at_fault(pair_issues):
+                tried.setdefault(str(pid), set()).update(group["fact_key"])
             options = {lang: source_side(item, lang)[1] for lang in ("en", "id")}
             clue, _ = generator.clue_for(
                 item["province"],
                 first["clue_type"],
                 int(rotation_of[first["source_id"]]),
                 options,
-                exclude=frozenset(tried[str(pid)]),
+                exclude=frozenset(tried.get(str(pid), set())),
             )
             if clue is None:
                 continue

@@ -2,7 +2,13 @@
 
 * language balance: every (source id, clue type) pair exists exactly once in every language;
 * no province leakage: no province, city or regency used as a location in a question, judged
-  row by row with the question's own language through the gazetteer (cultural-term allowlist);
+  row by row with the question's own language through the gazetteer;
+* no own-province names: no question names its own province, capital, a city or regency of it
+  or one of its peoples, in the clue or the statement, cultural terms included ("Rumoh Aceh",
+  "Coto Makassar", "Batak wedding"): the rule verify enforces, with no allowlist exemption;
+* claims hold nationally: every comparison or intersection clue's stored evidence, recomputed
+  over all of Indonesia's provinces (``data/knowledge/national``), still singles out the row's
+  province;
 * no option copying: no question contains an option whole or shares a long n-gram with it;
 * option lists: exactly ``n`` distinct non-empty strings per row.
 
@@ -13,6 +19,7 @@ classes from a registry keyed by their snake_case names. Uniform gold positions 
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar
 
 import pandas as pd
@@ -39,7 +46,7 @@ from great_expectations.expectations.metrics.metric_provider import metric_value
 from great_expectations.expectations.metrics.table_metric_provider import TableMetricProvider
 
 import cultureqa.validation.expectations  # noqa: F401 - the uniform-shares expectation
-from cultureqa.knowledge.gazetteer import find_location_mentions
+from cultureqa.knowledge.gazetteer import find_location_mentions, find_own_province_leaks
 from cultureqa.mocqa.schema import as_options
 from cultureqa.mocqa.textchecks import copied_option
 
@@ -122,6 +129,154 @@ class ExpectPairsToExistInEveryLanguage(BatchExpectation):  # type: ignore[misc]
                     f"{len(gaps['repeated'])} repeat one"
                 ),
                 "details": {"missing": gaps["missing"][:20], "repeated": gaps["repeated"][:20]},
+            },
+        }
+
+
+def own_province_names(
+    frame: pd.DataFrame, text_column: str, language_column: str, province_column: str
+) -> list[dict[str, Any]]:
+    """Rows whose text names its own province, a place in it or its people."""
+    out = []
+    columns = [text_column, language_column, province_column]
+    for index, text, language, province in frame[columns].itertuples(name=None):
+        leaks = find_own_province_leaks(str(text), str(language), str(province))  # type: ignore[arg-type]
+        if leaks:
+            names = [f"{x.name} ({x.kind} {x.term})" for x in leaks]
+            out.append({"row": int(index), "province": str(province), "names": names})
+    return out
+
+
+class TableOwnProvinceNames(TableMetricProvider):  # type: ignore[misc]
+    """Metric: :func:`own_province_names` over the whole batch."""
+
+    metric_name = "table.mocqa_own_province_names"
+    value_keys = ("text_column", "language_column", "province_column")
+
+    @metric_value(engine=PandasExecutionEngine)  # type: ignore[misc,untyped-decorator]
+    def _pandas(
+        cls,
+        execution_engine: Any,
+        metric_domain_kwargs: dict[str, Any],
+        metric_value_kwargs: dict[str, Any],
+        metrics: Any,
+        runtime_configuration: Any,
+    ) -> Any:
+        frame, _, _ = execution_engine.get_compute_domain(
+            metric_domain_kwargs, domain_type=MetricDomainTypes.TABLE
+        )
+        return own_province_names(
+            frame,
+            str(metric_value_kwargs["text_column"]),
+            str(metric_value_kwargs["language_column"]),
+            str(metric_value_kwargs["province_column"]),
+        )
+
+
+class ExpectQuestionsToNotNameOwnProvince(BatchExpectation):  # type: ignore[misc]
+    """No question names its own province, a place in it or its people (no exemptions)."""
+
+    text_column: str = "question"
+    language_column: str = "language"
+    province_column: str = "province"
+    metric_dependencies: ClassVar[tuple[str, ...]] = ("table.mocqa_own_province_names",)
+    success_keys: ClassVar[tuple[str, ...]] = ("text_column", "language_column", "province_column")
+    domain_keys: ClassVar[tuple[str, ...]] = ("batch_id", "row_condition", "condition_parser")
+
+    def _validate(
+        self,
+        metrics: dict[str, Any],
+        runtime_configuration: dict[str, Any] | None = None,
+        execution_engine: Any = None,
+    ) -> dict[str, Any]:
+        found = metrics["table.mocqa_own_province_names"]
+        return {
+            "success": not found,
+            "result": {
+                "observed_value": f"{len(found)} questions name their own province",
+                "details": {"rows": found[:20]},
+            },
+        }
+
+
+def false_claims(
+    frame: pd.DataFrame, evidence_column: str, province_column: str
+) -> list[dict[str, Any]]:
+    """Rows whose comparison/intersection evidence no longer singles out their province."""
+    from cultureqa.knowledge.national import load_national
+    from cultureqa.mocqa import claims
+
+    national = load_national()
+    out = []
+    for index, text, province in frame[[evidence_column, province_column]].itertuples(name=None):
+        try:
+            evidence = json.loads(str(text))
+        except json.JSONDecodeError:
+            out.append({"row": int(index), "why": "evidence is not JSON"})
+            continue
+        if not isinstance(evidence, dict) or evidence.get("claim") not in CLAIM_KINDS:
+            continue
+        if not claims.verify_evidence(national, evidence, str(province)):
+            out.append({"row": int(index), "province": str(province), "claim": _claim(evidence)})
+    return out
+
+
+CLAIM_KINDS = ("comparison", "intersection")
+
+
+def _claim(evidence: dict[str, Any]) -> str:
+    if evidence.get("claim") == "comparison":
+        return f"{evidence.get('rank')} {evidence.get('statistic')} in {evidence.get('scope')}"
+    s1, s2 = evidence.get("s1", {}), evidence.get("s2", {})
+    return f"{s1.get('id')} & {s2.get('id')}"
+
+
+class TableFalseClaims(TableMetricProvider):  # type: ignore[misc]
+    """Metric: :func:`false_claims` over the whole batch."""
+
+    metric_name = "table.mocqa_false_claims"
+    value_keys = ("evidence_column", "province_column")
+
+    @metric_value(engine=PandasExecutionEngine)  # type: ignore[misc,untyped-decorator]
+    def _pandas(
+        cls,
+        execution_engine: Any,
+        metric_domain_kwargs: dict[str, Any],
+        metric_value_kwargs: dict[str, Any],
+        metrics: Any,
+        runtime_configuration: Any,
+    ) -> Any:
+        frame, _, _ = execution_engine.get_compute_domain(
+            metric_domain_kwargs, domain_type=MetricDomainTypes.TABLE
+        )
+        return false_claims(
+            frame,
+            str(metric_value_kwargs["evidence_column"]),
+            str(metric_value_kwargs["province_column"]),
+        )
+
+
+class ExpectClaimsToHoldNationally(BatchExpectation):  # type: ignore[misc]
+    """Every comparison/intersection claim is true and unique over all provinces of Indonesia."""
+
+    evidence_column: str = "clue_evidence"
+    province_column: str = "province"
+    metric_dependencies: ClassVar[tuple[str, ...]] = ("table.mocqa_false_claims",)
+    success_keys: ClassVar[tuple[str, ...]] = ("evidence_column", "province_column")
+    domain_keys: ClassVar[tuple[str, ...]] = ("batch_id", "row_condition", "condition_parser")
+
+    def _validate(
+        self,
+        metrics: dict[str, Any],
+        runtime_configuration: dict[str, Any] | None = None,
+        execution_engine: Any = None,
+    ) -> dict[str, Any]:
+        found = metrics["table.mocqa_false_claims"]
+        return {
+            "success": not found,
+            "result": {
+                "observed_value": f"{len(found)} claims do not hold over all provinces",
+                "details": {"rows": found[:20]},
             },
         }
 

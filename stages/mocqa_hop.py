@@ -1,0 +1,32 @@
+"""DVC stage: ID-MoCQA hop-necessity diagnostic (full vs statement-only vs options-only).
+
+Runs on the items finalize will write (same seed), with the model at param path
+``mocqa.hop.model``; finalize puts the table in the dataset card and track_build_mocqa logs it.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from cultureqa.config import load_params, run_stage, select, setup_stage
+from cultureqa.io import write_json, write_parquet
+from cultureqa.mocqa.pipeline import MocqaSettings
+from cultureqa.mocqa.runners import run_hop
+
+
+def main() -> int:
+    setup_stage()
+    root = Path.cwd()
+    params = load_params(root / "params.yaml")
+    settings = MocqaSettings.from_params(params, root)
+    predictions, summary = run_hop(settings, select(params, settings.hop.model))
+    write_parquet(settings.out_dir("hop") / "predictions.parquet", predictions)
+    write_json(settings.metrics_dir / "hop.json", summary)
+    accuracy = ", ".join(f"{k} {v:.3f}" for k, v in summary["accuracy"].items())
+    print(f"mocqa hop: {summary['items']} items with {summary['model']}: {accuracy}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_stage(main))

@@ -1,0 +1,57 @@
+"""Hop-necessity diagnostic: ablations, the table, and its place in the card."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from cultureqa.mocqa import runners
+from cultureqa.mocqa.hop import CONDITIONS, NEUTRAL, ablate, without_clue
+
+
+def test_without_clue_removes_the_clue_or_says_it_cannot() -> None:
+    question = 'Think of the province of X. In this province, how does "a b" end?'
+    assert without_clue(question, "Think of the province of X.") == (
+        'In this province, how does "a b" end?'
+    )
+    assert without_clue(question, "a clue that is not there") is None
+
+
+def test_ablations_keep_options_and_gold_and_count_what_they_drop() -> None:
+    frame = pd.DataFrame(
+        {
+            "question": ["Clue one. In this province?", "Pertanyaan tanpa petunjuk?"],
+            "clue": ["Clue one.", "Petunjuk yang hilang."],
+            "language": ["en", "id"],
+            "answer": ["A", "B"],
+        }
+    )
+    stripped, dropped = ablate(frame, "statement_only")
+    assert list(stripped["question"]) == ["In this province?"] and dropped == 1
+    options, _ = ablate(frame, "options_only")
+    assert list(options["question"]) == [NEUTRAL["en"], NEUTRAL["id"]]
+    assert list(options["answer"]) == ["A", "B"]
+    with pytest.raises(ValueError, match="unknown hop condition"):
+        ablate(frame, "clue_only")
+
+
+def test_hop_table_with_a_fixed_baseline_reaches_the_card(
+    template_build, mocqa_helpers, tmp_path, monkeypatch
+) -> None:
+    monkeypatch.setenv("CULTUREQA_STATE_DIR", str(tmp_path / "state"))  # private response store
+    settings, results = template_build
+    params = mocqa_helpers["compose"](settings.build_dir.parent)
+    predictions, summary = runners.run_hop(settings, params["baselines"]["first_option"])
+    assert set(predictions["condition"]) == set(CONDITIONS)
+    table = pd.DataFrame(summary["table"])
+    assert len(table) == 12 and set(CONDITIONS) <= set(table.columns)
+    # "always A" scores the share of gold A whatever the question says: equal across conditions
+    assert (table["full"] == table["statement_only"]).all()
+    assert (table["full"] == table["options_only"]).all()
+    assert summary["items"] == len(results["finalize"].frame)
+    cells = zip(table["clue_type"], table["language"], strict=True)
+    assert set(summary["by_cell"]) == {f"{c}.{lang}" for c, lang in cells}
+    _, card, markdown = runners.run_finalize(settings, {}, "sample", summary)
+    assert card["hop_necessity"]["model"] == "first-option"
+    section = markdown.split("## Hop necessity")[1].split("## ")[0]
+    assert "| clue_type | language | full | n | statement_only | options_only |" in section

@@ -82,7 +82,7 @@ def load_benchmark_items(
 def _check_boolean_column(
     frame: pd.DataFrame,
     column: str,
-    id_column: str,
+    id_column: str | None,
     origin: str,
     items: Mapping[str, list[McqItem]],
 ) -> None:
@@ -94,12 +94,14 @@ def _check_boolean_column(
     values = {i.id: i.metadata.get(column) for batch in items.values() for i in batch}
     if not any(isinstance(v, bool) for v in values.values()):
         return
-    rows = {str(v): pos for pos, v in enumerate(frame[id_column].tolist(), start=1)}
+    # Ids that are templates or synthesized have no source column: the message names the item.
+    ids = frame[id_column].tolist() if id_column in frame.columns else []
+    rows = {str(v): pos for pos, v in enumerate(ids, start=1)}
     for item_id, value in values.items():
         if not isinstance(value, bool):
             raise SourceError(
                 origin,
-                f"expected True/False like the other rows, got {value!r}",
+                f"item {item_id}: expected True/False like the other rows, got {value!r}",
                 row=rows.get(item_id),
                 column=column,
             )

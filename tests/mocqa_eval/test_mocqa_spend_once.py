@@ -63,7 +63,9 @@ def in_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_a_live_holder_of_the_lock_is_refused_with_its_pid(
-    in_workspace: Path, make_dataset: Callable[..., pd.DataFrame], capsys: pytest.CaptureFixture[str]
+    in_workspace: Path,
+    make_dataset: Callable[..., pd.DataFrame],
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     with FakeOpenAIServer() as server:
         _workspace(in_workspace, make_dataset(2), server.api_base, None)

@@ -312,3 +312,36 @@ def test_a_sigterm_finishes_requests_in_flight_and_sends_nothing_new(tmp_path: P
     assert stage.returncode == 130 and "a rerun sends only the rest" in err
     assert again.returncode == 0, again.stderr
     assert max(prompts.values()) == 1 and sum(prompts.values()) == n
+
+
+def test_the_ledger_sums_every_client_of_a_job_and_keeps_the_first_stop(tmp_path: Path) -> None:
+    """Build stages close many clients (revision rounds, judges): counters add up per job."""
+    import asyncio
+
+    from omegaconf import OmegaConf
+
+    from cultureqa.llm.base import GenerateRequest, Message
+    from cultureqa.llm.cached import CachedClient
+    from cultureqa.llm.registry import build_model
+    from cultureqa.llm.store import ResponseStore
+    from cultureqa.spend import ApiLedger, ApiStopped, stopped_reason
+
+    cfg = OmegaConf.to_container(OmegaConf.load(ROOT / "params.yaml").baselines.random)
+    built = build_model(cfg)  # type: ignore[arg-type]
+    store = ResponseStore(tmp_path / "s.sqlite")
+    ledger = ApiLedger()
+    requests = [GenerateRequest((Message("user", f"q {i}"),)) for i in range(5)]
+    try:
+        for _ in range(2):  # the second round is answered by the store
+            client = CachedClient(built.client, store, built.identity, built.chunk_size)
+            asyncio.run(client.generate(requests))
+            ledger.record("generator", client)
+    finally:
+        store.close()
+    assert ledger.jobs["generator"]["cache"]["sent"] == 5 == ledger.calls
+    assert ledger.jobs["generator"]["cache"]["hits"] == 5
+    assert ledger.stopped is None
+    ledger.jobs["judge_a"] = {"cache": {}, "client": {"sent": 10, "stopped": "judge: HTTP 401"}}
+    assert stopped_reason(ledger.jobs) == "judge: HTTP 401"
+    with pytest.raises(ApiStopped, match="judge: HTTP 401"):
+        ledger.raise_if_stopped()

@@ -57,7 +57,7 @@ def test_hop_table_with_a_fixed_baseline_reaches_the_card(
     assert "| clue_type | language | full | n | statement_only | options_only |" in section
 
 
-def test_a_refused_key_stops_the_hop_diagnostic_after_the_first_condition(
+def test_a_refused_key_stops_the_hop_diagnostic_after_the_first_condition(  # type: ignore[no-untyped-def]
     template_build, mocqa_helpers, tmp_path, monkeypatch
 ) -> None:
     """Three conditions, three clients: without the check each would spend ten more refusals."""

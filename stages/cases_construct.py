@@ -28,6 +28,7 @@ from cultureqa.llm.registry import build_model
 from cultureqa.llm.store import ResponseStore
 from cultureqa.paths import state_dir
 from cultureqa.runlog import VOLATILE_COLUMNS, runlog_dir
+from cultureqa.spend import LEDGER, build_guard
 
 
 def construct_with_model(
@@ -48,6 +49,7 @@ def construct_with_model(
         return asyncio.run(run()), client.calls
     finally:
         store.close()
+        LEDGER.record(str(model_cfg["id"]), client)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,25 +60,19 @@ def main(argv: list[str] | None = None) -> int:
     cases = pd.read_parquet(build / "annotate" / "cases.parquet")
     model_cfg = c.pop("model", None)
     max_failed = float(c.pop("max_failed_share"))
-    if model_cfg is None:
-        items = load_sample_items(root / cfg["sources"]["items"], cases["case_id"])
-        result, calls = ConstructionResult(items, pd.DataFrame(columns=list(ATTEMPT_COLUMNS))), 0
-    else:
-        result, calls = construct_with_model(cases, model_cfg, ConstructConfig(**c), root)
     out = build / "construct"
-    write_parquet(out / "items.parquet", result.items)
-    attempts = result.attempts
-    write_attempts(out, attempts, calls)
-    metrics = {
-        "origin": "llm" if model_cfg else "sample",
-        "model": (model_cfg or {}).get("id"),
-        "cases": len(cases), "items": len(result.items), "failed": list(result.failed),
-        "requests": len(attempts),
-        "rejections_by_reason": result.rejections["reason"].value_counts().to_dict(),
-        "tokens": int(attempts["prompt_tokens"].sum() + attempts["completion_tokens"].sum()),
-        "cost_usd": float(attempts["cost_usd"].sum()),
-    }  # fmt: skip
-    write_json(root / cfg["paths"]["metrics"] / "construct.json", metrics)
+    with build_guard(out):
+        if model_cfg is None:
+            items = load_sample_items(root / cfg["sources"]["items"], cases["case_id"])
+            attempts = pd.DataFrame(columns=list(ATTEMPT_COLUMNS))
+            result, calls = ConstructionResult(items, attempts), 0
+        else:
+            result, calls = construct_with_model(cases, model_cfg, ConstructConfig(**c), root)
+            LEDGER.raise_if_stopped()  # refused requests are not "rejected items"
+        write_parquet(out / "items.parquet", result.items)
+        write_attempts(out, result.attempts, calls)
+        metrics = construct_metrics(result, cases, model_cfg)
+        write_json(root / cfg["paths"]["metrics"] / "construct.json", metrics)
     share = len(result.failed) / max(1, len(cases))
     print(f"cases construct ({metrics['origin']}): {len(result.items)} items, {calls} calls")
     if share > max_failed:
@@ -87,6 +83,22 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1
     return 0
+
+
+def construct_metrics(
+    result: ConstructionResult, cases: pd.DataFrame, model_cfg: dict[str, Any] | None
+) -> dict[str, Any]:
+    """Origin, counts, rejections by reason, tokens and cost (stable: no call counts)."""
+    attempts = result.attempts
+    return {
+        "origin": "llm" if model_cfg else "sample",
+        "model": (model_cfg or {}).get("id"),
+        "cases": len(cases), "items": len(result.items), "failed": list(result.failed),
+        "requests": len(attempts),
+        "rejections_by_reason": result.rejections["reason"].value_counts().to_dict(),
+        "tokens": int(attempts["prompt_tokens"].sum() + attempts["completion_tokens"].sum()),
+        "cost_usd": float(attempts["cost_usd"].sum()),
+    }  # fmt: skip
 
 
 def write_attempts(out: Path, attempts: pd.DataFrame, calls: int) -> None:

@@ -5,15 +5,23 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-from cultureqa.cases.evaluate import entry_metrics, evaluate_entry, load_prompt, robustness
-from cultureqa.config import error_share_exit, load_params, run_stage, select, setup_stage
+from cultureqa.cases.evaluate import (
+    CasesEvalOutcome,
+    entry_metrics,
+    evaluate_entry,
+    load_prompt,
+    robustness,
+)
+from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import write_json
 from cultureqa.paths import project_root, state_dir
 from cultureqa.provenance import file_md5, provenance
 from cultureqa.runlog import write_run
+from cultureqa.spend import evaluation_exit, guard
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,30 +36,46 @@ def main(argv: list[str] | None = None) -> int:
     shuffle_dir = root / cfg["paths"]["build"] / "shuffle"
     paths = {int(s): shuffle_dir / f"items_seed{s}.parquet" for s in cfg["seeds"]}
     prompt = load_prompt(root, str(ev["language"]))
-    outcome = evaluate_entry(
-        {seed: pd.read_parquet(path) for seed, path in paths.items()},
-        model_cfg, prompt, state_dir() / "responses.sqlite", args.model, int(ev["max_tokens"]),
-        bool(ev["progress"]),
-    )  # fmt: skip
     out_dir = root / cfg["paths"]["eval"] / args.model
-    threshold = float(ev["robustness_threshold_pp"])
+    with guard(out_dir) as lock:
+        outcome = evaluate_entry(
+            {seed: pd.read_parquet(path) for seed, path in paths.items()},
+            model_cfg, prompt, state_dir() / "responses.sqlite", args.model,
+            int(ev["max_tokens"]), bool(ev["progress"]),
+        )  # fmt: skip
+        outcome.api["lock_taken_over_from_pid"] = lock.took_over_from
+        metrics = write_outputs(root, cfg, out_dir, args.model, model_cfg, paths, outcome)
+    accuracies = ", ".join(f"seed {s}: {v['accuracy']:.3f}" for s, v in metrics["seeds"].items())
+    print(f"cases/{model_cfg['id']}: {accuracies}; {outcome.calls} model calls")
+    limit = float(ev["max_error_share"])
+    return evaluation_exit(outcome.api, outcome.error_share, limit, out_dir / "predictions.parquet")
+
+
+def write_outputs(
+    root: Path,
+    cfg: dict[str, Any],
+    out_dir: Path,
+    entry: str,
+    model_cfg: dict[str, Any],
+    paths: dict[int, Path],
+    outcome: CasesEvalOutcome,
+) -> dict[str, Any]:
+    """Predictions, the run record (API counters through the run log) and DVC metrics."""
+    threshold = float(cfg["evaluate"]["robustness_threshold_pp"])
     items = {
         str(s): {"path": str(p.relative_to(root)), "md5": file_md5(p)} for s, p in paths.items()
     }
     run_info = {
-        "benchmark": "cases", "roster_entry": args.model, "model": model_cfg,
+        "benchmark": "cases", "roster_entry": entry, "model": model_cfg,
         "template_sha256": outcome.template_sha256, "items": items,
-        "model_calls": outcome.calls, "error_share": outcome.error_share,
+        "model_calls": outcome.calls, "error_share": outcome.error_share, "api": outcome.api,
         "robustness": robustness(outcome.predictions, threshold),
         "provenance": provenance(project_root(), {"name": "cases", "items": items}),
     }  # fmt: skip
     write_run(out_dir, outcome.predictions, run_info, project_root())
     metrics = entry_metrics(outcome.predictions, threshold)
-    write_json(root / cfg["paths"]["metrics"] / "eval" / f"{args.model}.json", metrics)
-    accuracies = ", ".join(f"seed {s}: {v['accuracy']:.3f}" for s, v in metrics["seeds"].items())
-    print(f"cases/{model_cfg['id']}: {accuracies}; {outcome.calls} model calls")
-    limit = float(ev["max_error_share"])
-    return error_share_exit(outcome.error_share, limit, out_dir / "predictions.parquet")
+    write_json(root / cfg["paths"]["metrics"] / "eval" / f"{entry}.json", metrics)
+    return metrics
 
 
 if __name__ == "__main__":

@@ -11,13 +11,13 @@ from omegaconf import DictConfig
 
 from cultureqa.benchmarks.sources import source_provenance
 from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.config import error_share_exit, load_params, run_stage, select, setup_stage, typed
+from cultureqa.config import load_params, run_stage, select, setup_stage, typed
 from cultureqa.evaluation.task import EvalOutcome, evaluate_benchmark, setting_metrics
 from cultureqa.io import write_json
 from cultureqa.paths import project_root, state_dir
 from cultureqa.provenance import provenance
-from cultureqa.runlock import stage_guard
 from cultureqa.runlog import write_run
+from cultureqa.spend import evaluation_exit, guard
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     model_cfg = select(params, args.model)
     limit = typed(params, "evaluate.max_error_share", float)
     out_dir = root / "data" / "eval" / args.benchmark / args.model
-    with stage_guard(out_dir, state_dir() / "locks") as lock:
+    with guard(out_dir) as lock:
         outcome = evaluate_benchmark(
             spec,
             model_cfg,
@@ -50,10 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         + (f" ({client['retries']} retries, {client['not_sent']} not sent)" if client else "")
         + f", error share {outcome.error_share:.3f}, skipped {sorted(outcome.skipped)}"
     )
-    if outcome.stopped:  # the breaker opened: the cause, not the error share, is the news
-        print(f"error: {outcome.stopped}", file=sys.stderr)
-        return 2
-    return error_share_exit(outcome.error_share, limit, out_dir / "predictions.parquet")
+    return evaluation_exit(outcome.api, outcome.error_share, limit, out_dir / "predictions.parquet")
 
 
 def write_outputs(

@@ -11,6 +11,7 @@ from cultureqa.mocqa.answers import read_answer_sheets, score_human_sheets
 from cultureqa.mocqa.evaluate import load_dataset
 from cultureqa.mocqa.question_analysis import analyze_questions
 from cultureqa.mocqa.report import ReportPaths, collect_predictions, write_report
+from cultureqa.spend import build_guard
 
 
 def human_sheets(root: Path, setting: str | None) -> list[Path]:
@@ -36,12 +37,13 @@ def main(argv: list[str] | None = None) -> int:
     sheets = human_sheets(root, cfg.get("human_answers"))
     dataset = load_dataset(root / str(cfg["dataset"]))
     human = score_human_sheets(read_answer_sheets(sheets), dataset) if sheets else None
-    questions = analyze_questions(dataset, dict(cfg.get("question_analysis") or {}), root)
     paths = ReportPaths(
         metrics=root / "metrics" / "mocqa" / "analysis", reports=root / "reports" / "mocqa"
     )
-    shared = dict(cfg.get("shared_errors") or {})
-    summary = write_report(preds, paths, human, questions, **shared)
+    with build_guard(paths.reports):  # the semantic question analysis may call a model
+        questions = analyze_questions(dataset, dict(cfg.get("question_analysis") or {}), root)
+        shared = dict(cfg.get("shared_errors") or {})
+        summary = write_report(preds, paths, human, questions, **shared)
     for model, prompts in summary.items():
         cells = ", ".join(
             f"{p}: multi-hop {v['all']['multi_hop']:.3f}, first-hop {v['all']['first_hop']:.3f}"

@@ -9,7 +9,7 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from cultureqa.config import error_share_exit, load_params, run_stage, select, setup_stage
+from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import write_json
 from cultureqa.knowledge.provinces import load_knowledge_base
 from cultureqa.mocqa.answers import PROMPT_STYLES
@@ -17,6 +17,7 @@ from cultureqa.mocqa.evaluate import EvalConfig, MocqaOutcome, evaluate_mocqa, l
 from cultureqa.paths import project_root, state_dir
 from cultureqa.provenance import file_md5, provenance
 from cultureqa.runlog import write_run
+from cultureqa.spend import evaluation_exit, guard
 
 
 def language_metrics(outcome: MocqaOutcome) -> dict[str, dict[str, float]]:
@@ -52,6 +53,7 @@ def write_outputs(
         "templates": outcome.templates,
         "model_calls": outcome.calls,
         "error_share": outcome.error_share,
+        "api": outcome.api,
         "provenance": provenance(project_root(), dataset),
     }
     write_run(out_dir, outcome.predictions, run, project_root())
@@ -79,24 +81,29 @@ def main(argv: list[str] | None = None) -> int:
     if absent := [x for x in settings.languages if not dataset["language"].eq(x).any()]:
         print(f"error: {dataset_path}: no items in language(s) {absent}", file=sys.stderr)
         return 2
-    outcome = evaluate_mocqa(
-        dataset,
-        model_cfg,
-        settings,
-        root,
-        store_path=state_dir() / "responses.sqlite",
-        roster_entry=args.model,
-        kb=load_knowledge_base(root / "data" / "knowledge" / "provinces"),
-        progress=bool(OmegaConf.select(params, "evaluate.progress", default=True)),
-    )
+    kb = load_knowledge_base(root / "data" / "knowledge" / "provinces")
     out_dir = root / "data" / "eval" / "mocqa" / args.model / args.prompt
-    write_outputs(root, out_dir, args.model, args.prompt, outcome, model_cfg, str(cfg["dataset"]))
+    with guard(out_dir) as lock:
+        outcome = evaluate_mocqa(
+            dataset,
+            model_cfg,
+            settings,
+            root,
+            store_path=state_dir() / "responses.sqlite",
+            roster_entry=args.model,
+            kb=kb,
+            progress=bool(OmegaConf.select(params, "evaluate.progress", default=True)),
+        )
+        outcome.api["lock_taken_over_from_pid"] = lock.took_over_from
+        dataset_name = str(cfg["dataset"])
+        write_outputs(root, out_dir, args.model, args.prompt, outcome, model_cfg, dataset_name)
     limit = float(cfg.get("max_error_share", 0.1))
     print(
         f"mocqa/{model_cfg['id']}/{args.prompt}: {len(outcome.predictions)} items, "
         f"{outcome.calls} model calls, error share {outcome.error_share:.3f}"
     )
-    return error_share_exit(outcome.error_share, limit, out_dir / "predictions.parquet")
+    predictions = out_dir / "predictions.parquet"
+    return evaluation_exit(outcome.api, outcome.error_share, limit, predictions)
 
 
 if __name__ == "__main__":

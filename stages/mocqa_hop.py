@@ -13,6 +13,7 @@ from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import write_json, write_parquet
 from cultureqa.mocqa.pipeline import MocqaSettings
 from cultureqa.mocqa.runners import run_hop
+from cultureqa.spend import build_guard
 
 
 def main() -> int:
@@ -20,9 +21,10 @@ def main() -> int:
     root = Path.cwd()
     params = load_params(root / "params.yaml")
     settings = MocqaSettings.from_params(params, root)
-    predictions, summary = run_hop(settings, select(params, settings.hop.model))
-    write_parquet(settings.out_dir("hop") / "predictions.parquet", predictions)
-    write_json(settings.metrics_dir / "hop.json", summary)
+    with build_guard(settings.out_dir("hop")):  # three conditions: the ledger sums them
+        predictions, summary = run_hop(settings, select(params, settings.hop.model))
+        write_parquet(settings.out_dir("hop") / "predictions.parquet", predictions)
+        write_json(settings.metrics_dir / "hop.json", summary)
     accuracy = ", ".join(f"{k} {v:.3f}" for k, v in summary["accuracy"].items())
     print(f"mocqa hop: {summary['items']} items with {summary['model']}: {accuracy}")
     return 0

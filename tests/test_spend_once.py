@@ -21,7 +21,7 @@ import pytest
 from cultureqa.runlock import output_lock, stage_guard
 from cultureqa.runlog import runlog_dir
 from cultureqa.testing import FakeOpenAIServer, FaultPlan
-from cultureqa.testing.workspace import make_api_workspace, stage_env
+from cultureqa.testing.workspace import hold_output_lock, make_api_workspace, stage_env
 
 ROOT = Path(__file__).resolve().parents[1]
 EVALUATE = [sys.executable, str(ROOT / "stages" / "evaluate.py"), "--benchmark", "synthetic"]
@@ -74,7 +74,7 @@ def _lock_free(ws: Path) -> bool:
 def test_a_live_writer_is_refused_with_its_pid(tmp_path: Path) -> None:
     with FakeOpenAIServer() as server:
         ws = make_api_workspace(ROOT, tmp_path / "ws", 6, server.api_base, 2, retry=FAST_RETRY)
-        holder = _hold_lock(ws / OUT, ws / ".cultureqa/locks", _env(ws))
+        holder = hold_output_lock(ws / OUT, ws / ".cultureqa/locks", _env(ws))
         try:
             done = _evaluate(ws)
         finally:
@@ -87,29 +87,11 @@ def test_a_live_writer_is_refused_with_its_pid(tmp_path: Path) -> None:
     assert sent == 0
 
 
-def _hold_lock(outputs: Path, locks: Path, env: dict[str, str]) -> subprocess.Popen[str]:
-    """A process that takes the lock on ``outputs``, says so, and sleeps."""
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import time; from pathlib import Path; from cultureqa.runlock import output_lock\n"
-            f"with output_lock(Path({str(outputs)!r}), Path({str(locks)!r})):"
-            "\n    print('held', flush=True); time.sleep(60)",
-        ],
-        env=env,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-    return holder
-
-
 def test_a_lock_left_by_a_killed_process_is_taken_over_and_logged(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     outputs, locks = tmp_path / "out", tmp_path / "locks"
-    holder = _hold_lock(outputs, locks, _env(tmp_path))
+    holder = hold_output_lock(outputs, locks, _env(tmp_path))
     holder.send_signal(signal.SIGKILL)
     holder.wait()
     with caplog.at_level("WARNING"), output_lock(outputs, locks) as info:
@@ -330,3 +312,36 @@ def test_a_sigterm_finishes_requests_in_flight_and_sends_nothing_new(tmp_path: P
     assert stage.returncode == 130 and "a rerun sends only the rest" in err
     assert again.returncode == 0, again.stderr
     assert max(prompts.values()) == 1 and sum(prompts.values()) == n
+
+
+def test_the_ledger_sums_every_client_of_a_job_and_keeps_the_first_stop(tmp_path: Path) -> None:
+    """Build stages close many clients (revision rounds, judges): counters add up per job."""
+    import asyncio
+
+    from omegaconf import OmegaConf
+
+    from cultureqa.llm.base import GenerateRequest, Message
+    from cultureqa.llm.cached import CachedClient
+    from cultureqa.llm.registry import build_model
+    from cultureqa.llm.store import ResponseStore
+    from cultureqa.spend import ApiLedger, ApiStopped, stopped_reason
+
+    cfg = OmegaConf.to_container(OmegaConf.load(ROOT / "params.yaml").baselines.random)
+    built = build_model(cfg)  # type: ignore[arg-type]
+    store = ResponseStore(tmp_path / "s.sqlite")
+    ledger = ApiLedger()
+    requests = [GenerateRequest((Message("user", f"q {i}"),)) for i in range(5)]
+    try:
+        for _ in range(2):  # the second round is answered by the store
+            client = CachedClient(built.client, store, built.identity, built.chunk_size)
+            asyncio.run(client.generate(requests))
+            ledger.record("generator", client)
+    finally:
+        store.close()
+    assert ledger.jobs["generator"]["cache"]["sent"] == 5 == ledger.calls
+    assert ledger.jobs["generator"]["cache"]["hits"] == 5
+    assert ledger.stopped is None
+    ledger.jobs["judge_a"] = {"cache": {}, "client": {"sent": 10, "stopped": "judge: HTTP 401"}}
+    assert stopped_reason(ledger.jobs) == "judge: HTTP 401"
+    with pytest.raises(ApiStopped, match="judge: HTTP 401"):
+        ledger.raise_if_stopped()

@@ -114,6 +114,7 @@ def run_stage(main: Callable[[], int]) -> int:
     from cultureqa.knowledge.provinces import KnowledgeBaseError
     from cultureqa.llm.registry import ModelConfigError
     from cultureqa.runlock import OutputBusy, StageInterrupted
+    from cultureqa.spend import ApiStopped
 
     known = (
         SourceError,
@@ -122,6 +123,7 @@ def run_stage(main: Callable[[], int]) -> int:
         KnowledgeBaseError,
         ModelConfigError,
         OutputBusy,
+        ApiStopped,
     )
     try:
         return main()

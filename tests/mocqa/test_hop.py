@@ -55,3 +55,26 @@ def test_hop_table_with_a_fixed_baseline_reaches_the_card(
     assert card["hop_necessity"]["model"] == "first-option"
     section = markdown.split("## Hop necessity")[1].split("## ")[0]
     assert "| clue_type | language | full | n | statement_only | options_only |" in section
+
+
+def test_a_refused_key_stops_the_hop_diagnostic_after_the_first_condition(  # type: ignore[no-untyped-def]
+    template_build, mocqa_helpers, tmp_path, monkeypatch
+) -> None:
+    """Three conditions, three clients: without the check each would spend ten more refusals."""
+    from cultureqa.spend import ApiStopped
+    from cultureqa.testing import FakeOpenAIServer, FaultPlan
+
+    monkeypatch.setenv("CULTUREQA_STATE_DIR", str(tmp_path / "state"))  # private response store
+    settings, _ = template_build
+    with FakeOpenAIServer(faults=FaultPlan(fail_status=401)) as refusing:
+        model = {
+            "id": "refused-hop", "backend": "litellm", "batch_size": 1, "concurrency": 4,
+            "decoding": {"temperature": 0.0, "max_tokens": 16, "seed": None},
+            "options": {"litellm_model": "openai/refused-hop", "api_base": refusing.api_base,
+                        "api_key_env": None, "drop_params": True},
+            "retry": {"attempts": 2, "initial_wait_s": 0.01, "max_wait_s": 0.05, "timeout_s": 5},
+        }  # fmt: skip
+        with pytest.raises(ApiStopped, match=r"refused-hop: stopped after 10 .*HTTP 401"):
+            runners.run_hop(settings, model)
+        sent = len(refusing.records)
+    assert 10 <= sent <= 14  # the first condition only: 10 refusals plus those in flight

@@ -284,3 +284,43 @@ def test_rerun_makes_no_model_calls(llm_build) -> None:  # type: ignore[no-untyp
     before = {k: len(s.records) for k, s in servers.items()}
     _run(settings, params, ("expand", "judge"))
     assert {k: len(s.records) for k, s in servers.items()} == before
+
+
+def test_a_refused_key_stops_the_llm_build_with_the_cause(  # type: ignore[no-untyped-def]
+    llm_build, mocqa_helpers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """The expand stage's guard: a 401 on every request is ApiStopped (rc 2), not 12 rejected
+    variants, and the counters of the stopped run reach the run log."""
+    import copy
+    import shutil
+
+    from cultureqa.config import run_stage
+    from cultureqa.runlog import runlog_dir
+    from cultureqa.spend import API_LOG, build_guard
+    from cultureqa.testing import FaultPlan
+
+    settings, _, _, params = llm_build
+    monkeypatch.chdir(tmp_path)  # the run log lives under the working directory
+    with FakeOpenAIServer(faults=FaultPlan(fail_status=401)) as refusing:
+        params = copy.deepcopy(params)
+        params["generator"]["model"] = _model("refused-gen", refusing, 1.0)
+        refused = mocqa_helpers["settings_for"](params, tmp_path)
+        shutil.copytree(settings.out_dir("ingest"), refused.out_dir("ingest"))
+
+        def stage() -> int:
+            with build_guard(refused.out_dir("expand")):
+                write_stage(refused, "expand", runners.run_expand(refused))
+            return 0
+
+        capsys.readouterr()
+        assert run_stage(stage) == 2
+        sent = len(refusing.records)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("error: refused-gen: stopped after 10 consecutive failures")
+    assert "(HTTP 401)" in err[-1]
+    assert 10 <= sent <= 12  # the breaker opens after 10 consecutive refusals
+    assert not refused.out_dir("expand").exists()  # nothing half-built was written
+    logged = json.loads((runlog_dir(refused.out_dir("expand")) / API_LOG).read_text())
+    client = logged["api"]["generator"]["client"]
+    assert client["sent"] == sent and "HTTP 401" in client["stopped"]
+    assert "fix: set a valid key in CULTUREQA_TEST_KEY" in client["stopped"]

@@ -17,7 +17,7 @@ import json
 import re
 import string
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ from cultureqa.llm.base import (
 from cultureqa.llm.cached import CachedClient
 from cultureqa.llm.registry import build_model
 from cultureqa.llm.store import ResponseStore
+from cultureqa.spend import api_stats
 
 LOGLIK_CUE = "\n\nAnswer:"
 """Appended to the prompt before the scored letters " A" … " F" (log-likelihood backends)."""
@@ -73,6 +74,8 @@ class CasesEvalOutcome:
     predictions: pd.DataFrame
     calls: int
     template_sha256: str
+    api: dict[str, Any] = field(default_factory=dict)
+    """What the client and cache did: sends, retries, failures, waits, breaker (for run.json)."""
 
     @property
     def error_share(self) -> float:
@@ -252,7 +255,7 @@ def evaluate_entry(
     predictions.insert(0, "roster_entry", entry)
     predictions.insert(0, "model", str(model_cfg["id"]))
     predictions.insert(0, "benchmark", "cases")
-    return CasesEvalOutcome(predictions, client.calls, prompt.sha256)
+    return CasesEvalOutcome(predictions, client.calls, prompt.sha256, api_stats(client))
 
 
 def robustness(predictions: pd.DataFrame, threshold_pp: float) -> dict[str, Any]:

@@ -7,7 +7,6 @@ out. The model is loaded once and reused across settings (loading the local mode
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -35,6 +34,7 @@ from cultureqa.llm.cached import CachedClient
 from cultureqa.llm.registry import build_model
 from cultureqa.llm.store import ResponseStore
 from cultureqa.records import McqItem
+from cultureqa.spend import api_stats
 
 log = logging.getLogger(__name__)
 
@@ -188,15 +188,6 @@ def evaluate_benchmark(
         merged.insert(0, "benchmark", spec.name)
         outcome.predictions = conform(merged)
     return outcome
-
-
-def api_stats(client: CachedClient) -> dict[str, Any]:
-    """The cache layer's and (for API backends) the HTTP client's counters, JSON-ready."""
-    stats: dict[str, Any] = {"cache": dataclasses.asdict(client.stats)}
-    inner = getattr(client.inner, "stats", None)
-    if inner is not None and hasattr(inner, "as_dict"):
-        stats["client"] = inner.as_dict()
-    return stats
 
 
 def _progress_hook(bar: tqdm) -> Any:  # type: ignore[type-arg]

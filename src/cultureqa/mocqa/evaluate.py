@@ -59,6 +59,7 @@ from cultureqa.mocqa.answers import (
     render,
     scored_fields,
 )
+from cultureqa.spend import LEDGER, api_stats
 
 ITEM_COLUMNS = ("item_id", "source_id", "clue_type", "language", "province", "topic")
 DATASET_COLUMNS = (*ITEM_COLUMNS, "question", "options", "answer")
@@ -96,6 +97,8 @@ class MocqaOutcome:
     predictions: pd.DataFrame
     calls: int = 0
     templates: dict[str, str] = field(default_factory=dict)
+    api: dict[str, Any] = field(default_factory=dict)
+    """What the client and cache did: sends, retries, failures, waits, breaker (for run.json)."""
 
     @property
     def error_share(self) -> float:
@@ -157,6 +160,7 @@ def evaluate_mocqa(
     finally:
         bar.close()
         store.close()
+        LEDGER.record(roster_entry, client)  # the hop stage runs three conditions
     frame = pd.DataFrame(scored).assign(
         model=str(model_cfg["id"]),
         roster_entry=roster_entry,
@@ -164,7 +168,8 @@ def evaluate_mocqa(
         model_sha=model_sha(model_cfg),
         prompt=cfg.style,
     )
-    return MocqaOutcome(conform(frame), client.calls, {k: t.sha256 for k, t in templates.items()})
+    hashes = {k: t.sha256 for k, t in templates.items()}
+    return MocqaOutcome(conform(frame), client.calls, hashes, api_stats(client))
 
 
 async def _score(

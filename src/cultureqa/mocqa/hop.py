@@ -24,6 +24,7 @@ import pandas as pd
 
 from cultureqa.knowledge.provinces import KnowledgeBase
 from cultureqa.mocqa.evaluate import EvalConfig, balanced_subset, evaluate_mocqa
+from cultureqa.spend import ApiStopped, stopped_reason
 
 CONDITIONS = ("full", "statement_only", "options_only")
 NEUTRAL = {"en": "Which of the options is correct?", "id": "Manakah pilihan yang benar?"}
@@ -90,6 +91,8 @@ def run_hop(
     for condition in CONDITIONS:
         frame, dropped[condition] = ablate(items, condition)
         outcome = evaluate_mocqa(frame, model_cfg, eval_cfg, root, store_path, config.model, kb)
+        if (reason := stopped_reason(outcome.api)) is not None:
+            raise ApiStopped(reason)  # refused requests are not wrong answers; skip the rest
         predictions[condition] = outcome.predictions.assign(condition=condition)
     table = hop_table(predictions)
     summary = {

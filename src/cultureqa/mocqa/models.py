@@ -22,6 +22,7 @@ from cultureqa.llm.base import GenerateRequest, GenerateResponse, Message
 from cultureqa.llm.cached import CachedClient
 from cultureqa.llm.registry import build_model
 from cultureqa.llm.store import ResponseStore
+from cultureqa.spend import LEDGER, ApiStopped, api_stats, stopped_reason
 
 _SPLIT = "---user---"
 
@@ -70,20 +71,32 @@ def load_prompt(path: Path, required: tuple[str, ...] = ()) -> Prompt:
 
 
 async def _generate(
-    model_cfg: Mapping[str, Any], requests: Sequence[GenerateRequest], store: ResponseStore
+    name: str,
+    model_cfg: Mapping[str, Any],
+    requests: Sequence[GenerateRequest],
+    store: ResponseStore,
 ) -> list[GenerateResponse]:
     built = build_model(model_cfg)
     client = CachedClient(built.client, store, built.identity, chunk_size=built.chunk_size)
     try:
-        return await client.generate(requests)
+        responses = await client.generate(requests)
     finally:
         await client.aclose()
+        LEDGER.record(name, client)
+    if (reason := stopped_reason(api_stats(client))) is not None:
+        raise ApiStopped(reason)
+    return responses
 
 
 def run_models(
     jobs: Mapping[str, tuple[Mapping[str, Any], Sequence[GenerateRequest]]], store_path: Path
 ) -> dict[str, list[GenerateResponse]]:
     """Run each named model on its requests concurrently; failures come back as error responses.
+
+    Each client's counters go to :data:`cultureqa.spend.LEDGER` under its job name. When a
+    model's circuit breaker opened (the provider refuses every request), this raises
+    :class:`cultureqa.spend.ApiStopped` instead: the caller would otherwise count a refused
+    key as hundreds of rejected variants.
 
     Args:
         jobs: Name → (model config from ``conf/model``, requests).
@@ -95,7 +108,9 @@ def run_models(
 
     async def run_all() -> list[list[GenerateResponse]]:
         return list(
-            await asyncio.gather(*(_generate(cfg, reqs, store) for cfg, reqs in jobs.values()))
+            await asyncio.gather(
+                *(_generate(name, cfg, reqs, store) for name, (cfg, reqs) in jobs.items())
+            )
         )
 
     try:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -98,3 +100,23 @@ def stage_env(workspace: Path) -> dict[str, str]:
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         "CULTUREQA_LOG_LEVEL": "WARNING",
     }
+
+
+def hold_output_lock(outputs: Path, locks: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    """Start a process that takes the output lock on ``outputs``, says so, and sleeps.
+
+    The caller kills it. Tests use it as the "live writer" a second run of a stage must refuse.
+    """
+    code = (
+        "import time; from pathlib import Path; from cultureqa.runlock import output_lock\n"
+        f"with output_lock(Path({str(outputs)!r}), Path({str(locks)!r})):"
+        "\n    print('held', flush=True); time.sleep(120)"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True
+    )
+    line = holder.stdout.readline().strip() if holder.stdout else ""
+    if line != "held":
+        holder.kill()
+        raise RuntimeError(f"the lock holder did not start (said {line!r})")
+    return holder

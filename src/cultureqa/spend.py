@@ -1,0 +1,139 @@
+"""Spend once, stop early, say why: the block every model-calling stage shares (issue 16).
+
+Each stage that can send a request wraps its model work in one of two guards, both built on
+:func:`cultureqa.runlock.stage_guard` (output lock, parent watchdog, graceful stop):
+
+- evaluation stages (``evaluate``, ``mocqa_evaluate``, ``cases_evaluate``) get their counters
+  from their outcome's ``api`` and end through :func:`evaluation_exit`: a tripped circuit breaker
+  is one ``error:`` line with rc 2, naming the cause, instead of the generic error-share line;
+- build stages (``cases_construct``, the ID-MoCQA build and hop stages) call models in several
+  places (generator revisions, judge panels, repairs, three hop conditions). Every client they
+  close is recorded in :data:`LEDGER`; :func:`build_guard` writes the ledger to the run log
+  (``.runlog/<outputs>/api.json``, volatile like ``model_calls``) whether the stage succeeds or
+  not, and a tripped breaker raises :class:`ApiStopped` (rc 2 through ``run_stage``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cultureqa.io import write_json
+from cultureqa.paths import state_dir
+from cultureqa.runlock import LockInfo, stage_guard
+from cultureqa.runlog import runlog_dir
+
+if TYPE_CHECKING:
+    from cultureqa.llm.cached import CachedClient
+
+API_LOG = "api.json"
+"""The build stages' run-log file: model calls and API counters of the last run."""
+
+
+class ApiStopped(RuntimeError):
+    """The circuit breaker opened: the provider refuses every request (a user error: rc 2)."""
+
+
+def api_stats(client: CachedClient) -> dict[str, Any]:
+    """The cache layer's and (for API backends) the HTTP client's counters, JSON-ready."""
+    stats: dict[str, Any] = {"cache": dataclasses.asdict(client.stats)}
+    inner = getattr(client.inner, "stats", None)
+    if inner is not None and hasattr(inner, "as_dict"):
+        stats["client"] = inner.as_dict()
+    return stats
+
+
+def stopped_reason(api: Mapping[str, Any]) -> str | None:
+    """Why a client stopped sending, from one client's counters or a ledger of several."""
+    client = api.get("client")
+    if isinstance(client, Mapping) and client.get("stopped"):
+        return str(client["stopped"])
+    for value in api.values():
+        if isinstance(value, Mapping) and "cache" in value and (found := stopped_reason(value)):
+            return found
+    return None
+
+
+def _add(total: dict[str, Any], more: Mapping[str, Any]) -> None:
+    """Sum counters key by key (nested counts too); keep the first stop reason."""
+    for key, value in more.items():
+        if isinstance(value, Mapping):
+            _add(total.setdefault(key, {}), value)
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            total[key] = total.get(key, 0) + value
+        elif total.get(key) is None:
+            total[key] = value
+
+
+class ApiLedger:
+    """Counters of every client a stage closed, summed per job name (one stage, one process)."""
+
+    def __init__(self) -> None:
+        self.jobs: dict[str, dict[str, Any]] = {}
+
+    def clear(self) -> None:
+        """Start a stage: forget clients of an earlier stage run in this process (tests)."""
+        self.jobs.clear()
+
+    def record(self, name: str, client: CachedClient) -> None:
+        """Add a closed client's counters under ``name`` (a model id or a job such as a judge)."""
+        _add(self.jobs.setdefault(name, {}), api_stats(client))
+
+    @property
+    def calls(self) -> int:
+        """Requests the cache layer passed to a model (0 on a fully cached rerun)."""
+        return sum(int(job.get("cache", {}).get("sent", 0)) for job in self.jobs.values())
+
+    @property
+    def stopped(self) -> str | None:
+        """The first stop reason any recorded client gave."""
+        return stopped_reason(self.jobs)
+
+    def raise_if_stopped(self) -> None:
+        """Stop the stage at once when a breaker opened: later steps would only get errors."""
+        if (reason := self.stopped) is not None:
+            raise ApiStopped(reason)
+
+
+LEDGER = ApiLedger()
+"""This process's ledger; :func:`build_guard` clears it when a stage starts."""
+
+
+def guard(out_dir: Path) -> contextlib.AbstractContextManager[LockInfo]:
+    """:func:`stage_guard` on ``out_dir`` with the project's lock folder."""
+    return stage_guard(out_dir, state_dir() / "locks")
+
+
+@contextlib.contextmanager
+def build_guard(out_dir: Path) -> Iterator[LockInfo]:
+    """Guard a build stage; record its API counters in the run log and fail on a tripped breaker.
+
+    The counters are written even when the stage fails, so a run stopped by the breaker still
+    says how many requests it sent and why it stopped.
+    """
+    LEDGER.clear()
+    with guard(out_dir) as lock:
+        try:
+            yield lock
+        finally:
+            record = {
+                "model_calls": LEDGER.calls,
+                "api": LEDGER.jobs,
+                "lock_taken_over_from_pid": lock.took_over_from,
+            }
+            write_json(runlog_dir(out_dir) / API_LOG, record)
+        LEDGER.raise_if_stopped()
+
+
+def evaluation_exit(api: Mapping[str, Any], share: float, limit: float, predictions: Path) -> int:
+    """Exit code of an evaluation: the breaker's cause (rc 2) before the error share (rc 1)."""
+    from cultureqa.config import error_share_exit
+
+    if (reason := stopped_reason(api)) is not None:
+        print(f"error: {reason}", file=sys.stderr)
+        return 2
+    return error_share_exit(share, limit, predictions)

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from cultureqa.analysis.plots import heatmap
+from cultureqa.analysis.roster import key_by_roster
 from cultureqa.analysis.tables import to_markdown
 from cultureqa.evaluation.report import collect_predictions as collect_all
 from cultureqa.io import atomic_path, write_csv, write_json, write_text
@@ -64,13 +65,13 @@ def write_report(
     """Write every table and figure; return the summary written as DVC metrics.
 
     Args:
-        preds: All model predictions (roster entries are de-duplicated here).
+        preds: All model predictions (keyed by roster entry here).
         paths: Output folders.
         human: Scored human answer sheets (rows shaped like predictions), if any.
         questions: The lexical (and, when a model ran it, semantic) question analysis.
         shared: Keyword arguments for :func:`cultureqa.mocqa.metrics.shared_errors`.
     """
-    preds = m.dedupe_roster(preds)
+    preds = key_by_roster(preds)
     rows = pd.concat([preds, human], ignore_index=True) if human is not None else preds
     slices = m.all_slices(rows)
     errors = m.shared_errors(preds, **shared)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from cultureqa.analysis.headline import cases_headline
 from cultureqa.analysis.roster import key_by_roster
 from cultureqa.cases.analysis import AnalysisOptions, analyze
 from cultureqa.cases.report import human_predictions, summary, write_analysis
@@ -32,7 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     result = analyze(key_by_roster(pd.concat(frames, ignore_index=True)), options)
     write_analysis(result, root / cfg["paths"]["build"] / "analyze")
     metrics_dir = root / cfg["paths"]["metrics"]
-    write_json(metrics_dir / "summary.json", summary(result))
+    details = summary(result)
+    write_json(metrics_dir / "summary.json", details)
+    write_json(metrics_dir / "headline.json", cases_headline(details))
     overall = result.tables["overall"]
     runs = overall.assign(run=overall["model"] + " / seed " + overall["seed"].astype(str))
     columns = ["run", "model", "seed", "accuracy", "ci_low", "ci_high"]

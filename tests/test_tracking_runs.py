@@ -53,6 +53,8 @@ def test_retracking_keeps_one_run_per_result(
     preds = _predictions([True, False, True, True])
     first = log_evaluation(tmp_path, EXPERIMENT, _run_info(), preds, [])
     assert log_evaluation(tmp_path, EXPERIMENT, _run_info(), preds, []) == first  # skipped
+    restored = preds.assign(latency_s=float("nan"))  # volatile columns are not the result
+    assert log_evaluation(tmp_path, EXPERIMENT, _run_info(), restored, []) == first
     assert len(_runs(tmp_path)) == 1
 
     monkeypatch.setenv("DVC_EXP_NAME", "second-exp")  # same result, restored in another exp

@@ -80,8 +80,15 @@ def flatten_params(prefix: str, value: Any, out: dict[str, str]) -> dict[str, st
 
 
 def predictions_md5(predictions: pd.DataFrame) -> str:
-    """MD5 of a predictions table's content (columns, order and values), for the result key."""
-    text = predictions.to_csv(index=False)
+    """MD5 of a predictions table's stable content, for the result key.
+
+    The run log's volatile columns (per-item latency, cache flag) are left out: they are joined
+    back at tracking time and missing after a restore, and a result is the same without them.
+    """
+    from cultureqa.runlog import VOLATILE_COLUMNS
+
+    stable = predictions.drop(columns=[c for c in VOLATILE_COLUMNS if c in predictions.columns])
+    text = stable.to_csv(index=False)
     return hashlib.md5(text.encode("utf-8"), usedforsecurity=False).hexdigest()
 
 

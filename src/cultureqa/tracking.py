@@ -92,9 +92,9 @@ def predictions_md5(predictions: pd.DataFrame) -> str:
     return hashlib.md5(text.encode("utf-8"), usedforsecurity=False).hexdigest()
 
 
-def result_key(experiment_id: str, identity: Mapping[str, str], predictions: pd.DataFrame) -> str:
-    """What makes two runs the same result: experiment, identity fields, predictions MD5."""
-    doc = {"experiment": experiment_id, **identity, "predictions": predictions_md5(predictions)}
+def result_key(experiment_id: str, identity: Mapping[str, str], content_md5: str) -> str:
+    """What makes two runs the same result: experiment, identity fields, content MD5."""
+    doc = {"experiment": experiment_id, **identity, "content": content_md5}
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode("utf-8")).hexdigest()[:32]
 
 
@@ -168,7 +168,7 @@ def log_result(experiment_id: str, result: ResultRun) -> str:
     import mlflow
 
     exp_name = str(result.tags.get("dvc.exp_name"))
-    key = result_key(experiment_id, result.identity, result.predictions)
+    key = result_key(experiment_id, result.identity, predictions_md5(result.predictions))
     kept = _earlier(experiment_id, key, exp_name)
     if kept is not None:
         return kept
@@ -329,7 +329,11 @@ def numeric_leaves(prefix: str, value: Any, out: dict[str, float]) -> dict[str, 
 def log_build(
     root: Path, experiment: str, step_metrics: Mapping[str, Any], params: Mapping[str, Any]
 ) -> str:
-    """One MLflow run for a dataset build: counts kept and removed at every step (DESIGN.md §7)."""
+    """One MLflow run for a dataset build: counts kept and removed at every step (DESIGN.md §7).
+
+    Idempotent like evaluation runs: the same counts and params re-tracked are skipped (same DVC
+    experiment) or replace the earlier run (another one).
+    """
     import mlflow
 
     from cultureqa.provenance import git_revision
@@ -341,7 +345,13 @@ def log_build(
     git = git_revision(root)
     flat = flatten_params("", params, {})
     flat.update({"git.commit": str(git["commit"]), "git.dirty": str(git["dirty"])})
-    tags = {"pipeline": "build", "dvc.exp_name": str(os.environ.get("DVC_EXP_NAME"))}
+    exp_name = str(os.environ.get("DVC_EXP_NAME"))
+    content = json.dumps([step_metrics, params], sort_keys=True, default=str).encode("utf-8")
+    key = result_key(experiment_id, {"pipeline": "build"}, hashlib.md5(content).hexdigest())
+    kept = _earlier(experiment_id, key, exp_name)
+    if kept is not None:
+        return kept
+    tags = {"pipeline": "build", "dvc.exp_name": exp_name, "result_key": key}
     name = f"build/{os.environ.get('DVC_EXP_NAME', 'workspace')}"
     with mlflow.start_run(experiment_id=experiment_id, run_name=name, tags=tags) as run:
         mlflow.log_params({k: v[:6000] for k, v in flat.items()})

@@ -6,9 +6,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from cultureqa.analysis.headline import indoculture_headline
+from cultureqa.analysis.roster import key_by_roster
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.evaluation.report import ReportPaths, analyze_benchmark, collect_predictions
+from cultureqa.io import write_json
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -19,13 +22,14 @@ def main(argv: list[str] | None = None) -> int:
     root = Path.cwd()
     params = load_params(root / "params.yaml")
     spec = BenchmarkSpec.from_config(select(params, f"benchmarks.{args.benchmark}"))
-    predictions = collect_predictions(root / "data" / "eval" / args.benchmark)
+    predictions = key_by_roster(collect_predictions(root / "data" / "eval" / args.benchmark))
     paths = ReportPaths(
         metrics=root / "metrics" / args.benchmark / "summary.json",
         plot_data=root / "metrics" / args.benchmark / "accuracy_by_setting.csv",
         reports=root / "reports" / args.benchmark,
     )
     summary = analyze_benchmark(spec, predictions, paths)
+    write_json(root / "metrics" / args.benchmark / "headline.json", indoculture_headline(summary))
     for model, settings in summary.items():
         cells = ", ".join(f"{s}={v['accuracy']:.3f}" for s, v in settings.items())
         print(f"{args.benchmark} {model}: {cells}")

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from cultureqa.analysis.headline import cases_headline
+from cultureqa.analysis.roster import key_by_roster
 from cultureqa.cases.analysis import AnalysisOptions, analyze
 from cultureqa.cases.report import human_predictions, summary, write_analysis
 from cultureqa.config import load_params, run_stage, select, setup_stage
@@ -28,10 +30,12 @@ def main(argv: list[str] | None = None) -> int:
         sheets = [root / p for p in a["human_sheets"]]
         frames.append(human_predictions(sheets, pd.read_parquet(shown)))
     options = AnalysisOptions.from_config(a, float(cfg["evaluate"]["robustness_threshold_pp"]))
-    result = analyze(pd.concat(frames, ignore_index=True), options)
+    result = analyze(key_by_roster(pd.concat(frames, ignore_index=True)), options)
     write_analysis(result, root / cfg["paths"]["build"] / "analyze")
     metrics_dir = root / cfg["paths"]["metrics"]
-    write_json(metrics_dir / "summary.json", summary(result))
+    details = summary(result)
+    write_json(metrics_dir / "summary.json", details)
+    write_json(metrics_dir / "headline.json", cases_headline(details))
     overall = result.tables["overall"]
     runs = overall.assign(run=overall["model"] + " / seed " + overall["seed"].astype(str))
     columns = ["run", "model", "seed", "accuracy", "ci_low", "ci_high"]

@@ -6,7 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from cultureqa.analysis.headline import mocqa_headline
 from cultureqa.config import load_params, run_stage, select, setup_stage
+from cultureqa.io import write_json
 from cultureqa.mocqa.answers import read_answer_sheets, score_human_sheets
 from cultureqa.mocqa.evaluate import load_dataset
 from cultureqa.mocqa.question_analysis import analyze_questions
@@ -44,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
         questions = analyze_questions(dataset, dict(cfg.get("question_analysis") or {}), root)
         shared = dict(cfg.get("shared_errors") or {})
         summary = write_report(preds, paths, human, questions, **shared)
+    write_json(root / "metrics" / "mocqa" / "headline.json", mocqa_headline(summary))
     for model, prompts in summary.items():
         cells = ", ".join(
             f"{p}: multi-hop {v['all']['multi_hop']:.3f}, first-hop {v['all']['first_hop']:.3f}"

@@ -71,12 +71,13 @@ def test_outputs_hash_the_same_on_a_fresh_run_and_a_rerun_in_another_experiment(
     assert "latency_s" not in pd.read_parquet(outputs[0]).columns
 
 
-def test_track_marker_holds_no_run_ids(workspace: Path) -> None:
+def test_track_marker_holds_no_run_ids(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert _run("evaluate", ENTRY) == 0
     assert _run("track", ENTRY) == 0
     first = MARKER.read_bytes()
     ids_first = json.loads((runlog_dir(MARKER.parent) / MARKER.name).read_text())["run_ids"]
-    assert _run("track", ENTRY) == 0  # logs new MLflow runs with new ids
+    monkeypatch.setenv("DVC_EXP_NAME", "another-exp")  # re-tracked there: replaced, new run ids
+    assert _run("track", ENTRY) == 0
     ids_second = json.loads((runlog_dir(MARKER.parent) / MARKER.name).read_text())["run_ids"]
     assert MARKER.read_bytes() == first
     assert set(ids_first) == set(ids_second) and ids_first != ids_second

@@ -153,3 +153,7 @@ def test_build_counts_are_logged_to_mlflow(workspace: Path) -> None:
     runs = mlflow.search_runs(experiment_names=["cultureqa/mocqa-build"])
     assert len(runs) == 1
     assert runs["metrics.judge.kept"][0] == 850 and runs["params.generator.kind"][0] == "template"
+    assert _stage("track_build")(args) == 0  # the same build re-tracked: no second run
+    assert mlflow.search_runs(experiment_names=["cultureqa/mocqa-build"])["run_id"].tolist() == [
+        runs["run_id"][0]
+    ]

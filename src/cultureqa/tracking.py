@@ -1,4 +1,10 @@
-"""MLflow tracking (DESIGN.md §7): one experiment per benchmark, one run per model × setting.
+"""MLflow tracking (DESIGN.md §7): one experiment per benchmark, one run per result.
+
+A result is one roster entry × setting/prompt/language/seed with its predictions. Logging is
+idempotent: each run carries a ``result_key`` tag (experiment, identity, predictions MD5), so
+re-tracking the same result skips it (same DVC experiment) or replaces it (another one); runs of
+one DVC experiment share a ``dvc.exp_name`` tag (the UI groups and filters on it:
+``tags.`dvc.exp_name` = 'exp'``); each run logs its dataset as an MLflow dataset input.
 
 The URI is always ``sqlite:///<DVC_ROOT>/mlflow.db`` with an explicit artifact root, so queued DVC
 experiments (which run in temp copies) log into the same database as the workspace. mlflow is
@@ -7,16 +13,32 @@ imported lazily: it is slow to import and only the tracking stage needs it.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import os
 import re
+import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 _METRIC_SAFE = re.compile(r"[^A-Za-z0-9_\-. /]")
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class DatasetRef:
+    """The dataset a run evaluated, logged as its MLflow dataset input."""
+
+    name: str
+    digest: str
+    """The MD5 recorded in the run's provenance (the hash DVC records for a single file)."""
+    source: str
+    """Repository-relative path, or ``hf:<dataset>:<split>``."""
 
 
 def metric_key(*parts: object) -> str:
@@ -57,25 +79,148 @@ def flatten_params(prefix: str, value: Any, out: dict[str, str]) -> dict[str, st
     return out
 
 
-def log_setting_run(
-    experiment_id: str,
-    run_name: str,
-    params: Mapping[str, str],
-    tags: Mapping[str, str],
-    metrics: Mapping[str, float],
-    predictions: pd.DataFrame,
-    artifacts: Mapping[str, Any],
-) -> str:
-    """Create one finished run; metrics go in one batch; returns the run id."""
+def predictions_md5(predictions: pd.DataFrame) -> str:
+    """MD5 of a predictions table's stable content, for the result key.
+
+    The run log's volatile columns (per-item latency, cache flag) are left out: they are joined
+    back at tracking time and missing after a restore, and a result is the same without them.
+    """
+    from cultureqa.runlog import VOLATILE_COLUMNS
+
+    stable = predictions.drop(columns=[c for c in VOLATILE_COLUMNS if c in predictions.columns])
+    text = stable.to_csv(index=False)
+    return hashlib.md5(text.encode("utf-8"), usedforsecurity=False).hexdigest()
+
+
+def result_key(experiment_id: str, identity: Mapping[str, str], content_md5: str) -> str:
+    """What makes two runs the same result: experiment, identity fields, content MD5."""
+    doc = {"experiment": experiment_id, **identity, "content": content_md5}
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode("utf-8")).hexdigest()[:32]
+
+
+def _runs_tagged(experiment_id: str, tag: str, value: str) -> list[Any]:
+    """Active runs of the experiment whose ``tag`` equals ``value``, oldest first."""
     import mlflow
 
-    with mlflow.start_run(experiment_id=experiment_id, run_name=run_name, tags=dict(tags)) as run:
-        mlflow.log_params({k: v[:6000] for k, v in params.items()})
-        mlflow.log_metrics({k: float(v) for k, v in metrics.items() if pd.notna(v)})
-        mlflow.log_table(predictions, artifact_file="predictions.json")
-        for name, payload in artifacts.items():
+    runs = mlflow.search_runs(
+        experiment_ids=[experiment_id],
+        filter_string=f"tags.`{tag}` = '{value}'",
+        output_format="list",
+        order_by=["attributes.start_time ASC"],
+    )
+    return list(runs)
+
+
+def _earlier(experiment_id: str, key: str, exp_name: str) -> str | None:
+    """Skip or replace the runs already logged for ``key``: returns the one to keep, if any.
+
+    The same result in the same DVC experiment is kept (the rerun is skipped); from another
+    experiment (say, restored from DVC's run-cache) the old runs are deleted and logged anew under
+    the current experiment's tag. Either way there is one run per result, and the log says so.
+    """
+    from mlflow import MlflowClient
+
+    found = _runs_tagged(experiment_id, "result_key", key)
+    keep = next((r for r in found if r.data.tags.get("dvc.exp_name") == exp_name), None)
+    for run in found:
+        if run is not keep:
+            MlflowClient().delete_run(run.info.run_id)
+            log.info("replaced MLflow run %s (same result, re-tracked)", run.info.run_id)
+    if keep is not None:
+        log.info("skipped: result already tracked as MLflow run %s", keep.info.run_id)
+        return str(keep.info.run_id)
+    return None
+
+
+def dataset_input(dataset: DatasetRef) -> Any:
+    """An MLflow meta dataset (name, digest, source) for ``mlflow.log_input``."""
+    from mlflow.data.dataset_source_registry import resolve_dataset_source
+    from mlflow.data.huggingface_dataset_source import HuggingFaceDatasetSource
+    from mlflow.data.meta_dataset import MetaDataset
+
+    if dataset.source.startswith("hf:"):
+        _, name, split = dataset.source.split(":", 2)
+        source: Any = HuggingFaceDatasetSource(name, split=split)
+    else:
+        with warnings.catch_warnings():  # mlflow registers its local source class twice
+            warnings.filterwarnings("ignore", message=".*interpreted in multiple ways")
+            source = resolve_dataset_source(dataset.source)
+    return MetaDataset(source, name=dataset.name, digest=dataset.digest)  # type: ignore[abstract]
+
+
+@dataclass(frozen=True)
+class ResultRun:
+    """One result to log: who and what it is, what it scored, and what it carries."""
+
+    name: str
+    identity: Mapping[str, str]
+    """Roster entry, benchmark and setting/prompt/language/seed: the result's key fields."""
+    params: Mapping[str, str]
+    tags: Mapping[str, str]
+    metrics: Mapping[str, float]
+    predictions: pd.DataFrame
+    artifacts: Mapping[str, Any]
+    dataset: DatasetRef
+
+
+def log_result(experiment_id: str, result: ResultRun) -> str:
+    """Log one finished run, unless this result is already tracked; returns the run id."""
+    import mlflow
+
+    exp_name = str(result.tags.get("dvc.exp_name"))
+    key = result_key(experiment_id, result.identity, predictions_md5(result.predictions))
+    kept = _earlier(experiment_id, key, exp_name)
+    if kept is not None:
+        return kept
+    tags = {
+        **result.tags,
+        **result.identity,
+        "result_key": key,
+    }
+    with mlflow.start_run(experiment_id=experiment_id, run_name=result.name, tags=tags) as run:
+        mlflow.log_params({k: v[:6000] for k, v in result.params.items()})
+        mlflow.log_metrics({k: float(v) for k, v in result.metrics.items() if pd.notna(v)})
+        mlflow.log_input(dataset_input(result.dataset), context="evaluation")
+        mlflow.log_table(result.predictions, artifact_file="predictions.json")
+        for name, payload in result.artifacts.items():
             mlflow.log_dict(payload, name)
         return str(run.info.run_id)
+
+
+def usage_metrics(part: pd.DataFrame) -> dict[str, float]:
+    """Tokens, cost and per-item latency, named alike in every family's runs.
+
+    ``latency.item`` is the time an item took end to end in the client (queueing, backoff and
+    retries included), not the server's own latency.
+    """
+    return {
+        "tokens.prompt": float(part["prompt_tokens"].sum()),
+        "tokens.completion": float(part["completion_tokens"].sum()),
+        "cost_usd": float(part["cost_usd"].sum()),
+        "latency.item.p50": float(part["latency_s"].quantile(0.5)),
+        "latency.item.p95": float(part["latency_s"].quantile(0.95)),
+    }
+
+
+def api_metrics(run_info: Mapping[str, Any]) -> dict[str, float]:
+    """The evaluation's request counters as metrics: requests sent, retries by cause, not sent.
+
+    They count the whole evaluation (every setting of the roster entry), so each of its runs
+    carries the same values. Absent counters (local backends have no HTTP client) are not logged.
+    """
+    out: dict[str, float] = {}
+    if run_info.get("model_calls") is not None:
+        out["model_calls"] = float(run_info["model_calls"])
+    api = run_info.get("api") or {}
+    client = api.get("client") or {}
+    if client:
+        out |= {"requests": client["sent"], "requests.ok": client["ok"]}
+        out |= {"retries": client["retries"], "not_sent": client["not_sent"]}
+        out |= {metric_key("retries", c): n for c, n in client["retries_by_cause"].items()}
+        out |= {metric_key("failed", c): n for c, n in client["failed_by_cause"].items()}
+    for name, value in (api.get("cache") or {}).items():
+        out[metric_key("cache", name)] = value
+    return {k: float(v) for k, v in out.items()}
 
 
 def slice_metrics(tables: Mapping[str, pd.DataFrame]) -> dict[str, float]:
@@ -135,35 +280,40 @@ def log_evaluation(
             "n": row["n"],
             "parse_error_rate": row["parse_error_rate"],
             "error_rate": row["error_rate"],
-            "tokens.prompt": float(part["prompt_tokens"].sum()),
-            "tokens.completion": float(part["completion_tokens"].sum()),
-            "cost_usd": float(part["cost_usd"].sum()),
-            "latency_s.p50": float(part["latency_s"].quantile(0.5)),
-            "latency_s.p95": float(part["latency_s"].quantile(0.95)),
+            **usage_metrics(part),
+            **api_metrics(run_info),
         }
         usable = [s for s in slices if all(c in part.columns for c in s)]
         metrics.update(slice_metrics(slice_tables(part, usable)))
-        tags = {
+        tags = {"model": str(model["id"]), "dvc.exp_name": str(exp_name)}
+        identity = {
             "benchmark": str(run_info["benchmark"]),
-            "model": str(model["id"]),
-            "setting": setting,
             "roster_entry": str(run_info["roster_entry"]),
-            "dvc.exp_name": str(exp_name),
+            "setting": setting,
         }
         artifacts = {
             "metrics.json": {k: float(v) for k, v in metrics.items()},
             "run.json": dict(run_info),
         }
-        runs[setting] = log_setting_run(
-            experiment_id,
-            f"{model['id']}/{setting}",
+        result = ResultRun(
+            f"{run_info['roster_entry']}/{setting}",
+            identity,
             params,
             tags,
             metrics,
             part.reset_index(drop=True),
             artifacts,
+            benchmark_dataset(prov["dataset"]),
         )
+        runs[setting] = log_result(experiment_id, result)
     return runs
+
+
+def benchmark_dataset(record: Mapping[str, Any]) -> DatasetRef:
+    """The dataset input of a generic benchmark's run, from its provenance record."""
+    version = record.get("version")
+    name = f"{record['name']}@{version}" if version else str(record["name"])
+    return DatasetRef(name, str(record.get("md5")), str(record["source"]))
 
 
 def numeric_leaves(prefix: str, value: Any, out: dict[str, float]) -> dict[str, float]:
@@ -179,7 +329,11 @@ def numeric_leaves(prefix: str, value: Any, out: dict[str, float]) -> dict[str, 
 def log_build(
     root: Path, experiment: str, step_metrics: Mapping[str, Any], params: Mapping[str, Any]
 ) -> str:
-    """One MLflow run for a dataset build: counts kept and removed at every step (DESIGN.md §7)."""
+    """One MLflow run for a dataset build: counts kept and removed at every step (DESIGN.md §7).
+
+    Idempotent like evaluation runs: the same counts and params re-tracked are skipped (same DVC
+    experiment) or replace the earlier run (another one).
+    """
     import mlflow
 
     from cultureqa.provenance import git_revision
@@ -191,7 +345,13 @@ def log_build(
     git = git_revision(root)
     flat = flatten_params("", params, {})
     flat.update({"git.commit": str(git["commit"]), "git.dirty": str(git["dirty"])})
-    tags = {"pipeline": "build", "dvc.exp_name": str(os.environ.get("DVC_EXP_NAME"))}
+    exp_name = str(os.environ.get("DVC_EXP_NAME"))
+    content = json.dumps([step_metrics, params], sort_keys=True, default=str).encode("utf-8")
+    key = result_key(experiment_id, {"pipeline": "build"}, hashlib.md5(content).hexdigest())
+    kept = _earlier(experiment_id, key, exp_name)
+    if kept is not None:
+        return kept
+    tags = {"pipeline": "build", "dvc.exp_name": exp_name, "result_key": key}
     name = f"build/{os.environ.get('DVC_EXP_NAME', 'workspace')}"
     with mlflow.start_run(experiment_id=experiment_id, run_name=name, tags=tags) as run:
         mlflow.log_params({k: v[:6000] for k, v in flat.items()})

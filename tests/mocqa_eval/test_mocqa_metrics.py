@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from cultureqa.analysis.roster import key_by_roster
 from cultureqa.analysis.stats import wilson_ci
 from cultureqa.mocqa import metrics as m
 from cultureqa.mocqa.report import run_metrics
@@ -135,11 +136,10 @@ def test_shared_errors_leave_baselines_out(preds: pd.DataFrame) -> None:
 
 def test_roster_entries_sharing_a_model_id(preds: pd.DataFrame) -> None:
     twin = preds[preds["model"] == "r"].assign(roster_entry="model")
-    merged = m.dedupe_roster(pd.concat([preds, twin], ignore_index=True))
-    assert len(merged) == len(preds)  # same config: counted once
-    other = twin.assign(model_sha="other")
-    split = m.dedupe_roster(pd.concat([preds, other], ignore_index=True))
+    split = key_by_roster(pd.concat([preds, twin], ignore_index=True))
+    assert len(split) == len(preds) + len(twin)  # same config, still its own result
     assert {"r [model]", "r [r]"} <= set(split["model"])
+    assert len(m.all_slices(split)["overall"]) > len(m.all_slices(preds)["overall"])
 
 
 def test_summary_and_mlflow_metric_names(preds: pd.DataFrame) -> None:

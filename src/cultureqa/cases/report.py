@@ -31,7 +31,7 @@ from cultureqa.cases.construct import CORRECT_TYPE
 from cultureqa.cases.evaluate import CASE_META
 from cultureqa.cases.shuffle import LETTERS, parse_letter_types
 from cultureqa.io import SourceError, atomic_path, read_table, write_json, write_parquet, write_text
-from cultureqa.tracking import current_exp_name, metric_key
+from cultureqa.tracking import api_metrics, current_exp_name, metric_key, usage_metrics
 
 SHEET_COLUMNS = ("respondent_group", "case_id", "selection")
 
@@ -229,10 +229,7 @@ def run_metrics(part: pd.DataFrame) -> dict[str, float]:
             metrics[metric_key("acc", column, r[column])] = r["accuracy"]
     shares = error_shares(pred, [], ()).iloc[0]
     metrics.update({f"error_share.{e}": shares[f"share_{e}"] for e in ERROR_TYPES})
-    for column in ("prompt_tokens", "completion_tokens", "cost_usd"):
-        metrics[column.replace("_tokens", "_tokens.sum")] = float(part[column].sum())
-    metrics["latency_s.p50"] = float(part["latency_s"].quantile(0.5))
-    metrics["latency_s.p95"] = float(part["latency_s"].quantile(0.95))
+    metrics.update(usage_metrics(part))
     return {k: float(v) for k, v in metrics.items() if pd.notna(v)}
 
 
@@ -246,7 +243,7 @@ def log_entry_runs(
     """One finished MLflow run per seed of one roster entry; returns ``{seed: run_id}``."""
     from mlflow import MlflowClient
 
-    from cultureqa.tracking import configure, flatten_params, log_setting_run
+    from cultureqa.tracking import DatasetRef, ResultRun, configure, flatten_params, log_result
 
     experiment_id = configure(root, experiment)
     model, prov = run_info["model"], run_info["provenance"]
@@ -256,16 +253,19 @@ def log_entry_runs(
             "seed": seed, "roster_entry": run_info["roster_entry"],
             "template_sha256": run_info["template_sha256"], "items": run_info["items"],
         }, {}) | flatten_params("provenance", prov, {})  # fmt: skip
-        metrics = run_metrics(part)
+        metrics = run_metrics(part) | api_metrics(run_info)
         gap = run_info["robustness"]["max_gap_pp"]
         metrics |= {"robustness.max_gap_pp": float(gap)} if gap is not None else {}
-        tags = {"benchmark": "cases", "model": str(model["id"]), "seed": str(seed),
-                "roster_entry": str(run_info["roster_entry"]),
-                "dvc.exp_name": current_exp_name(prov)}  # fmt: skip
-        run_id = log_setting_run(
-            experiment_id, f"{model['id']}/seed-{seed}", params, tags, metrics,
-            part.reset_index(drop=True), {"metrics.json": metrics, "run.json": run_info},
+        identity = {"benchmark": "cases", "roster_entry": str(run_info["roster_entry"]),
+                    "seed": str(seed)}  # fmt: skip
+        tags = {"model": str(model["id"]), "dvc.exp_name": current_exp_name(prov)}
+        items = run_info["items"][str(seed)]
+        dataset = DatasetRef(f"cases/seed{seed}", str(items["md5"]), str(items["path"]))
+        result = ResultRun(
+            f"{run_info['roster_entry']}/seed-{seed}", identity, params, tags, metrics,
+            part.reset_index(drop=True), {"metrics.json": metrics, "run.json": run_info}, dataset,
         )  # fmt: skip
+        run_id = log_result(experiment_id, result)
         for plot in plots:
             MlflowClient().log_artifact(run_id, str(plot), artifact_path="plots")
         runs[str(seed)] = run_id

@@ -24,11 +24,21 @@ class ReportPaths:
 
 
 def collect_predictions(eval_dir: Path, pattern: str = "**/predictions.parquet") -> pd.DataFrame:
-    """Every evaluation's predictions under ``eval_dir`` (one file per roster entry [× prompt])."""
+    """Every evaluation's predictions under ``eval_dir`` (one file per roster entry [× prompt]).
+
+    Files that predate the ``roster_entry`` column get it from their folder
+    (``<eval_dir>/<entry>/...``), so results are keyed by roster entry, never by display id alone.
+    """
     files = sorted(eval_dir.glob(pattern))
     if not files:
         raise FileNotFoundError(f"no predictions under {eval_dir}: run the evaluate stages first")
-    return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+    frames = []
+    for f in files:
+        frame = pd.read_parquet(f)
+        if "roster_entry" not in frame.columns:
+            frame.insert(0, "roster_entry", f.relative_to(eval_dir).parts[0])
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
 
 
 def analyze_benchmark(

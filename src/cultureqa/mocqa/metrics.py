@@ -234,31 +234,6 @@ def _counts(checked: pd.DataFrame, column: str) -> pd.DataFrame:
     return out
 
 
-def dedupe_roster(preds: pd.DataFrame) -> pd.DataFrame:
-    """One row set per model: entries sharing a display id are merged or told apart.
-
-    A sweep such as ``model=random`` makes the ``model`` entry identical to
-    ``baselines.random``; identical configs (same ``model_sha``) keep the first entry's rows, while
-    different configs under one id are renamed ``<id> [<entry>]`` so no two are pooled.
-    """
-    if preds.empty or "model_sha" not in preds.columns:
-        return preds
-    entries = preds[["model", "roster_entry", "model_sha"]].drop_duplicates()
-    entries = entries.sort_values(["model", "roster_entry"])
-    clash = entries.groupby("model")["model_sha"].transform("nunique") > 1
-    first = ~entries.duplicated(["model", "model_sha"])
-    keep = entries[first | clash]
-    rename = {
-        (r.model, r.roster_entry): f"{r.model} [{r.roster_entry}]" if c else r.model
-        for r, c in zip(keep.itertuples(), clash[keep.index], strict=True)
-    }
-    pairs = list(zip(preds["model"], preds["roster_entry"], strict=True))
-    mask = [p in rename for p in pairs]
-    out = preds[mask].copy()
-    out["model"] = [rename[p] for p, m in zip(pairs, mask, strict=True) if m]
-    return out.reset_index(drop=True)
-
-
 def summary(slices: dict[str, pd.DataFrame]) -> dict[str, Any]:
     """Nested ``{model: {prompt: {all|en|id: {...}}}}`` for DVC metrics (rounded, stable keys).
 

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from cultureqa.analysis.plots import heatmap
+from cultureqa.analysis.roster import key_by_roster
 from cultureqa.analysis.tables import to_markdown
 from cultureqa.evaluation.report import collect_predictions as collect_all
 from cultureqa.io import atomic_path, write_csv, write_json, write_text
@@ -22,7 +23,7 @@ from cultureqa.knowledge.provinces import CANONICAL_PROVINCES
 from cultureqa.mocqa import metrics as m
 from cultureqa.mocqa.question_analysis import QuestionAnalysis
 from cultureqa.mocqa.schema import CLUE_TYPES
-from cultureqa.tracking import current_exp_name, metric_key
+from cultureqa.tracking import api_metrics, current_exp_name, metric_key, usage_metrics
 
 _COLOURS = {
     "both_right": "#1a9850",
@@ -64,13 +65,13 @@ def write_report(
     """Write every table and figure; return the summary written as DVC metrics.
 
     Args:
-        preds: All model predictions (roster entries are de-duplicated here).
+        preds: All model predictions (keyed by roster entry here).
         paths: Output folders.
         human: Scored human answer sheets (rows shaped like predictions), if any.
         questions: The lexical (and, when a model ran it, semantic) question analysis.
         shared: Keyword arguments for :func:`cultureqa.mocqa.metrics.shared_errors`.
     """
-    preds = m.dedupe_roster(preds)
+    preds = key_by_roster(preds)
     rows = pd.concat([preds, human], ignore_index=True) if human is not None else preds
     slices = m.all_slices(rows)
     errors = m.shared_errors(preds, **shared)
@@ -201,7 +202,8 @@ def _save(plt: Any, fig: Any, target: Path) -> Path:
 def run_metrics(part: pd.DataFrame) -> dict[str, float]:
     """MLflow metrics of one (model, prompt, language) run, under stable dotted names.
 
-    ``multi_hop``, ``first_hop`` (+ ``.ci_low``/``.ci_high``), ``breakdown.<outcome>``, the rates,
+    ``multi_hop`` (also as ``accuracy``, the cross-family headline), ``first_hop`` (each with
+    ``.ci_low``/``.ci_high``), ``breakdown.<outcome>``, the rates,
     then slices: ``acc.<clue type>.<lang>`` and ``first_hop.<clue type>.<lang>`` (e.g.
     ``acc.entity.en``), ``acc.province.<name>``, ``acc.topic.<name>``; plus tokens, cost and
     latency percentiles.
@@ -211,6 +213,8 @@ def run_metrics(part: pd.DataFrame) -> dict[str, float]:
     for name in ("multi_hop", "first_hop"):
         out |= {name: top[name], f"{name}.ci_low": top[f"{name}_ci_low"]}
         out[f"{name}.ci_high"] = top[f"{name}_ci_high"]
+    # the headline under the name every family uses, so MLflow compares across benchmarks
+    out |= {f"accuracy{s}": out[f"multi_hop{s}"] for s in ("", ".ci_low", ".ci_high")}
     out |= {f"breakdown.{o}": top[o] for o in m.OUTCOMES}
     rates = ("parse_error_rate", "province_parse_error_rate", "answer_parse_error_rate")
     out |= {r: top[r] for r in (*rates, "error_rate")}
@@ -223,24 +227,20 @@ def run_metrics(part: pd.DataFrame) -> dict[str, float]:
         for row in m.slice_table(part, [column]).to_dict("records"):
             out[metric_key("acc", column, row[column])] = row["multi_hop"]
             out[metric_key("first_hop", column, row[column])] = row["first_hop"]
-    out |= {
-        "tokens.prompt": part["prompt_tokens"].sum(),
-        "tokens.completion": part["completion_tokens"].sum(),
-        "cost_usd": part["cost_usd"].sum(),
-        "latency_s.p50": part["latency_s"].quantile(0.5),
-        "latency_s.p95": part["latency_s"].quantile(0.95),
-    }
+    out |= usage_metrics(part)
     return {k: float(v) for k, v in out.items()}
 
 
 def log_runs(root: Path, experiment: str, run: dict[str, Any], preds: pd.DataFrame) -> list[str]:
     """One MLflow run per language of one (model, prompt) evaluation; returns the run ids."""
-    from cultureqa.tracking import configure, flatten_params, log_setting_run
+    from cultureqa.tracking import DatasetRef, ResultRun, configure, flatten_params, log_result
 
     experiment_id = configure(root, experiment)
     prov, model = run["provenance"], run["model"]
     # The experiment logging now, not the one whose evaluation DVC may have restored from cache.
     exp_name = current_exp_name(prov)
+    data = prov["dataset"]
+    dataset = DatasetRef("mocqa", str(data.get("md5")), str(data.get("path")))
     ids = []
     for language, part in preds.groupby("language", sort=True):
         params = flatten_params("model", model, {})
@@ -249,24 +249,24 @@ def log_runs(root: Path, experiment: str, run: dict[str, Any], preds: pd.DataFra
             "prompt.style": str(run["prompt"]),
             "prompt.template_sha256": str(run["templates"].get(language)),
             "language": str(language),
-            "dataset.path": str(prov["dataset"].get("path")),
-            "dataset.md5": str(prov["dataset"].get("md5")),
+            "dataset.path": str(data.get("path")),
+            "dataset.md5": str(data.get("md5")),
             "git.commit": str(prov["git"].get("commit")),
             "git.dirty": str(prov["git"].get("dirty")),
             "dvc.exp_name": str(exp_name),
         }
         params |= {f"package.{k}": str(v) for k, v in prov["packages"].items()}
-        tags = {
+        identity = {
             "benchmark": "mocqa",
-            "model": str(model["id"]),
+            "roster_entry": str(run["roster_entry"]),
             "prompt": str(run["prompt"]),
             "language": str(language),
-            "roster_entry": str(run["roster_entry"]),
-            "dvc.exp_name": str(exp_name),
         }
-        metrics = run_metrics(part)
+        tags = {"model": str(model["id"]), "dvc.exp_name": str(exp_name)}
+        metrics = run_metrics(part) | api_metrics(run)
         artifacts = {"metrics.json": metrics, "run.json": run}
-        name = f"{model['id']}/{run['prompt']}/{language}"
+        name = f"{run['roster_entry']}/{run['prompt']}/{language}"
         frame = part.reset_index(drop=True)
-        ids.append(log_setting_run(experiment_id, name, params, tags, metrics, frame, artifacts))
+        result = ResultRun(name, identity, params, tags, metrics, frame, artifacts, dataset)
+        ids.append(log_result(experiment_id, result))
     return ids

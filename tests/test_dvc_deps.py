@@ -1,0 +1,143 @@
+"""DVC code deps follow the imports: an edit in one family's code reruns only that family.
+
+Every stage depends on exactly the ``src/cultureqa`` subpackages and top-level modules its script
+imports (transitively, lazy imports included), each path declared once; and real ``dvc status``
+in a temp copy shows that editing ID-MoCQA build code leaves IndoCulture and cross-cultural
+evaluation up to date.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = Path("src/cultureqa")
+COPIED = ["dvc.yaml", "params.yaml", ".dvcignore", "src", "stages", "prompts", "data/sources",
+          "data/knowledge", "expectations", "conf", "metrics"]  # fmt: skip
+
+
+def _module_file(root: Path, name: str) -> Path | None:
+    path = root / SRC.joinpath(*name.split(".")[1:])
+    if path.is_dir():
+        return path / "__init__.py"
+    return path.with_suffix(".py") if path.with_suffix(".py").exists() else None
+
+
+def _imported(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("cultureqa"):
+            names |= {str(node.module), *(f"{node.module}.{a.name}" for a in node.names)}
+        elif isinstance(node, ast.Import):
+            names |= {a.name for a in node.names if a.name.startswith("cultureqa")}
+    return names
+
+
+def code_deps(root: Path, script: str) -> set[str]:
+    """The subpackages (folders) and top-level modules (files) ``script`` imports, transitively."""
+    files: set[Path] = set()
+    todo = [root / script]
+    while todo:
+        for name in _imported(todo.pop()):
+            found = _module_file(root, name)
+            inits = [found.parent / "__init__.py"] if found and found.parent != root / SRC else []
+            for path in [p for p in (found, *inits, root / SRC / "__init__.py") if p]:
+                if path not in files:
+                    files.add(path)
+                    todo.append(path)
+    units = {f.relative_to(root / SRC).parts for f in files}
+    return {str(SRC / p[0]) for p in units}
+
+
+def missing_or_extra(deps: Iterable[str], script: str, root: Path = ROOT) -> list[str]:
+    """What a stage's code deps lack (``-``) or list needlessly or twice (``+``)."""
+    listed = [d for d in deps if d.startswith(str(SRC))]
+    needed = code_deps(root, script)
+    problems = [f"- {p}" for p in sorted(needed - set(listed))]
+    problems += [f"+ {p}" for p in sorted(set(listed) - needed)]
+    return problems + [f"+ {p} (twice)" for p in sorted({p for p in listed if listed.count(p) > 1})]
+
+
+def _stages() -> list[object]:
+    from dvc.repo import Repo
+
+    with Repo(str(ROOT)) as repo:
+        return list(repo.index.stages)
+
+
+def test_every_stage_depends_on_exactly_the_code_it_imports() -> None:
+    wrong = {}
+    for stage in _stages():
+        script = str(stage.cmd).split()[1]  # type: ignore[attr-defined]
+        deps = [str(d.def_path) for d in stage.deps]  # type: ignore[attr-defined]
+        assert deps.count(script) == 1, stage
+        if problems := missing_or_extra(deps, script):
+            wrong[stage.addressing] = problems  # type: ignore[attr-defined]
+    assert not wrong, f"dvc.yaml code deps out of date: {wrong}"
+
+
+def test_a_stage_missing_an_imported_package_is_caught() -> None:
+    deps = sorted(code_deps(ROOT, "stages/mocqa_ingest.py"))
+    assert "src/cultureqa/mocqa" in deps and "src/cultureqa/cases" not in deps
+    doctored = [d for d in deps if d != "src/cultureqa/mocqa"] + ["src/cultureqa/cases"]
+    assert missing_or_extra(doctored, "stages/mocqa_ingest.py") == [
+        "- src/cultureqa/mocqa", "+ src/cultureqa/cases",
+    ]  # fmt: skip
+    assert missing_or_extra([*deps, deps[0]], "stages/mocqa_ingest.py") == [f"+ {deps[0]} (twice)"]
+
+
+def _dvc(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "DVC_NO_ANALYTICS": "1"}
+    env.pop("DVC_ROOT", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "dvc", *args], cwd=cwd, env=env, capture_output=True, text=True,
+        timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def _placeholders(root: Path, targets: list[str]) -> None:
+    """Stand-ins for the targets' missing deps and outs, so ``dvc commit`` can record a lock."""
+    from dvc.repo import Repo
+
+    with Repo(str(root)) as repo:
+        stages = [s for s in repo.index.stages if s.name.split("@")[0] in targets]
+        paths = [Path(o.fs_path) for s in stages for o in (*s.deps, *s.outs) if o.def_path]
+    for path in paths:
+        if not path.exists() and path.name != "params.yaml":
+            if path.suffix:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text("{}\n")
+            else:
+                (path / "placeholder").parent.mkdir(parents=True, exist_ok=True)
+                (path / "placeholder").write_text("x\n")
+
+
+def test_an_edit_in_mocqa_build_code_leaves_other_families_up_to_date(tmp_path: Path) -> None:
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in COPIED:
+        src, dst = ROOT / name, tmp_path / name
+        if src.is_dir():
+            shutil.copytree(src, dst, ignore=ignore)
+        elif src.exists():
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)
+    targets = ["evaluate", "cases_evaluate", "mocqa_ingest", "mocqa_evaluate"]
+    _dvc(tmp_path, "init", "--no-scm", "-q")
+    _placeholders(tmp_path, targets)
+    _dvc(tmp_path, "commit", "-f", "-q", *targets)
+    assert json.loads(_dvc(tmp_path, "status", "--json", *targets)) == {}
+    with (tmp_path / "src/cultureqa/mocqa/ingest.py").open("a", encoding="utf-8") as f:
+        f.write("# an edit in ID-MoCQA build code\n")
+    changed = set(json.loads(_dvc(tmp_path, "status", "--json", *targets)))
+    assert "mocqa_ingest" in changed
+    assert any(s.startswith("mocqa_evaluate@") for s in changed)
+    assert not any(s.startswith(("evaluate@", "cases_evaluate@")) for s in changed), changed

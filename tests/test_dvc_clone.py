@@ -77,6 +77,7 @@ def test_fresh_clone_repro_leaves_git_clean(tmp_path: Path, targets: list[str]) 
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # four whole-pipeline experiments: well past the suite's 300 s default
 def test_documented_sweep_runs_as_dvc_experiments(tmp_path: Path) -> None:
     """`dvc exp run --queue -S 'model=random,first_option' -S 'prompt=zero_shot,cot'`, as shown."""
     repo = tmp_path / "a"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -76,3 +77,24 @@ PREDICTION_COLUMNS: dict[str, str] = {
     "cost_usd": "float64",
     "cached": "bool",
 }
+
+
+SCORE_DECIMALS = 4
+"""Log-likelihoods are stored to 1e-4: the embedded model's CPU batching moves them by ~1e-5
+between runs (padding and thread scheduling), which changed output hashes, and so ``dvc.lock``, on
+a fresh clone without changing any answer. The argmax is taken before rounding."""
+
+
+def scores_json(scores: Any) -> str:
+    """``scores`` (a list, or a dict of lists) as JSON, every float rounded to SCORE_DECIMALS."""
+
+    def rounded(value: Any) -> Any:
+        if isinstance(value, float):
+            return round(value, SCORE_DECIMALS)
+        if isinstance(value, list | tuple):
+            return [rounded(v) for v in value]
+        if isinstance(value, dict):
+            return {k: rounded(v) for k, v in value.items()}
+        return value
+
+    return json.dumps(rounded(scores))

@@ -39,6 +39,7 @@ from cultureqa.llm.base import (
 from cultureqa.llm.cached import CachedClient
 from cultureqa.llm.registry import build_model
 from cultureqa.llm.store import ResponseStore
+from cultureqa.records import scores_json
 from cultureqa.spend import api_stats
 
 LOGLIK_CUE = "\n\nAnswer:"
@@ -186,7 +187,7 @@ def score_loglik(item: Mapping[str, Any], answer: LoglikResponse) -> dict[str, A
         return row | {"status": "error", "error": answer.error or "no scores"}
     scores = list(answer.logprobs)
     best = max(range(len(scores)), key=scores.__getitem__)
-    return _with_choice(row | {"scores": json.dumps(scores)}, item, LETTERS[best])
+    return _with_choice(row | {"scores": scores_json(scores)}, item, LETTERS[best])
 
 
 async def evaluate_items(

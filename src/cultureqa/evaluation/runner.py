@@ -6,7 +6,6 @@ is any ModelClient, and scoring is a pure function of items and responses.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -22,7 +21,7 @@ from cultureqa.llm.base import (
     Message,
     ModelClient,
 )
-from cultureqa.records import LETTERS, PREDICTION_COLUMNS, McqItem, Setting
+from cultureqa.records import LETTERS, PREDICTION_COLUMNS, McqItem, Setting, scores_json
 
 LocationFn = Callable[[McqItem, str], str]
 """Returns the location name for an item in a language ("" for no location)."""
@@ -146,7 +145,7 @@ def _score_loglik(item: McqItem, answer: LoglikResponse) -> dict[str, object]:
         return base
     scores = list(answer.logprobs)
     best = max(range(len(scores)), key=scores.__getitem__)
-    base.update(pred=LETTERS[best], correct=best == item.answer_index, scores=json.dumps(scores))
+    base.update(pred=LETTERS[best], correct=best == item.answer_index, scores=scores_json(scores))
     return base
 
 

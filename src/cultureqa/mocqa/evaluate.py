@@ -59,6 +59,7 @@ from cultureqa.mocqa.answers import (
     render,
     scored_fields,
 )
+from cultureqa.records import scores_json
 from cultureqa.spend import LEDGER, api_stats
 
 ITEM_COLUMNS = ("item_id", "source_id", "clue_type", "language", "province", "topic")
@@ -293,7 +294,7 @@ def _loglik_row(
     named = province_names(kb, str(row["language"]))[p]
     parsed = ParsedReply(kb.provinces[p].name, named, LETTERS[a])
     out.update(scored_fields(parsed, str(row["province"]), str(row["answer"])))
-    out["scores"] = json.dumps(
+    out["scores"] = scores_json(
         {"answer": list(answer.logprobs), "province": list(province.logprobs)}
     )
     return out

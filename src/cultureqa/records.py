@@ -80,9 +80,10 @@ PREDICTION_COLUMNS: dict[str, str] = {
 
 
 SCORE_DECIMALS = 4
-"""Log-likelihoods are stored to 1e-4: the embedded model's CPU batching moves them by ~1e-5
-between runs (padding and thread scheduling), which changed output hashes, and so ``dvc.lock``, on
-a fresh clone without changing any answer. The argmax is taken before rounding."""
+"""Log-likelihoods are stored to 1e-4. The embedded model's padded CPU batches move them by ~1e-5
+when a batch holds other items (a response store that is partly warm); rounding hides most of that,
+and the committed ``dvc.lock`` comes from a run on an empty store, whose batches a fresh clone
+repeats exactly. The argmax is taken before rounding."""
 
 
 def scores_json(scores: Any) -> str:

@@ -10,9 +10,10 @@ import sys
 from pathlib import Path
 
 from cultureqa.config import load_params, run_stage, select, setup_stage
-from cultureqa.io import write_json, write_parquet
+from cultureqa.io import write_json
 from cultureqa.mocqa.pipeline import MocqaSettings
 from cultureqa.mocqa.runners import run_hop
+from cultureqa.runlog import write_predictions
 from cultureqa.spend import build_guard
 
 
@@ -23,7 +24,8 @@ def main() -> int:
     settings = MocqaSettings.from_params(params, root)
     with build_guard(settings.out_dir("hop")):  # three conditions: the ledger sums them
         predictions, summary = run_hop(settings, select(params, settings.hop.model))
-        write_parquet(settings.out_dir("hop") / "predictions.parquet", predictions)
+        # latencies and cache flags go to the run log: they differ between a fresh run and a rerun
+        write_predictions(settings.out_dir("hop"), predictions)
         write_json(settings.metrics_dir / "hop.json", summary)
     accuracy = ", ".join(f"{k} {v:.3f}" for k, v in summary["accuracy"].items())
     print(f"mocqa hop: {summary['items']} items with {summary['model']}: {accuracy}")

@@ -50,6 +50,14 @@ def volatile_provenance(root: Path) -> dict[str, Any]:
     return {"git": git_revision(root), "dvc_exp_name": os.environ.get("DVC_EXP_NAME")}
 
 
+def write_predictions(out_dir: Path, predictions: pd.DataFrame) -> None:
+    """``predictions.parquet`` without latencies and cache flags; those go to the run log."""
+    volatile_cols = [c for c in VOLATILE_COLUMNS if c in predictions.columns]
+    write_parquet(out_dir / "predictions.parquet", predictions.drop(columns=volatile_cols))
+    side = runlog_dir(out_dir)
+    write_parquet(side / "calls.parquet", predictions[volatile_cols].reset_index(drop=True))
+
+
 def write_run(
     out_dir: Path,
     predictions: pd.DataFrame,
@@ -57,12 +65,10 @@ def write_run(
     project: Path,
 ) -> None:
     """Write ``predictions.parquet`` and ``run.json`` (stable) and their run log (volatile)."""
-    volatile_cols = [c for c in VOLATILE_COLUMNS if c in predictions.columns]
     stable = {k: v for k, v in record.items() if k not in VOLATILE_KEYS}
-    write_parquet(out_dir / "predictions.parquet", predictions.drop(columns=volatile_cols))
+    write_predictions(out_dir, predictions)
     write_json(out_dir / "run.json", stable)
     side = runlog_dir(out_dir)
-    write_parquet(side / "calls.parquet", predictions[volatile_cols].reset_index(drop=True))
     volatile = {k: record[k] for k in VOLATILE_KEYS if k in record}
     volatile["provenance"] = volatile_provenance(project)
     volatile["predictions_md5"] = file_md5(out_dir / "predictions.parquet")

@@ -22,30 +22,12 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 import pandas as pd
-from great_expectations.core.metric_domain_types import MetricDomainTypes
-from great_expectations.execution_engine.pandas_execution_engine import PandasExecutionEngine
 from great_expectations.expectations.expectation import BatchExpectation, ColumnPairMapExpectation
-from great_expectations.expectations.metrics.map_metric_provider.column_pair_condition_partial import (  # noqa: E501
-    column_pair_condition_partial,
-)
-from great_expectations.expectations.metrics.map_metric_provider.column_pair_map_metric_provider import (  # noqa: E501
-    ColumnPairMapMetricProvider,
-)
-from great_expectations.expectations.metrics.metric_provider import metric_value
-from great_expectations.expectations.metrics.table_metric_provider import TableMetricProvider
 
 import cultureqa.validation.expectations  # noqa: F401 - the uniform-shares expectation
 from cultureqa.cases.geography import UnknownCountryError, continent_of
+from cultureqa.validation.gx_kit import pair_condition, table_metric
 
-_PAIR_DOMAIN = (
-    "batch_id",
-    "table",
-    "column_A",
-    "column_B",
-    "row_condition",
-    "condition_parser",
-    "ignore_row_if",
-)
 _SHOWN = 10
 """Problems listed in a result; the count always covers all of them."""
 
@@ -98,68 +80,29 @@ def keyed_problems(
     return {k: v for k, v in found.items() if v}
 
 
-def _table(execution_engine: Any, metric_domain_kwargs: dict[str, Any]) -> pd.DataFrame:
-    frame, _, _ = execution_engine.get_compute_domain(
-        metric_domain_kwargs, domain_type=MetricDomainTypes.TABLE
-    )
-    return frame  # type: ignore[no-any-return]
-
-
-class TableIncompleteKeys(TableMetricProvider):  # type: ignore[misc]
-    """Metric: :func:`incomplete_keys` over the whole batch."""
-
-    metric_name = "table.cases_incomplete_keys"
-    value_keys = ("key_column", "columns")
-
-    @metric_value(engine=PandasExecutionEngine)  # type: ignore[misc,untyped-decorator]
-    def _pandas(cls, execution_engine: Any, metric_domain_kwargs: dict[str, Any],
-                metric_value_kwargs: dict[str, Any], metrics: Any,
-                runtime_configuration: Any) -> Any:  # fmt: skip
-        frame = _table(execution_engine, metric_domain_kwargs)
-        kwargs = metric_value_kwargs
-        return incomplete_keys(frame, str(kwargs["key_column"]), list(kwargs["columns"]))
-
-
-class TableTypeMapProblems(TableMetricProvider):  # type: ignore[misc]
-    """Metric: case id → what is wrong with its letter → type map."""
-
-    metric_name = "table.cases_type_map_problems"
-    value_keys = ("key_column", "map_column", "letters", "types")
-
-    @metric_value(engine=PandasExecutionEngine)  # type: ignore[misc,untyped-decorator]
-    def _pandas(cls, execution_engine: Any, metric_domain_kwargs: dict[str, Any],
-                metric_value_kwargs: dict[str, Any], metrics: Any,
-                runtime_configuration: Any) -> Any:  # fmt: skip
-        kw = metric_value_kwargs
-        letters, types, column = list(kw["letters"]), list(kw["types"]), str(kw["map_column"])
-        return keyed_problems(
-            _table(execution_engine, metric_domain_kwargs),
-            str(kw["key_column"]),
-            lambda r: type_map_problem(r[column], letters, types),
-        )
-
-
-class TableAnswerTypeProblems(TableMetricProvider):  # type: ignore[misc]
-    """Metric: case id → why its answer letter does not hold the correct type."""
-
-    metric_name = "table.cases_answer_type_problems"
-    value_keys = ("key_column", "answer_column", "map_column", "correct_type")
-
-    @metric_value(engine=PandasExecutionEngine)  # type: ignore[misc,untyped-decorator]
-    def _pandas(cls, execution_engine: Any, metric_domain_kwargs: dict[str, Any],
-                metric_value_kwargs: dict[str, Any], metrics: Any,
-                runtime_configuration: Any) -> Any:  # fmt: skip
-        kw = metric_value_kwargs
-        answer, column, correct = (
-            str(kw["answer_column"]),
-            str(kw["map_column"]),
-            kw["correct_type"],
-        )
-        return keyed_problems(
-            _table(execution_engine, metric_domain_kwargs),
-            str(kw["key_column"]),
-            lambda r: answer_problem(r[answer], r[column], str(correct)),
-        )
+table_metric(
+    "table.cases_incomplete_keys",
+    lambda frame, key_column, columns: incomplete_keys(frame, str(key_column), list(columns)),
+    ("key_column", "columns"),
+)
+table_metric(
+    "table.cases_type_map_problems",
+    lambda frame, key_column, map_column, letters, types: keyed_problems(
+        frame,
+        str(key_column),
+        lambda r: type_map_problem(r[str(map_column)], list(letters), list(types)),
+    ),
+    ("key_column", "map_column", "letters", "types"),
+)
+table_metric(
+    "table.cases_answer_type_problems",
+    lambda frame, key_column, answer_column, map_column, correct_type: keyed_problems(
+        frame,
+        str(key_column),
+        lambda r: answer_problem(r[str(answer_column)], r[str(map_column)], str(correct_type)),
+    ),
+    ("key_column", "answer_column", "map_column", "correct_type"),
+)
 
 
 def _keyed_result(problems: dict[str, str], what: str, total: int) -> dict[str, Any]:
@@ -177,7 +120,6 @@ class _KeyedExpectation(BatchExpectation):  # type: ignore[misc]
     """Shared shape: one table metric returning ``key → reason``; success iff it is empty."""
 
     key_column: str = "case_id"
-    domain_keys: ClassVar[tuple[str, ...]] = ("batch_id", "row_condition", "condition_parser")
     what: ClassVar[str] = "rows break the rule"
 
     def _validate(
@@ -251,17 +193,7 @@ def _is_floor(bin_value: Any, score: Any) -> bool:
         return False
 
 
-class ColumnPairBinIsFloor(ColumnPairMapMetricProvider):  # type: ignore[misc]
-    """Row condition: column A (bin) equals floor(column B (score))."""
-
-    condition_metric_name = "column_pair_values.cases_bin_is_floor"
-    condition_domain_keys = _PAIR_DOMAIN
-    condition_value_keys = ()
-
-    @column_pair_condition_partial(engine=PandasExecutionEngine)  # type: ignore[misc,untyped-decorator]
-    def _pandas(cls, column_A: pd.Series, column_B: pd.Series, **kwargs: Any) -> pd.Series:
-        flags = [_is_floor(a, b) for a, b in zip(column_A, column_B, strict=True)]
-        return pd.Series(flags, index=column_A.index)
+pair_condition("column_pair_values.cases_bin_is_floor", _is_floor)
 
 
 class ExpectColumnPairBinToBeFloorOfScore(ColumnPairMapExpectation):  # type: ignore[misc]
@@ -272,17 +204,7 @@ class ExpectColumnPairBinToBeFloorOfScore(ColumnPairMapExpectation):  # type: ig
     success_keys: ClassVar[tuple[str, ...]] = ("ignore_row_if", "mostly")
 
 
-class ColumnPairContinentOfCountry(ColumnPairMapMetricProvider):  # type: ignore[misc]
-    """Row condition: column A (continent) is the map's continent of column B (country)."""
-
-    condition_metric_name = "column_pair_values.cases_continent_of_country"
-    condition_domain_keys = _PAIR_DOMAIN
-    condition_value_keys = ()
-
-    @column_pair_condition_partial(engine=PandasExecutionEngine)  # type: ignore[misc,untyped-decorator]
-    def _pandas(cls, column_A: pd.Series, column_B: pd.Series, **kwargs: Any) -> pd.Series:
-        flags = [_continent_matches(a, b) for a, b in zip(column_A, column_B, strict=True)]
-        return pd.Series(flags, index=column_A.index)
+pair_condition("column_pair_values.cases_continent_of_country", _continent_matches)
 
 
 class ExpectContinentToMatchCountry(ColumnPairMapExpectation):  # type: ignore[misc]

@@ -19,15 +19,12 @@ from collections import Counter
 from typing import Any, ClassVar
 
 import pandas as pd
-from great_expectations.core.metric_domain_types import MetricDomainTypes
-from great_expectations.execution_engine.pandas_execution_engine import PandasExecutionEngine
 from great_expectations.expectations.expectation import BatchExpectation
-from great_expectations.expectations.metrics.metric_provider import metric_value
-from great_expectations.expectations.metrics.table_metric_provider import TableMetricProvider
 from scipy.stats import chisquare
 
 from cultureqa.records import LETTERS
 from cultureqa.validation.expectations import rounding_floor
+from cultureqa.validation.gx_kit import table_metric
 
 SHOWN = 10
 """Item ids listed per failed expectation; the count always covers all of them."""
@@ -114,64 +111,22 @@ def option_count_problems(frame: pd.DataFrame, allow_mixed: bool) -> dict[str, s
     return problems
 
 
-def _table(execution_engine: Any, domain: dict[str, Any]) -> pd.DataFrame:
-    frame, _, _ = execution_engine.get_compute_domain(domain, domain_type=MetricDomainTypes.TABLE)
-    return frame  # type: ignore[no-any-return]
-
-
-class TableGoldBalance(TableMetricProvider):  # type: ignore[misc]
-    """Metric: :func:`gold_balance` over the batch."""
-
-    metric_name = "table.mcq_gold_balance"
-    value_keys = ("tolerance",)
-
-    @metric_value(engine=PandasExecutionEngine)  # type: ignore[misc,untyped-decorator]
-    def _pandas(cls, execution_engine: Any, metric_domain_kwargs: dict[str, Any],
-                metric_value_kwargs: dict[str, Any], metrics: Any,
-                runtime_configuration: Any) -> Any:  # fmt: skip
-        frame = _table(execution_engine, metric_domain_kwargs)
-        return gold_balance(frame, float(metric_value_kwargs["tolerance"]))
-
-
-class TableDuplicateQuestions(TableMetricProvider):  # type: ignore[misc]
-    """Metric: :func:`duplicate_questions` over the batch."""
-
-    metric_name = "table.mcq_duplicate_questions"
-    value_keys = ("column_list",)
-
-    @metric_value(engine=PandasExecutionEngine)  # type: ignore[misc,untyped-decorator]
-    def _pandas(cls, execution_engine: Any, metric_domain_kwargs: dict[str, Any],
-                metric_value_kwargs: dict[str, Any], metrics: Any,
-                runtime_configuration: Any) -> Any:  # fmt: skip
-        frame = _table(execution_engine, metric_domain_kwargs)
-        return duplicate_questions(frame, list(metric_value_kwargs["column_list"]))
-
-
-class TableOptionProblems(TableMetricProvider):  # type: ignore[misc]
-    """Metric: :func:`option_problems` over the batch."""
-
-    metric_name = "table.mcq_option_problems"
-    value_keys = ()
-
-    @metric_value(engine=PandasExecutionEngine)  # type: ignore[misc,untyped-decorator]
-    def _pandas(cls, execution_engine: Any, metric_domain_kwargs: dict[str, Any],
-                metric_value_kwargs: dict[str, Any], metrics: Any,
-                runtime_configuration: Any) -> Any:  # fmt: skip
-        return option_problems(_table(execution_engine, metric_domain_kwargs))
-
-
-class TableOptionCountProblems(TableMetricProvider):  # type: ignore[misc]
-    """Metric: :func:`option_count_problems` over the batch."""
-
-    metric_name = "table.mcq_option_count_problems"
-    value_keys = ("allow_mixed",)
-
-    @metric_value(engine=PandasExecutionEngine)  # type: ignore[misc,untyped-decorator]
-    def _pandas(cls, execution_engine: Any, metric_domain_kwargs: dict[str, Any],
-                metric_value_kwargs: dict[str, Any], metrics: Any,
-                runtime_configuration: Any) -> Any:  # fmt: skip
-        frame = _table(execution_engine, metric_domain_kwargs)
-        return option_count_problems(frame, bool(metric_value_kwargs["allow_mixed"]))
+table_metric(
+    "table.mcq_gold_balance",
+    lambda frame, tolerance: gold_balance(frame, float(tolerance)),
+    ("tolerance",),
+)
+table_metric(
+    "table.mcq_duplicate_questions",
+    lambda frame, column_list: duplicate_questions(frame, list(column_list)),
+    ("column_list",),
+)
+table_metric("table.mcq_option_problems", option_problems)
+table_metric(
+    "table.mcq_option_count_problems",
+    lambda frame, allow_mixed: option_count_problems(frame, bool(allow_mixed)),
+    ("allow_mixed",),
+)
 
 
 class _ItemExpectation(BatchExpectation):  # type: ignore[misc]

@@ -23,7 +23,6 @@ import json
 from typing import Any, ClassVar
 
 import pandas as pd
-from great_expectations.core.metric_domain_types import MetricDomainTypes
 from great_expectations.execution_engine.pandas_execution_engine import PandasExecutionEngine
 from great_expectations.expectations.expectation import (
     BatchExpectation,
@@ -36,29 +35,12 @@ from great_expectations.expectations.metrics.map_metric_provider.column_conditio
 from great_expectations.expectations.metrics.map_metric_provider.column_map_metric_provider import (
     ColumnMapMetricProvider,
 )
-from great_expectations.expectations.metrics.map_metric_provider.column_pair_condition_partial import (  # noqa: E501
-    column_pair_condition_partial,
-)
-from great_expectations.expectations.metrics.map_metric_provider.column_pair_map_metric_provider import (  # noqa: E501
-    ColumnPairMapMetricProvider,
-)
-from great_expectations.expectations.metrics.metric_provider import metric_value
-from great_expectations.expectations.metrics.table_metric_provider import TableMetricProvider
 
 import cultureqa.validation.expectations  # noqa: F401 - the uniform-shares expectation
 from cultureqa.knowledge.gazetteer import find_location_mentions, find_own_province_leaks
 from cultureqa.mocqa.schema import as_options
 from cultureqa.mocqa.textchecks import copied_option
-
-_PAIR_DOMAIN = (
-    "batch_id",
-    "table",
-    "column_A",
-    "column_B",
-    "row_condition",
-    "condition_parser",
-    "ignore_row_if",
-)
+from cultureqa.validation.gx_kit import pair_condition, table_metric
 
 
 def language_gaps(
@@ -77,30 +59,9 @@ def language_gaps(
     return {"n_pairs": len(counts), "missing": missing, "repeated": repeated}
 
 
-class TableLanguageGaps(TableMetricProvider):  # type: ignore[misc]
-    """Metric: :func:`language_gaps` over the whole batch."""
-
-    metric_name = "table.mocqa_language_gaps"
-    value_keys = ("pair_columns", "language_column", "languages")
-
-    @metric_value(engine=PandasExecutionEngine)  # type: ignore[misc,untyped-decorator]
-    def _pandas(
-        cls,
-        execution_engine: Any,
-        metric_domain_kwargs: dict[str, Any],
-        metric_value_kwargs: dict[str, Any],
-        metrics: Any,
-        runtime_configuration: Any,
-    ) -> Any:
-        frame, _, _ = execution_engine.get_compute_domain(
-            metric_domain_kwargs, domain_type=MetricDomainTypes.TABLE
-        )
-        return language_gaps(
-            frame,
-            list(metric_value_kwargs["pair_columns"]),
-            str(metric_value_kwargs["language_column"]),
-            list(metric_value_kwargs["languages"]),
-        )
+table_metric(
+    "table.mocqa_language_gaps", language_gaps, ("pair_columns", "language_column", "languages")
+)
 
 
 class ExpectPairsToExistInEveryLanguage(BatchExpectation):  # type: ignore[misc]
@@ -111,7 +72,6 @@ class ExpectPairsToExistInEveryLanguage(BatchExpectation):  # type: ignore[misc]
     languages: list[str]
     metric_dependencies: ClassVar[tuple[str, ...]] = ("table.mocqa_language_gaps",)
     success_keys: ClassVar[tuple[str, ...]] = ("pair_columns", "language_column", "languages")
-    domain_keys: ClassVar[tuple[str, ...]] = ("batch_id", "row_condition", "condition_parser")
 
     def _validate(
         self,
@@ -147,30 +107,11 @@ def own_province_names(
     return out
 
 
-class TableOwnProvinceNames(TableMetricProvider):  # type: ignore[misc]
-    """Metric: :func:`own_province_names` over the whole batch."""
-
-    metric_name = "table.mocqa_own_province_names"
-    value_keys = ("text_column", "language_column", "province_column")
-
-    @metric_value(engine=PandasExecutionEngine)  # type: ignore[misc,untyped-decorator]
-    def _pandas(
-        cls,
-        execution_engine: Any,
-        metric_domain_kwargs: dict[str, Any],
-        metric_value_kwargs: dict[str, Any],
-        metrics: Any,
-        runtime_configuration: Any,
-    ) -> Any:
-        frame, _, _ = execution_engine.get_compute_domain(
-            metric_domain_kwargs, domain_type=MetricDomainTypes.TABLE
-        )
-        return own_province_names(
-            frame,
-            str(metric_value_kwargs["text_column"]),
-            str(metric_value_kwargs["language_column"]),
-            str(metric_value_kwargs["province_column"]),
-        )
+table_metric(
+    "table.mocqa_own_province_names",
+    own_province_names,
+    ("text_column", "language_column", "province_column"),
+)
 
 
 class ExpectQuestionsToNotNameOwnProvince(BatchExpectation):  # type: ignore[misc]
@@ -181,7 +122,6 @@ class ExpectQuestionsToNotNameOwnProvince(BatchExpectation):  # type: ignore[mis
     province_column: str = "province"
     metric_dependencies: ClassVar[tuple[str, ...]] = ("table.mocqa_own_province_names",)
     success_keys: ClassVar[tuple[str, ...]] = ("text_column", "language_column", "province_column")
-    domain_keys: ClassVar[tuple[str, ...]] = ("batch_id", "row_condition", "condition_parser")
 
     def _validate(
         self,
@@ -231,29 +171,7 @@ def _claim(evidence: dict[str, Any]) -> str:
     return f"{s1.get('id')} & {s2.get('id')}"
 
 
-class TableFalseClaims(TableMetricProvider):  # type: ignore[misc]
-    """Metric: :func:`false_claims` over the whole batch."""
-
-    metric_name = "table.mocqa_false_claims"
-    value_keys = ("evidence_column", "province_column")
-
-    @metric_value(engine=PandasExecutionEngine)  # type: ignore[misc,untyped-decorator]
-    def _pandas(
-        cls,
-        execution_engine: Any,
-        metric_domain_kwargs: dict[str, Any],
-        metric_value_kwargs: dict[str, Any],
-        metrics: Any,
-        runtime_configuration: Any,
-    ) -> Any:
-        frame, _, _ = execution_engine.get_compute_domain(
-            metric_domain_kwargs, domain_type=MetricDomainTypes.TABLE
-        )
-        return false_claims(
-            frame,
-            str(metric_value_kwargs["evidence_column"]),
-            str(metric_value_kwargs["province_column"]),
-        )
+table_metric("table.mocqa_false_claims", false_claims, ("evidence_column", "province_column"))
 
 
 class ExpectClaimsToHoldNationally(BatchExpectation):  # type: ignore[misc]
@@ -263,7 +181,6 @@ class ExpectClaimsToHoldNationally(BatchExpectation):  # type: ignore[misc]
     province_column: str = "province"
     metric_dependencies: ClassVar[tuple[str, ...]] = ("table.mocqa_false_claims",)
     success_keys: ClassVar[tuple[str, ...]] = ("evidence_column", "province_column")
-    domain_keys: ClassVar[tuple[str, ...]] = ("batch_id", "row_condition", "condition_parser")
 
     def _validate(
         self,
@@ -281,20 +198,12 @@ class ExpectClaimsToHoldNationally(BatchExpectation):  # type: ignore[misc]
         }
 
 
-class ColumnPairNoLocationLeak(ColumnPairMapMetricProvider):  # type: ignore[misc]
-    """Row condition: column A (text) names no place as a location in language column B."""
+def names_no_location(text: object, language: object) -> bool:
+    """Whether ``text`` uses no province, city or regency as a location (in ``language``)."""
+    return not find_location_mentions(str(text), str(language))  # type: ignore[arg-type]
 
-    condition_metric_name = "column_pair_values.mocqa_no_location_leak"
-    condition_domain_keys = _PAIR_DOMAIN
-    condition_value_keys = ()
 
-    @column_pair_condition_partial(engine=PandasExecutionEngine)  # type: ignore[misc,untyped-decorator]
-    def _pandas(cls, column_A: pd.Series, column_B: pd.Series, **kwargs: Any) -> pd.Series:
-        flags = [
-            not find_location_mentions(str(text), str(lang))  # type: ignore[arg-type]
-            for text, lang in zip(column_A, column_B, strict=True)
-        ]
-        return pd.Series(flags, index=column_A.index)
+pair_condition("column_pair_values.mocqa_no_location_leak", names_no_location)
 
 
 class ExpectQuestionsToNotLeakProvince(ColumnPairMapExpectation):  # type: ignore[misc]
@@ -305,22 +214,12 @@ class ExpectQuestionsToNotLeakProvince(ColumnPairMapExpectation):  # type: ignor
     success_keys: ClassVar[tuple[str, ...]] = ("ignore_row_if", "mostly")
 
 
-class ColumnPairNoOptionCopy(ColumnPairMapMetricProvider):  # type: ignore[misc]
-    """Row condition: column A (text) copies none of the options in column B."""
+def copies_no_option(text: object, options: object, n: int = 4) -> bool:
+    """Whether ``text`` contains no option whole and shares no ``n``-token run with one."""
+    return copied_option(str(text), as_options(options), int(n)) is None
 
-    condition_metric_name = "column_pair_values.mocqa_no_option_copy"
-    condition_domain_keys = _PAIR_DOMAIN
-    condition_value_keys = ("n",)
 
-    @column_pair_condition_partial(engine=PandasExecutionEngine)  # type: ignore[misc,untyped-decorator]
-    def _pandas(
-        cls, column_A: pd.Series, column_B: pd.Series, n: int = 4, **kwargs: Any
-    ) -> pd.Series:
-        flags = [
-            copied_option(str(text), as_options(options), int(n)) is None
-            for text, options in zip(column_A, column_B, strict=True)
-        ]
-        return pd.Series(flags, index=column_A.index)
+pair_condition("column_pair_values.mocqa_no_option_copy", copies_no_option, ("n",))
 
 
 class ExpectQuestionsToNotCopyOptions(ColumnPairMapExpectation):  # type: ignore[misc]

@@ -21,8 +21,8 @@ import pandas as pd
 from cultureqa.config import load_params, run_stage, setup_stage
 from cultureqa.io import SourceError, write_csv, write_json
 from cultureqa.knowledge.gazetteer import normalize_province
-from cultureqa.mocqa import human
-from cultureqa.mocqa.pipeline import MocqaSettings
+from cultureqa.mocqa_build import human
+from cultureqa.mocqa_build.pipeline import MocqaSettings
 
 
 def _items(settings: MocqaSettings, stage: str) -> pd.DataFrame:

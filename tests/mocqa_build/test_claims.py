@@ -9,9 +9,14 @@ from types import MappingProxyType
 import pytest
 
 from cultureqa.knowledge.provinces import KnowledgeBase, Statistic, load_knowledge_base
-from cultureqa.mocqa import claims
 from cultureqa.mocqa.schema import CLUE_TYPES
-from cultureqa.mocqa.templates import MIN_TEMPLATES, TemplateError, load_templates, placeholders
+from cultureqa.mocqa_build import claims
+from cultureqa.mocqa_build.templates import (
+    MIN_TEMPLATES,
+    TemplateError,
+    load_templates,
+    placeholders,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -170,7 +175,7 @@ def test_llm_comparison_claims_are_recomputed_over_their_whole_scope(
     claim: str, province: str, verdict: str
 ) -> None:
     from cultureqa.knowledge.national import load_national
-    from cultureqa.mocqa.kb_check import check_comparison_nationally
+    from cultureqa.mocqa_build.llm.kb_check import check_comparison_nationally
 
     got, note = check_comparison_nationally(load_national(), {"claim_text": claim}, province)
     assert got == verdict, note

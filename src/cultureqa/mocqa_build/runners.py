@@ -15,17 +15,17 @@ from cultureqa.benchmarks.load import load_source_frame
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.knowledge.gazetteer import normalize_province
 from cultureqa.mocqa import hop
-from cultureqa.mocqa.card import card_json, card_markdown
-from cultureqa.mocqa.clues import ClueGenerator
-from cultureqa.mocqa.expand import expand_template
-from cultureqa.mocqa.finalize import finalize
-from cultureqa.mocqa.ingest import ingest
-from cultureqa.mocqa.judge import JudgeConfig, judge_variants
-from cultureqa.mocqa.pipeline import MocqaSettings
-from cultureqa.mocqa.rebalance import rebalance
-from cultureqa.mocqa.stage import StageResult
-from cultureqa.mocqa.templates import load_templates
-from cultureqa.mocqa.verify import template_repairer, verify_variants
+from cultureqa.mocqa_build.card import card_json, card_markdown
+from cultureqa.mocqa_build.clues import ClueGenerator
+from cultureqa.mocqa_build.expand import expand_template
+from cultureqa.mocqa_build.finalize import finalize
+from cultureqa.mocqa_build.ingest import ingest
+from cultureqa.mocqa_build.judge import JudgeConfig, judge_variants
+from cultureqa.mocqa_build.pipeline import MocqaSettings
+from cultureqa.mocqa_build.rebalance import rebalance
+from cultureqa.mocqa_build.stage import StageResult
+from cultureqa.mocqa_build.templates import load_templates
+from cultureqa.mocqa_build.verify import template_repairer, verify_variants
 
 
 def _template_generator(settings: MocqaSettings) -> ClueGenerator:
@@ -33,7 +33,7 @@ def _template_generator(settings: MocqaSettings) -> ClueGenerator:
 
 
 def _llm_steps(settings: MocqaSettings) -> Any:
-    from cultureqa.mocqa.llm_repair import LlmSteps
+    from cultureqa.mocqa_build.llm.repair import LlmSteps
 
     g = settings.generator
     return LlmSteps(
@@ -58,7 +58,7 @@ def run_expand(settings: MocqaSettings) -> StageResult:
         return expand_template(
             items, _template_generator(settings), settings.clue_types, settings.languages
         )
-    from cultureqa.mocqa.llm_generator import LlmGeneratorConfig, generate_llm
+    from cultureqa.mocqa_build.llm.generator import LlmGeneratorConfig, generate_llm
 
     g = settings.generator
     config = LlmGeneratorConfig(
@@ -97,7 +97,7 @@ def run_verify(settings: MocqaSettings) -> StageResult:
     if settings.generator_kind == "template":
         repairer = template_repairer(settings.read("ingest"), _template_generator(settings))
         return verify_variants(frame, settings.verify, repairer)
-    from cultureqa.mocqa.llm_repair import llm_repairer, llm_reviewer
+    from cultureqa.mocqa_build.llm.repair import llm_repairer, llm_reviewer
 
     steps = _llm_steps(settings)
     return verify_variants(frame, settings.verify, llm_repairer(steps), llm_reviewer(steps))
@@ -107,7 +107,7 @@ def run_rebalance(settings: MocqaSettings) -> StageResult:
     """Both languages for every pair: translate (LLM) or drop (template)."""
     translator = None
     if settings.generator_kind != "template":
-        from cultureqa.mocqa.llm_repair import translate
+        from cultureqa.mocqa_build.llm.repair import translate
 
         steps = _llm_steps(settings)
         translator = lambda rows, targets: translate(steps, rows, targets)  # noqa: E731

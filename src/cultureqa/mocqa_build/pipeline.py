@@ -20,8 +20,8 @@ from cultureqa.knowledge.national import load_national
 from cultureqa.knowledge.provinces import KnowledgeBase, load_knowledge_base
 from cultureqa.mocqa.hop import HopConfig
 from cultureqa.mocqa.schema import CLUE_TYPES, LANGUAGES, empty_removed
-from cultureqa.mocqa.stage import StageResult
-from cultureqa.mocqa.verify import VerifyConfig
+from cultureqa.mocqa_build.stage import StageResult
+from cultureqa.mocqa_build.verify import VerifyConfig
 from cultureqa.paths import state_dir
 
 MAIN_OUTPUT = {"ingest": "items.parquet", "finalize": "dataset.parquet"}

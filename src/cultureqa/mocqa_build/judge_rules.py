@@ -17,11 +17,11 @@ import pandas as pd
 
 from cultureqa.knowledge.gazetteer import find_own_province_leaks, has_location_leak
 from cultureqa.knowledge.provinces import KnowledgeBase
-from cultureqa.mocqa import claims
-from cultureqa.mocqa.facts import name_owners
-from cultureqa.mocqa.judging import CRITERIA, Judgement, category_from_scores
 from cultureqa.mocqa.schema import LETTERS, N_OPTIONS, as_options
-from cultureqa.mocqa.textchecks import (
+from cultureqa.mocqa_build import claims
+from cultureqa.mocqa_build.facts import name_owners
+from cultureqa.mocqa_build.judging import CRITERIA, Judgement, category_from_scores
+from cultureqa.mocqa_build.textchecks import (
     content_tokens,
     copied_option,
     has_anaphor,

@@ -21,8 +21,8 @@ from cultureqa.mocqa.schema import (
     as_options,
     require_columns,
 )
-from cultureqa.mocqa.stage import StageResult, stage_metrics
-from cultureqa.mocqa.textchecks import word_count
+from cultureqa.mocqa_build.stage import StageResult, stage_metrics
+from cultureqa.mocqa_build.textchecks import word_count
 
 
 def balanced_positions(n: int, k: int, rng: random.Random) -> list[int]:

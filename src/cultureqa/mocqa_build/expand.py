@@ -13,8 +13,6 @@ from typing import Any
 
 import pandas as pd
 
-from cultureqa.mocqa.clues import Clue, ClueGenerator
-from cultureqa.mocqa.question import build_question, clean_stem
 from cultureqa.mocqa.schema import (
     CLUE_TYPES,
     VARIANT_COLUMNS,
@@ -24,7 +22,9 @@ from cultureqa.mocqa.schema import (
     removed_rows,
     variant_id,
 )
-from cultureqa.mocqa.stage import StageResult, stage_metrics
+from cultureqa.mocqa_build.clues import Clue, ClueGenerator
+from cultureqa.mocqa_build.question import build_question, clean_stem
+from cultureqa.mocqa_build.stage import StageResult, stage_metrics
 
 
 def rotations(items: pd.DataFrame) -> pd.Series:

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from cultureqa.knowledge.provinces import load_knowledge_base
-from cultureqa.mocqa.judge import JudgeConfig, judge_variants
-from cultureqa.mocqa.judging import CATEGORIES, CRITERIA, Judgement, decide, keep, parse_reply
+from cultureqa.mocqa_build.judge import JudgeConfig, judge_variants
+from cultureqa.mocqa_build.judging import CATEGORIES, CRITERIA, Judgement, decide, keep, parse_reply
 
 ACCEPTABLE = {"OK", "Minor"}
 
@@ -160,7 +160,7 @@ def test_rules_judge_rejects_a_changed_answer_and_names_what_it_cannot_decide(
 ) -> None:
     from cultureqa.knowledge.national import load_national
     from cultureqa.knowledge.provinces import load_knowledge_base
-    from cultureqa.mocqa.judge_rules import UNDECIDED, RulesConfig, judge_rules
+    from cultureqa.mocqa_build.judge_rules import UNDECIDED, RulesConfig, judge_rules
 
     _, results = template_build
     variants = results["expand"].frame.head(4).copy()

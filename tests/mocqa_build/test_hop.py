@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from cultureqa.mocqa import runners
 from cultureqa.mocqa.hop import CONDITIONS, NEUTRAL, ablate, without_clue
+from cultureqa.mocqa_build import runners
 
 
 def test_without_clue_removes_the_clue_or_says_it_cannot() -> None:

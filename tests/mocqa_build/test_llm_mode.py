@@ -11,9 +11,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from cultureqa.mocqa import runners
-from cultureqa.mocqa.judging import CRITERIA
-from cultureqa.mocqa.pipeline import MocqaSettings, write_stage
+from cultureqa.mocqa_build import runners
+from cultureqa.mocqa_build.judging import CRITERIA
+from cultureqa.mocqa_build.pipeline import MocqaSettings, write_stage
 from cultureqa.testing import FakeOpenAIServer
 
 PROVINCES = ("Aceh", "West Java")

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from cultureqa.compose import compose_params
-from cultureqa.mocqa import runners
-from cultureqa.mocqa.pipeline import MocqaSettings, write_stage
-from cultureqa.mocqa.stage import StageResult
+from cultureqa.mocqa_build import runners
+from cultureqa.mocqa_build.pipeline import MocqaSettings, write_stage
+from cultureqa.mocqa_build.stage import StageResult
 
 ROOT = Path(__file__).resolve().parents[2]
 GROUPS = {"mocqa": "default", "generator": "template", "judge": "rules"}

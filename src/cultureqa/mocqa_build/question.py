@@ -17,7 +17,7 @@ from cultureqa.knowledge.gazetteer import (
     find_location_mentions,
     find_own_province_leaks,
 )
-from cultureqa.mocqa.templates import TemplateBook, render
+from cultureqa.mocqa_build.templates import TemplateBook, render
 
 _REFERENCE = {"en": "this province", "id": "provinsi ini"}
 _PREPOSITIONS = {

@@ -1,7 +1,7 @@
 """Judge stage: the rules judge (offline default) or a three-model LLM panel (DESIGN.md §5.3).
 
 Both write one record per (variant, judge) into a judgements table and apply the same keep rule
-(:func:`cultureqa.mocqa.judging.keep`). Removed variants carry the vote counts as their reason.
+(:func:`.judging.keep`). Removed variants carry the vote counts as their reason.
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ from typing import Any
 import pandas as pd
 
 from cultureqa.knowledge.provinces import KnowledgeBase
-from cultureqa.mocqa.judge_rules import RulesConfig, judge_rules
-from cultureqa.mocqa.judging import Judgement, decide, parse_reply
 from cultureqa.mocqa.models import load_prompt, run_models
 from cultureqa.mocqa.schema import (
     LETTERS,
@@ -25,7 +23,9 @@ from cultureqa.mocqa.schema import (
     removed_rows,
     require_columns,
 )
-from cultureqa.mocqa.stage import StageResult, stage_metrics
+from cultureqa.mocqa_build.judge_rules import RulesConfig, judge_rules
+from cultureqa.mocqa_build.judging import Judgement, decide, parse_reply
+from cultureqa.mocqa_build.stage import StageResult, stage_metrics
 
 LANGUAGE_NAMES = {"en": "English", "id": "Indonesian"}
 PANEL_SLOTS = ("question", "options", "answer", "province", "clue_type", "language")

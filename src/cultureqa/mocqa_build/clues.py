@@ -16,11 +16,11 @@ from typing import Any
 
 from cultureqa.knowledge.gazetteer import find_own_province_leaks, has_location_leak
 from cultureqa.knowledge.provinces import KnowledgeBase
-from cultureqa.mocqa import claims
-from cultureqa.mocqa.facts import NAMED_FACTS, Fact
 from cultureqa.mocqa.schema import CLUE_TYPES, LANGUAGES
-from cultureqa.mocqa.templates import TemplateBook, format_number, render
-from cultureqa.mocqa.textchecks import shortcut_terms
+from cultureqa.mocqa_build import claims
+from cultureqa.mocqa_build.facts import NAMED_FACTS, Fact
+from cultureqa.mocqa_build.templates import TemplateBook, format_number, render
+from cultureqa.mocqa_build.textchecks import shortcut_terms
 
 
 @dataclass(frozen=True)

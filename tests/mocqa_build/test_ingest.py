@@ -13,10 +13,10 @@ from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.io import SourceError
 from cultureqa.knowledge.gazetteer import normalize_province
 from cultureqa.knowledge.provinces import load_knowledge_base
-from cultureqa.mocqa.clues import ClueGenerator
-from cultureqa.mocqa.expand import expand_template
-from cultureqa.mocqa.ingest import ingest
-from cultureqa.mocqa.templates import load_templates
+from cultureqa.mocqa_build.clues import ClueGenerator
+from cultureqa.mocqa_build.expand import expand_template
+from cultureqa.mocqa_build.ingest import ingest
+from cultureqa.mocqa_build.templates import load_templates
 
 ROWS = [
     {

@@ -8,13 +8,18 @@ from collections import Counter
 import pandas as pd
 
 from cultureqa.knowledge.provinces import load_knowledge_base
-from cultureqa.mocqa.clues import ClueGenerator
-from cultureqa.mocqa.finalize import balanced_positions, finalize, permutation
-from cultureqa.mocqa.question import clean_stem
-from cultureqa.mocqa.rebalance import rebalance
-from cultureqa.mocqa.templates import load_templates
-from cultureqa.mocqa.textchecks import ANAPHORS, copied_option, distinctive_tokens, shortcut_terms
-from cultureqa.mocqa.verify import (
+from cultureqa.mocqa_build.clues import ClueGenerator
+from cultureqa.mocqa_build.finalize import balanced_positions, finalize, permutation
+from cultureqa.mocqa_build.question import clean_stem
+from cultureqa.mocqa_build.rebalance import rebalance
+from cultureqa.mocqa_build.templates import load_templates
+from cultureqa.mocqa_build.textchecks import (
+    ANAPHORS,
+    copied_option,
+    distinctive_tokens,
+    shortcut_terms,
+)
+from cultureqa.mocqa_build.verify import (
     MAJOR,
     VerifyConfig,
     phase1_issues,

@@ -19,7 +19,6 @@ from typing import Any
 import pandas as pd
 
 from cultureqa.knowledge.gazetteer import find_location_mentions, find_own_province_leaks
-from cultureqa.mocqa.llm_parse import parse_labelled
 from cultureqa.mocqa.schema import (
     LETTERS,
     N_OPTIONS,
@@ -28,8 +27,9 @@ from cultureqa.mocqa.schema import (
     removed_rows,
     require_columns,
 )
-from cultureqa.mocqa.stage import StageResult, stage_metrics
-from cultureqa.mocqa.textchecks import copied_option, has_anaphor, shortcut_terms, word_count
+from cultureqa.mocqa_build.llm.parse import parse_labelled
+from cultureqa.mocqa_build.stage import StageResult, stage_metrics
+from cultureqa.mocqa_build.textchecks import copied_option, has_anaphor, shortcut_terms, word_count
 
 MAJOR = "[NEEDS MAJOR REVISION]"
 Repairer = Callable[[pd.DataFrame, Mapping[str, list[str]], int], pd.DataFrame]
@@ -230,7 +230,7 @@ def _clue_at_fault(issues: list[str]) -> bool:
 
 def template_repairer(items: pd.DataFrame, generator: Any) -> Repairer:
     """Regenerate a pair's clue from the next KB fact (both languages stay parallel)."""
-    from cultureqa.mocqa.expand import rotations, source_side, template_variant
+    from cultureqa.mocqa_build.expand import rotations, source_side, template_variant
 
     by_id = items.set_index("source_id", drop=False)
     rotation_of = rotations(items).set_axis(items["source_id"])

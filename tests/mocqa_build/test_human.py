@@ -10,7 +10,7 @@ import pytest
 
 from cultureqa.io import SourceError
 from cultureqa.knowledge.gazetteer import normalize_province
-from cultureqa.mocqa import human
+from cultureqa.mocqa_build import human
 
 
 @pytest.fixture(scope="module")

@@ -14,8 +14,8 @@ from itertools import zip_longest
 from typing import Any
 
 from cultureqa.knowledge.provinces import KnowledgeBase, Province
-from cultureqa.mocqa.templates import TemplateBook
-from cultureqa.mocqa.textchecks import tokens
+from cultureqa.mocqa_build.templates import TemplateBook
+from cultureqa.mocqa_build.textchecks import tokens
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from cultureqa.knowledge.provinces import KnowledgeBase
-from cultureqa.mocqa.claims import stat_value
-from cultureqa.mocqa.llm_parse import Reply, split_names
-from cultureqa.mocqa.textchecks import tokens
+from cultureqa.mocqa_build.claims import stat_value
+from cultureqa.mocqa_build.llm.parse import Reply, split_names
+from cultureqa.mocqa_build.textchecks import tokens
 
 Normalizer = Callable[[str], str | None]
 _STATISTICS = (  # order matters: "population growth" before "population"
@@ -94,7 +94,7 @@ def check_comparison_nationally(
     The scope is all of Indonesia or one island, never only the provinces the model listed.
     Returns ``agrees`` / ``disagrees`` / ``unverifiable`` and a note.
     """
-    from cultureqa.mocqa.claims import comparison_evidence
+    from cultureqa.mocqa_build.claims import comparison_evidence
 
     claim = str(evidence.get("claim_text", ""))
     statistic, direction = claimed_statistic(claim)

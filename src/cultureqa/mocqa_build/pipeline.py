@@ -25,11 +25,47 @@ from cultureqa.mocqa_build.verify import VerifyConfig
 from cultureqa.paths import state_dir
 
 MAIN_OUTPUT = {"ingest": "items.parquet", "finalize": "dataset.parquet"}
+PATH_KEYS = (
+    "knowledge_dir", "national_knowledge", "templates", "build_dir", "metrics_dir", "expectations",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class GeneratorSettings:
+    """The ``generator`` section: ``template`` needs nothing else; ``llm`` names its model."""
+
+    kind: str
+    model: Mapping[str, Any] | None = None
+    prompts_dir: Path | None = None
+    max_revisions: int = 0
+
+    @classmethod
+    def from_params(cls, g: Mapping[str, Any], root: Path) -> GeneratorSettings:
+        """Parse ``generator``; an unknown kind fails here, naming the key and the choices."""
+        kind = str(_need(g, "kind", "generator"))
+        if kind == "template":
+            return cls(kind)
+        if kind != "llm":
+            raise ValueError(f"params: generator.kind '{kind}' is neither 'template' nor 'llm'")
+        return cls(
+            kind,
+            dict(_need(g, "model", "generator")),
+            root / str(_need(g, "prompts_dir", "generator")),
+            int(_need(g, "max_revisions", "generator")),
+        )
+
+
+def _need(section: Mapping[str, Any], key: str, name: str) -> Any:
+    """``section[key]``; its default lives once, in conf/, so absence is a stale params file."""
+    if key not in section:
+        full = f"{name}.{key}" if name else key
+        raise ValueError(f"params: missing key '{full}' that conf/ defines: run `make params`")
+    return section[key]
 
 
 @dataclass(frozen=True)
 class MocqaSettings:
-    """The ``mocqa``, ``generator`` and ``judge`` params sections, paths resolved."""
+    """The ``mocqa``, ``generator`` and ``judge`` params sections, paths resolved, parsed once."""
 
     root: Path
     benchmark: str
@@ -44,20 +80,21 @@ class MocqaSettings:
     expectations: Path
     verify: VerifyConfig
     hop: HopConfig
-    generator: Mapping[str, Any]
+    human_per_stratum: int
+    generator: GeneratorSettings
     judge: Mapping[str, Any]
 
     @classmethod
     def from_params(cls, params: DictConfig | Mapping[str, Any], root: Path) -> MocqaSettings:
-        """Parse params; unknown clue types or languages fail here, naming the key."""
+        """Parse params; unknown clue types or languages, or a missing key, fail here, named."""
         data: Any = (
             OmegaConf.to_container(params, resolve=True)
             if isinstance(params, DictConfig)
             else params
         )
-        m = dict(data["mocqa"])
-        languages = tuple(m.get("languages", LANGUAGES))
-        clue_types = tuple(m.get("clue_types", CLUE_TYPES))
+        m = dict(_need(data, "mocqa", ""))
+        languages = tuple(_need(m, "languages", "mocqa"))
+        clue_types = tuple(_need(m, "clue_types", "mocqa"))
         bad = [c for c in clue_types if c not in CLUE_TYPES] + [
             x for x in languages if x not in LANGUAGES
         ]
@@ -65,29 +102,32 @@ class MocqaSettings:
             raise ValueError(
                 f"mocqa: unknown clue types/languages {bad} (known {CLUE_TYPES}, {LANGUAGES})"
             )
+        path = {k: root / str(_need(m, k, "mocqa")) for k in PATH_KEYS}
         return cls(
             root=root,
-            benchmark=str(m.get("benchmark", "indoculture")),
-            seed=int(m["seed"]),
+            benchmark=str(_need(m, "benchmark", "mocqa")),
+            seed=int(_need(m, "seed", "mocqa")),
             languages=languages,
             clue_types=clue_types,
-            knowledge_dir=root / str(m.get("knowledge_dir", "data/knowledge/provinces")),
-            national_path=root
-            / str(m.get("national_knowledge", "data/knowledge/national/provinces.csv")),
-            templates=root / str(m.get("templates", "data/knowledge/clue_templates.yaml")),
-            build_dir=root / str(m.get("build_dir", "data/build/mocqa")),
-            metrics_dir=root / str(m.get("metrics_dir", "metrics/mocqa")),
-            expectations=root / str(m.get("expectations", "expectations/mocqa_dataset.json")),
-            verify=VerifyConfig(**dict(m.get("verify") or {})),
-            hop=HopConfig(**dict(m.get("hop") or {})),
-            generator=dict(data.get("generator") or {"kind": "template"}),
-            judge=dict(data.get("judge") or {"kind": "rules"}),
+            knowledge_dir=path["knowledge_dir"],
+            national_path=path["national_knowledge"],
+            templates=path["templates"],
+            build_dir=path["build_dir"],
+            metrics_dir=path["metrics_dir"],
+            expectations=path["expectations"],
+            verify=VerifyConfig(**dict(_need(m, "verify", "mocqa"))),
+            hop=HopConfig(**dict(_need(m, "hop", "mocqa"))),
+            human_per_stratum=int(
+                _need(dict(_need(m, "human", "mocqa")), "per_stratum", "mocqa.human")
+            ),
+            generator=GeneratorSettings.from_params(dict(_need(data, "generator", "")), root),
+            judge=dict(_need(data, "judge", "")),
         )
 
     @property
     def generator_kind(self) -> str:
         """``template`` or ``llm``."""
-        return str(self.generator.get("kind", "template"))
+        return self.generator.kind
 
     @property
     def store_path(self) -> Path:

@@ -36,11 +36,8 @@ def _llm_steps(settings: MocqaSettings) -> Any:
     from cultureqa.mocqa_build.llm.repair import LlmSteps
 
     g = settings.generator
-    return LlmSteps(
-        dict(g["model"]),
-        settings.root / str(g.get("prompts_dir", "prompts/mocqa")),
-        settings.store_path,
-    )
+    assert g.model is not None and g.prompts_dir is not None  # kind llm: parsed in settings
+    return LlmSteps(dict(g.model), g.prompts_dir, settings.store_path)
 
 
 def run_ingest(settings: MocqaSettings, benchmark_cfg: dict[str, Any]) -> StageResult:
@@ -61,11 +58,8 @@ def run_expand(settings: MocqaSettings) -> StageResult:
     from cultureqa.mocqa_build.llm.generator import LlmGeneratorConfig, generate_llm
 
     g = settings.generator
-    config = LlmGeneratorConfig(
-        dict(g["model"]),
-        settings.root / str(g.get("prompts_dir", "prompts/mocqa")),
-        int(g.get("max_revisions", 2)),
-    )
+    assert g.model is not None and g.prompts_dir is not None  # kind llm: parsed in settings
+    config = LlmGeneratorConfig(dict(g.model), g.prompts_dir, g.max_revisions)
     return generate_llm(
         items,
         settings.kb(),
@@ -147,8 +141,8 @@ def run_finalize(
         "complete the province-specific statement).",
         "generator": settings.generator_kind
         if settings.generator_kind == "template"
-        else f"llm:{dict(settings.generator.get('model') or {}).get('id')}",
-        "judge": settings.judge.get("kind", "rules"),
+        else f"llm:{dict(settings.generator.model or {}).get('id')}",
+        "judge": settings.judge["kind"],
         "seed": settings.seed,
         "source": source,
         "languages": list(settings.languages),

@@ -31,6 +31,14 @@ def test_default_params_parse_into_typed_settings() -> None:
     assert settings.human_per_stratum == 5
     assert settings.hop.model == "baselines.random" and settings.hop.limit is None
     assert settings.templates == ROOT / "data/knowledge/clue_templates.yaml"
+    assert settings.judge.kind == "rules" and settings.judge.min_acceptable == 1
+
+
+def test_the_judge_panel_is_parsed_with_the_settings() -> None:
+    judge = MocqaSettings.from_params(_params("judge=panel"), ROOT).judge
+    assert judge.kind == "panel" and judge.min_acceptable == 2
+    assert sorted(judge.judges) == ["claude_3_7_sonnet", "deepseek_v3", "gpt_4o"]
+    assert judge.prompt == ROOT / "prompts/mocqa/judge/panel.en.txt"
 
 
 def test_llm_generator_settings_come_from_its_config_group() -> None:
@@ -47,6 +55,7 @@ def test_llm_generator_settings_come_from_its_config_group() -> None:
         ("mocqa", "templates", "mocqa.templates"),
         ("mocqa", "human", "mocqa.human"),
         ("generator", "kind", "generator.kind"),
+        ("judge", "min_acceptable", "judge.min_acceptable"),
         (None, "judge", "judge"),
     ],
 )

@@ -25,7 +25,7 @@ from cultureqa.mocqa.schema import (
 )
 from cultureqa.mocqa_build.judge_rules import RulesConfig, judge_rules
 from cultureqa.mocqa_build.judging import Judgement, decide, parse_reply
-from cultureqa.mocqa_build.stage import StageResult, stage_metrics
+from cultureqa.mocqa_build.stage import StageResult, required, stage_metrics
 
 LANGUAGE_NAMES = {"en": "English", "id": "Indonesian"}
 PANEL_SLOTS = ("question", "options", "answer", "province", "clue_type", "language")
@@ -44,7 +44,7 @@ class JudgeConfig:
     @classmethod
     def from_params(cls, cfg: Mapping[str, Any], root: Path) -> JudgeConfig:
         """Parse the ``judge`` params section; a panel needs judges and a prompt."""
-        kind = str(cfg.get("kind", "rules"))
+        kind = str(required(cfg, "kind", "judge"))
         if kind not in ("rules", "panel"):
             raise ValueError(f"judge.kind must be 'rules' or 'panel', got {kind!r}")
         rules = RulesConfig(**dict(cfg.get("rules") or {}))
@@ -52,7 +52,7 @@ class JudgeConfig:
         if kind == "panel" and (not judges or not cfg.get("prompt")):
             raise ValueError("judge.kind=panel needs judge.judges and judge.prompt")
         prompt = root / str(cfg["prompt"]) if cfg.get("prompt") else None
-        return cls(kind, int(cfg.get("min_acceptable", 1)), rules, judges, prompt)
+        return cls(kind, int(required(cfg, "min_acceptable", "judge")), rules, judges, prompt)
 
 
 def format_options(options: Sequence[str]) -> str:

@@ -20,7 +20,8 @@ from cultureqa.knowledge.national import load_national
 from cultureqa.knowledge.provinces import KnowledgeBase, load_knowledge_base
 from cultureqa.mocqa.hop import HopConfig
 from cultureqa.mocqa.schema import CLUE_TYPES, LANGUAGES, empty_removed
-from cultureqa.mocqa_build.stage import StageResult
+from cultureqa.mocqa_build.judge import JudgeConfig
+from cultureqa.mocqa_build.stage import StageResult, required
 from cultureqa.mocqa_build.verify import VerifyConfig
 from cultureqa.paths import state_dir
 
@@ -42,25 +43,17 @@ class GeneratorSettings:
     @classmethod
     def from_params(cls, g: Mapping[str, Any], root: Path) -> GeneratorSettings:
         """Parse ``generator``; an unknown kind fails here, naming the key and the choices."""
-        kind = str(_need(g, "kind", "generator"))
+        kind = str(required(g, "kind", "generator"))
         if kind == "template":
             return cls(kind)
         if kind != "llm":
             raise ValueError(f"params: generator.kind '{kind}' is neither 'template' nor 'llm'")
         return cls(
             kind,
-            dict(_need(g, "model", "generator")),
-            root / str(_need(g, "prompts_dir", "generator")),
-            int(_need(g, "max_revisions", "generator")),
+            dict(required(g, "model", "generator")),
+            root / str(required(g, "prompts_dir", "generator")),
+            int(required(g, "max_revisions", "generator")),
         )
-
-
-def _need(section: Mapping[str, Any], key: str, name: str) -> Any:
-    """``section[key]``; its default lives once, in conf/, so absence is a stale params file."""
-    if key not in section:
-        full = f"{name}.{key}" if name else key
-        raise ValueError(f"params: missing key '{full}' that conf/ defines: run `make params`")
-    return section[key]
 
 
 @dataclass(frozen=True)
@@ -82,7 +75,7 @@ class MocqaSettings:
     hop: HopConfig
     human_per_stratum: int
     generator: GeneratorSettings
-    judge: Mapping[str, Any]
+    judge: JudgeConfig
 
     @classmethod
     def from_params(cls, params: DictConfig | Mapping[str, Any], root: Path) -> MocqaSettings:
@@ -92,9 +85,9 @@ class MocqaSettings:
             if isinstance(params, DictConfig)
             else params
         )
-        m = dict(_need(data, "mocqa", ""))
-        languages = tuple(_need(m, "languages", "mocqa"))
-        clue_types = tuple(_need(m, "clue_types", "mocqa"))
+        m = dict(required(data, "mocqa", ""))
+        languages = tuple(required(m, "languages", "mocqa"))
+        clue_types = tuple(required(m, "clue_types", "mocqa"))
         bad = [c for c in clue_types if c not in CLUE_TYPES] + [
             x for x in languages if x not in LANGUAGES
         ]
@@ -102,11 +95,11 @@ class MocqaSettings:
             raise ValueError(
                 f"mocqa: unknown clue types/languages {bad} (known {CLUE_TYPES}, {LANGUAGES})"
             )
-        path = {k: root / str(_need(m, k, "mocqa")) for k in PATH_KEYS}
+        path = {k: root / str(required(m, k, "mocqa")) for k in PATH_KEYS}
         return cls(
             root=root,
-            benchmark=str(_need(m, "benchmark", "mocqa")),
-            seed=int(_need(m, "seed", "mocqa")),
+            benchmark=str(required(m, "benchmark", "mocqa")),
+            seed=int(required(m, "seed", "mocqa")),
             languages=languages,
             clue_types=clue_types,
             knowledge_dir=path["knowledge_dir"],
@@ -115,13 +108,13 @@ class MocqaSettings:
             build_dir=path["build_dir"],
             metrics_dir=path["metrics_dir"],
             expectations=path["expectations"],
-            verify=VerifyConfig(**dict(_need(m, "verify", "mocqa"))),
-            hop=HopConfig(**dict(_need(m, "hop", "mocqa"))),
+            verify=VerifyConfig(**dict(required(m, "verify", "mocqa"))),
+            hop=HopConfig(**dict(required(m, "hop", "mocqa"))),
             human_per_stratum=int(
-                _need(dict(_need(m, "human", "mocqa")), "per_stratum", "mocqa.human")
+                required(dict(required(m, "human", "mocqa")), "per_stratum", "mocqa.human")
             ),
-            generator=GeneratorSettings.from_params(dict(_need(data, "generator", "")), root),
-            judge=dict(_need(data, "judge", "")),
+            generator=GeneratorSettings.from_params(dict(required(data, "generator", "")), root),
+            judge=JudgeConfig.from_params(dict(required(data, "judge", "")), root),
         )
 
     @property

@@ -20,7 +20,7 @@ from cultureqa.mocqa_build.clues import ClueGenerator
 from cultureqa.mocqa_build.expand import expand_template
 from cultureqa.mocqa_build.finalize import finalize
 from cultureqa.mocqa_build.ingest import ingest
-from cultureqa.mocqa_build.judge import JudgeConfig, judge_variants
+from cultureqa.mocqa_build.judge import judge_variants
 from cultureqa.mocqa_build.pipeline import MocqaSettings
 from cultureqa.mocqa_build.rebalance import rebalance
 from cultureqa.mocqa_build.stage import StageResult
@@ -73,10 +73,9 @@ def run_expand(settings: MocqaSettings) -> StageResult:
 
 def run_judge(settings: MocqaSettings) -> StageResult:
     """Rules judge or LLM panel over the expanded variants."""
-    config = JudgeConfig.from_params(settings.judge, settings.root)
     return judge_variants(
         settings.read("expand"),
-        config,
+        settings.judge,
         settings.kb(),
         settings.languages,
         settings.store_path,
@@ -142,7 +141,7 @@ def run_finalize(
         "generator": settings.generator_kind
         if settings.generator_kind == "template"
         else f"llm:{dict(settings.generator.model or {}).get('id')}",
-        "judge": settings.judge["kind"],
+        "judge": settings.judge.kind,
         "seed": settings.seed,
         "source": source,
         "languages": list(settings.languages),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,3 +62,17 @@ def _removed_cells(removed: pd.DataFrame) -> dict[str, dict[str, int]]:
         bucket = out.setdefault(str(row.reason), {})
         bucket[cell] = bucket.get(cell, 0) + 1
     return {k: dict(sorted(v.items())) for k, v in sorted(out.items())}
+
+
+def required(section: Mapping[str, Any], key: str, name: str) -> Any:
+    """``section[key]``; its default lives once, in conf/, so absence is a stale params file.
+
+    Args:
+        section: One params mapping (``mocqa``, ``generator``, ``judge``, or the root).
+        key: The key the stage needs.
+        name: The section's dotted path, for the error (empty for the root).
+    """
+    if key not in section:
+        full = f"{name}.{key}" if name else key
+        raise ValueError(f"params: missing key '{full}' that conf/ defines: run `make params`")
+    return section[key]

@@ -12,7 +12,7 @@ export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: setup repro test check lint format typecheck params ui bench clean
+.PHONY: setup repro test check lint format typecheck params ui bench clean exps
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -43,6 +43,11 @@ typecheck: setup
 
 params: setup ## recompose params.yaml from conf/ (what `dvc exp run` does)
 	$(BIN)/python -m cultureqa.compose > params.yaml.tmp && mv params.yaml.tmp params.yaml
+
+# DVC lists every dep path and all of params.yaml; keep the headline metrics and what a sweep varies.
+EXPS_DROP := --drop '.*/|^(expectations|prompts)$$' --drop '^(base|baselines|benchmarks|cases|evaluate|generator|judge|mocqa|mocqa_eval|source|tracking)\.'
+exps: ## compare experiments in a terminal: headline metrics, model and prompt (about 55 columns)
+	@dvc exp show --no-pager $(EXPS_DROP) $(ARGS)
 
 ui: setup ## open the MLflow UI on http://127.0.0.1:5000
 	$(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db --host 127.0.0.1 --port 5000 --workers 1

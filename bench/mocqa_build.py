@@ -16,13 +16,13 @@ import pandas as pd
 
 from cultureqa.knowledge.national import load_national
 from cultureqa.knowledge.provinces import CANONICAL_PROVINCES, load_knowledge_base
-from cultureqa.mocqa.clues import ClueGenerator
-from cultureqa.mocqa.expand import expand_template
-from cultureqa.mocqa.finalize import finalize
-from cultureqa.mocqa.judge import JudgeConfig, judge_variants
-from cultureqa.mocqa.rebalance import rebalance
-from cultureqa.mocqa.templates import load_templates
-from cultureqa.mocqa.verify import VerifyConfig, template_repairer, verify_variants
+from cultureqa.mocqa_build.clues import ClueGenerator
+from cultureqa.mocqa_build.expand import expand_template
+from cultureqa.mocqa_build.finalize import finalize
+from cultureqa.mocqa_build.judge import JudgeConfig, judge_variants
+from cultureqa.mocqa_build.rebalance import rebalance
+from cultureqa.mocqa_build.templates import load_templates
+from cultureqa.mocqa_build.verify import VerifyConfig, template_repairer, verify_variants
 
 ROOT = Path(__file__).resolve().parents[1]
 TOPICS = ["Wedding", "Art", "Death", "Agriculture", "Food and Beverages", "Daily Activities"]

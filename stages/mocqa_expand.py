@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 from cultureqa.config import load_params, run_stage, setup_stage
-from cultureqa.mocqa.pipeline import MocqaSettings, summary_line, write_stage
-from cultureqa.mocqa.runners import run_expand
+from cultureqa.mocqa_build.pipeline import MocqaSettings, summary_line, write_stage
+from cultureqa.mocqa_build.runners import run_expand
 from cultureqa.spend import build_guard
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from cultureqa.config import load_params, run_stage, setup_stage
 from cultureqa.io import write_json, write_text
-from cultureqa.mocqa.card import STAGE_ORDER
-from cultureqa.mocqa.pipeline import MocqaSettings, summary_line, write_stage
-from cultureqa.mocqa.runners import run_finalize
+from cultureqa.mocqa_build.card import STAGE_ORDER
+from cultureqa.mocqa_build.pipeline import MocqaSettings, summary_line, write_stage
+from cultureqa.mocqa_build.runners import run_finalize
 
 
 def main() -> int:

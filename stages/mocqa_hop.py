@@ -11,8 +11,8 @@ from pathlib import Path
 
 from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import write_json
-from cultureqa.mocqa.pipeline import MocqaSettings
-from cultureqa.mocqa.runners import run_hop
+from cultureqa.mocqa_build.pipeline import MocqaSettings
+from cultureqa.mocqa_build.runners import run_hop
 from cultureqa.runlog import write_predictions
 from cultureqa.spend import build_guard
 

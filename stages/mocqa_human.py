@@ -21,8 +21,8 @@ import pandas as pd
 from cultureqa.config import load_params, run_stage, setup_stage
 from cultureqa.io import SourceError, write_csv, write_json
 from cultureqa.knowledge.gazetteer import normalize_province
-from cultureqa.mocqa import human
-from cultureqa.mocqa.pipeline import MocqaSettings
+from cultureqa.mocqa_build import human
+from cultureqa.mocqa_build.pipeline import MocqaSettings
 
 
 def _items(settings: MocqaSettings, stage: str) -> pd.DataFrame:
@@ -44,8 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = MocqaSettings.from_params(load_params(root / "params.yaml"), root)
     items = _items(settings, args.stage)
     if args.command == "export":
-        per_stratum = int(load_params(root / "params.yaml").mocqa.human.per_stratum)
-        sample = human.export_annotation_sample(items, per_stratum, settings.seed)
+        sample = human.export_annotation_sample(items, settings.human_per_stratum, settings.seed)
         write_csv(args.out, sample)
         print(f"wrote {len(sample)} items to {args.out}")
         return 0

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import SourceError
-from cultureqa.mocqa.pipeline import MocqaSettings, summary_line, write_stage
-from cultureqa.mocqa.runners import run_ingest
+from cultureqa.mocqa_build.pipeline import MocqaSettings, summary_line, write_stage
+from cultureqa.mocqa_build.runners import run_ingest
 
 
 def main() -> int:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from cultureqa.config import load_params, run_stage, setup_stage
 from cultureqa.io import write_json
-from cultureqa.mocqa.pipeline import MocqaSettings
-from cultureqa.mocqa.runners import validate_frame
+from cultureqa.mocqa_build.pipeline import MocqaSettings
+from cultureqa.mocqa_build.runners import validate_frame
 
 
 def main() -> int:

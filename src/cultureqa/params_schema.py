@@ -82,8 +82,10 @@ def _file_tree(conf_dir: Path, path: Path, prefix: str) -> Node:
     tree = Node()
     (_at(tree, prefix) if prefix else tree).merge(_from_value(raw), union_required=True)
     for entry in defaults:
-        if not isinstance(entry, dict):
-            continue  # _self_
+        if isinstance(entry, str):
+            if entry != "_self_":
+                tree.merge(_here_tree(conf_dir, path, entry, prefix), union_required=True)
+            continue
         for key in entry:
             group, mounts = _mounts(str(key), prefix)
             options = copy.deepcopy(_group_tree(conf_dir, group))
@@ -93,6 +95,22 @@ def _file_tree(conf_dir: Path, path: Path, prefix: str) -> Node:
                 if mount.endswith(WILDCARD):
                     target.required = set()
     return tree
+
+
+def _here_tree(conf_dir: Path, path: Path, entry: str, prefix: str) -> Node:
+    """Schema of a shared base such as ``base/api@_here_``, merged into the including config.
+
+    A base without ``@_here_`` would compose under ``<package>.base`` (Hydra's default package),
+    leaving the model node without its keys; that is refused here, naming the file.
+    """
+    name, _, package = entry.partition("@")
+    if package != "_here_":
+        raise ValueError(
+            f"{path}: defaults entry '{entry}' would nest its keys under a package of its own; "
+            f"write '{name}@_here_' to merge them into this config"
+        )
+    base = conf_dir / name.lstrip("/") if name.startswith("/") else path.parent / name
+    return _file_tree(conf_dir, base.with_suffix(".yaml"), prefix)
 
 
 @functools.cache

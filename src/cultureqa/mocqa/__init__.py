@@ -1,7 +1,8 @@
-"""ID-MoCQA build: single-hop IndoCulture items become two-hop cultural questions (DESIGN.md §5).
+"""ID-MoCQA evaluation and the types the build shares with it (DESIGN.md §6).
 
-Stages, each a pure function over DataFrames with a thin script in ``stages/mocqa_<step>.py``:
-ingest → expand (template or LLM clue generator) → judge (rules or LLM panel) → verify (leakage,
-option copying, structure) → rebalance (both languages per pair) → finalize (ids, balanced gold
-positions, dataset card) → validate (GX suite ``expectations/mocqa_dataset.json``).
+Evaluation: ``evaluate`` (one model × prompt style), ``answers`` (reply parsing, prompt styles,
+human answer sheets), ``hop`` (hop-necessity diagnostic), ``metrics`` and ``report`` (tables,
+plots, MLflow), ``question_analysis``. Shared with :mod:`cultureqa.mocqa_build`: ``schema``
+(column contracts, ids) and ``models`` (LLM panel calls through the response store). Nothing here
+imports the build package, so a build edit never reruns evaluation code deps.
 """

@@ -39,7 +39,7 @@ from great_expectations.expectations.metrics.map_metric_provider.column_map_metr
 import cultureqa.validation.expectations  # noqa: F401 - the uniform-shares expectation
 from cultureqa.knowledge.gazetteer import find_location_mentions, find_own_province_leaks
 from cultureqa.mocqa.schema import as_options
-from cultureqa.mocqa.textchecks import copied_option
+from cultureqa.mocqa_build.textchecks import copied_option
 from cultureqa.validation.gx_kit import pair_condition, table_metric
 
 
@@ -144,7 +144,7 @@ def false_claims(
 ) -> list[dict[str, Any]]:
     """Rows whose comparison/intersection evidence no longer singles out their province."""
     from cultureqa.knowledge.national import load_national
-    from cultureqa.mocqa import claims
+    from cultureqa.mocqa_build import claims
 
     national = load_national()
     out = []

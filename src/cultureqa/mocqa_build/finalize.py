@@ -1,0 +1,78 @@
+"""Finalize: stable ids, balanced gold positions, the published table (DESIGN.md §5.6).
+
+Gold positions are assigned, not drawn: over all pairs (sorted by id) a shuffled list holding each
+letter ⌊n/3⌋ or ⌈n/3⌉ times says where each pair's gold goes, so per language the letter counts
+differ by at most one and a chi-square test cannot reject uniformity. Both languages of a pair get
+the same permutation, so English and Indonesian items stay comparable option by option. The seed
+is recorded in the card.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pandas as pd
+
+from cultureqa.mocqa.schema import (
+    DATASET_COLUMNS,
+    LETTERS,
+    VARIANT_COLUMNS,
+    as_options,
+    require_columns,
+)
+from cultureqa.mocqa_build.stage import StageResult, stage_metrics
+from cultureqa.mocqa_build.textchecks import word_count
+
+
+def balanced_positions(n: int, k: int, rng: random.Random) -> list[int]:
+    """``n`` positions in ``range(k)``, each used ⌊n/k⌋ or ⌈n/k⌉ times, in random order."""
+    positions = [i % k for i in range(n)]
+    rng.shuffle(positions)
+    return positions
+
+
+def permutation(gold: int, target: int, k: int, rng: random.Random) -> list[int]:
+    """Original option indices in their new order, with ``gold`` moved to ``target``."""
+    others = [i for i in range(k) if i != gold]
+    rng.shuffle(others)
+    return [*others[:target], gold, *others[target:]]
+
+
+def finalize(frame: pd.DataFrame, seed: int) -> StageResult:
+    """Shuffle options per pair with balanced gold positions and build the dataset rows."""
+    require_columns(frame, VARIANT_COLUMNS, "finalize")
+    rng = random.Random(seed)
+    pairs = sorted(frame["pair_id"].unique())
+    targets = dict(zip(pairs, balanced_positions(len(pairs), len(LETTERS), rng), strict=True))
+    orders: dict[str, list[int]] = {}
+    rows: list[dict[str, Any]] = []
+    for row in frame.sort_values(["pair_id", "language"]).to_dict("records"):
+        options = as_options(row["options"])
+        gold = LETTERS.index(row["answer"])
+        if row["pair_id"] not in orders:
+            orders[row["pair_id"]] = permutation(gold, targets[row["pair_id"]], len(options), rng)
+        order = orders[row["pair_id"]]
+        rows.append(
+            {
+                **{c: row[c] for c in DATASET_COLUMNS if c in row},
+                "item_id": row["variant_id"],
+                "options": [options[i] for i in order],
+                "answer": LETTERS[order.index(gold)],
+                "n_words": word_count(str(row["question"])),
+                "option_order": "".join(LETTERS[i] for i in order),
+            }
+        )
+    dataset = pd.DataFrame(rows, columns=[*DATASET_COLUMNS, "option_order"])
+    dataset["n_words"] = dataset["n_words"].astype("int64")
+    letters = {k: int(v) for k, v in dataset["answer"].value_counts().sort_index().items()}
+    metrics = stage_metrics(
+        "finalize",
+        len(frame),
+        dataset,
+        pd.DataFrame({"reason": []}),
+        seed=seed,
+        pairs=len(pairs),
+        gold_positions=letters,
+    )
+    return StageResult(dataset, metrics=metrics)

@@ -1,0 +1,99 @@
+"""Ingest on files in the published IndoCulture layout (Indonesian only) and on bad rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from cultureqa.benchmarks.load import load_source_frame
+from cultureqa.benchmarks.spec import BenchmarkSpec
+from cultureqa.io import SourceError
+from cultureqa.knowledge.gazetteer import normalize_province
+from cultureqa.knowledge.provinces import load_knowledge_base
+from cultureqa.mocqa_build.clues import ClueGenerator
+from cultureqa.mocqa_build.expand import expand_template
+from cultureqa.mocqa_build.ingest import ingest
+from cultureqa.mocqa_build.templates import load_templates
+
+ROWS = [
+    {
+        "id": "x1",
+        "province": "Sumatera Utara",
+        "topic": "Wedding",
+        "is_province_specific": "True",
+        "context": "Dalam pesta pernikahan adat, orang tua pengantin menyelimutkan selembar",
+        "options": "['A. kain songket', 'B. kain tapis', 'C. kain ulos']",
+        "answer": "C",
+    },
+    {
+        "id": "x2",
+        "province": "Jawa Barat",
+        "topic": "Art",
+        "is_province_specific": "False",
+        "context": "Permainan tradisional anak-anak disebut",
+        "options": "['A. congklak', 'B. egrang', 'C. gasing']",
+        "answer": "A",
+    },
+    {
+        "id": "x3",
+        "province": "Bali",
+        "topic": "Death",
+        "is_province_specific": "True",
+        "context": "Jenazah umat Hindu disucikan melalui upacara kremasi yang disebut",
+        "options": "['A. ngaben', \"B. rambu solo'\", 'C. saur matua']",
+        "answer": "A",
+    },
+]
+
+
+def _spec(path: Path, params: dict[str, Any]) -> BenchmarkSpec:
+    cfg = dict(params["benchmarks"]["indoculture"])
+    cfg["source"] = {"kind": "file", "path": str(path)}
+    return BenchmarkSpec.from_config(cfg)
+
+
+@pytest.fixture(scope="module")
+def params(tmp_path_factory: pytest.TempPathFactory, mocqa_helpers) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    return mocqa_helpers["compose"](tmp_path_factory.mktemp("conf"))
+
+
+def test_indonesian_only_source_gives_empty_english_side(
+    tmp_path: Path, params, mocqa_helpers
+) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "indoculture.csv"
+    pd.DataFrame(ROWS).to_csv(path, index=False)
+    spec = _spec(path, params)
+    frame, origin = load_source_frame(spec, tmp_path)
+    result = ingest(spec, frame, origin, normalize_province)
+    assert list(result.items["source_id"]) == ["x1", "x3"]
+    assert list(result.items["province"]) == ["North Sumatra", "Bali"]  # names normalised
+    assert result.metrics["languages_in_source"] == ["id"]
+    assert (result.items["context_en"] == "").all()
+    root = mocqa_helpers["root"]
+    generator = ClueGenerator(
+        load_knowledge_base(),
+        load_templates((root / "data/knowledge/clue_templates.yaml").resolve()),
+    )
+    expanded = expand_template(result.items, generator)
+    assert expanded.metrics["kept"] == 2 * 6 and expanded.metrics["removed"] == 2 * 6
+    assert set(expanded.removed["reason"]) == {"no en source text"}
+    only_id = expand_template(result.items, generator, languages=("id",))
+    assert only_id.metrics["input"] == only_id.metrics["kept"] == 12
+
+
+def test_bad_rows_name_file_row_and_column(tmp_path: Path, params) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "bad.csv"
+    rows = [dict(r) for r in ROWS]
+    rows[1]["province"] = "Atlantis"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    spec = _spec(path, params)
+    frame, origin = load_source_frame(spec, tmp_path)
+    with pytest.raises(SourceError, match=r"row 2, column 'province'.*Atlantis"):
+        ingest(spec, frame, origin, normalize_province)
+    pd.DataFrame(ROWS).drop(columns=["is_province_specific"]).to_csv(path, index=False)
+    frame, origin = load_source_frame(spec, tmp_path)
+    with pytest.raises(SourceError, match="is_province_specific"):
+        ingest(spec, frame, origin, normalize_province)

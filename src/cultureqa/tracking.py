@@ -262,7 +262,7 @@ def log_evaluation(
             {
                 "benchmark": str(run_info["benchmark"]),
                 "setting": setting,
-                "prompt.style": str(run_info["prompt"].get("style")),
+                "prompt.style": str(run_info["prompt"]),
                 "prompt.template_sha256": str(run_info["templates"].get(setting)),
                 "dataset.name": str(prov["dataset"].get("name")),
                 "dataset.md5": str(prov["dataset"].get("md5")),

@@ -251,15 +251,16 @@ def log_entry_runs(
     for seed, part in predictions.groupby("seed", sort=False):
         params = flatten_params("model", model, {}) | flatten_params("cases", {
             "seed": seed, "roster_entry": run_info["roster_entry"],
-            "template_sha256": run_info["template_sha256"], "items": run_info["items"],
+            "template_sha256": run_info["templates"][str(seed)],
+            "items": run_info["details"]["items"],
         }, {}) | flatten_params("provenance", prov, {})  # fmt: skip
         metrics = run_metrics(part) | api_metrics(run_info)
-        gap = run_info["robustness"]["max_gap_pp"]
+        gap = run_info["details"]["robustness"]["max_gap_pp"]
         metrics |= {"robustness.max_gap_pp": float(gap)} if gap is not None else {}
         identity = {"benchmark": "cases", "roster_entry": str(run_info["roster_entry"]),
                     "seed": str(seed)}  # fmt: skip
         tags = {"model": str(model["id"]), "dvc.exp_name": current_exp_name(prov)}
-        items = run_info["items"][str(seed)]
+        items = run_info["details"]["items"][str(seed)]
         dataset = DatasetRef(f"cases/seed{seed}", str(items["md5"]), str(items["path"]))
         result = ResultRun(
             f"{run_info['roster_entry']}/seed-{seed}", identity, params, tags, metrics,

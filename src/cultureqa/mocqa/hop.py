@@ -22,9 +22,9 @@ from typing import Any
 
 import pandas as pd
 
+from cultureqa.evaluation.engine import RunSpec, evaluate, raise_if_stopped
 from cultureqa.knowledge.provinces import KnowledgeBase
-from cultureqa.mocqa.evaluate import EvalConfig, balanced_subset, evaluate_mocqa
-from cultureqa.spend import ApiStopped, stopped_reason
+from cultureqa.mocqa.evaluate import EvalConfig, MocqaFamily, balanced_subset
 
 CONDITIONS = ("full", "statement_only", "options_only")
 NEUTRAL = {"en": "Which of the options is correct?", "id": "Manakah pilihan yang benar?"}
@@ -87,13 +87,13 @@ def run_hop(
     """(table, all predictions with a ``condition`` column, summary metrics)."""
     items = balanced_subset(dataset, config.limit)
     eval_cfg = EvalConfig(style=config.prompt, languages=tuple(sorted(items["language"].unique())))
+    run = RunSpec(config.model, model_cfg, store_path, max_error_share=1.0, prompt=config.prompt)
     predictions, dropped = {}, {}
     for condition in CONDITIONS:
         frame, dropped[condition] = ablate(items, condition)
-        outcome = evaluate_mocqa(frame, model_cfg, eval_cfg, root, store_path, config.model, kb)
-        if (reason := stopped_reason(outcome.api)) is not None:
-            raise ApiStopped(reason)  # refused requests are not wrong answers; skip the rest
-        predictions[condition] = outcome.predictions.assign(condition=condition)
+        record, preds = evaluate(MocqaFamily(frame, eval_cfg, root, kb), run)
+        raise_if_stopped(record)  # refused requests are not wrong answers; skip the rest
+        predictions[condition] = preds.assign(condition=condition)
     table = hop_table(predictions)
     summary = {
         "model": str(model_cfg.get("id")),

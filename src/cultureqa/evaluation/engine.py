@@ -1,0 +1,395 @@
+"""The one evaluation engine every benchmark family runs on (DESIGN.md §2.1).
+
+A family says only what differs between benchmarks: how its items become requests (per setting)
+and how replies become prediction rows. The engine owns everything else, once: building the
+client, the response store around it, the progress bar, per-item accounting copied from the
+replies (latency, cache flag, tokens, cost and whatever else a response carries), the counts,
+the error-share rule, and one :class:`RunRecord` with the same schema for every family.
+Concurrency is bounded by the client (its semaphore and ``max_in_flight``), not here, so a batch
+is handed over whole and the client keeps its pipe full.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, NamedTuple, Protocol, cast
+
+import pandas as pd
+from tqdm import tqdm
+from tqdm.contrib.logging import logging_redirect_tqdm
+
+from cultureqa.io import write_json
+from cultureqa.llm.base import (
+    NOT_SENT,
+    GenerateRequest,
+    GenerateResponse,
+    LoglikRequest,
+    LoglikResponse,
+    ModelClient,
+)
+from cultureqa.llm.cached import CachedClient
+from cultureqa.llm.registry import build_model
+from cultureqa.llm.store import ResponseStore
+from cultureqa.paths import project_root
+from cultureqa.provenance import provenance
+from cultureqa.runlog import write_run
+from cultureqa.spend import LEDGER, ApiStopped, api_stats, evaluation_exit, guard, stopped_reason
+
+Reply = GenerateResponse | LoglikResponse
+CONTENT_FIELDS = frozenset({"text", "status", "error", "usage", "logprobs", "token_counts"})
+"""Response fields a family scores; every other field is per-item accounting the engine copies."""
+
+
+@dataclass(frozen=True)
+class Decoding:
+    """Generation parameters from the model config (temperature 0 unless a model refuses it)."""
+
+    temperature: float = 0.0
+    max_tokens: int = 16
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class ModelView:
+    """What a family may know about the model when it turns items into requests."""
+
+    model_id: str
+    supports_loglik: bool
+    decoding: Decoding
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One setting's requests (all of one kind) and how to score their replies.
+
+    ``score`` gets the replies in request order and returns one prediction row per item;
+    ``per_item`` consecutive requests belong to one item (ID-MoCQA scores two per item).
+    """
+
+    label: str
+    kind: Literal["generate", "loglik"]
+    requests: Sequence[GenerateRequest] | Sequence[LoglikRequest]
+    score: Callable[[Sequence[Any]], pd.DataFrame]
+    templates: Mapping[str, str] = field(default_factory=dict)
+    per_item: int = 1
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A setting the model cannot run, with the reason (recorded, never silent)."""
+
+    label: str
+    reason: str
+    requests: int = 0
+    """Its share of the progress bar."""
+
+
+class Family(Protocol):
+    """What a benchmark family supplies; see the README ("Adding a benchmark family")."""
+
+    @property
+    def benchmark(self) -> str:
+        """The benchmark's name (run records, MLflow experiment, output paths)."""
+        ...
+
+    @property
+    def max_tokens_floor(self) -> int:
+        """Generation budget floor; the model's own ``max_tokens`` wins when larger."""
+        ...
+
+    def plan(self, model: ModelView) -> Iterable[Batch | Skip]:
+        """Every setting as a batch of requests, or a skip with its reason."""
+        ...
+
+    def finish(self, rows: pd.DataFrame, run: RunSpec) -> pd.DataFrame:
+        """Identity columns and the family's column contract (order and dtypes)."""
+        ...
+
+    def dataset_record(self) -> dict[str, Any]:
+        """The dataset's provenance record (name, paths, MD5s)."""
+        ...
+
+    def details(self, predictions: pd.DataFrame) -> dict[str, Any]:
+        """Family-specific run-record fields (``{}`` when there are none)."""
+        ...
+
+    def metrics(self, predictions: pd.DataFrame) -> dict[str, Any]:
+        """The DVC metrics document of one run."""
+        ...
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Who is evaluated and under which rules: the parts every family's stage parses alike."""
+
+    roster_entry: str
+    model_cfg: Mapping[str, Any]
+    store_path: Path
+    max_error_share: float
+    prompt: str = ""
+    progress: bool = False
+
+
+@dataclass(frozen=True)
+class Counts:
+    """How the items ended; statuses other than these three are counted under ``other``."""
+
+    items: int
+    ok: int
+    errors: int
+    parse_errors: int
+    not_sent: int
+    """Requests never sent (breaker open, stage stopping); their items count as errors."""
+    other: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class RunRecord:
+    """One evaluation run, the same schema for every family (``run.json`` + its run log)."""
+
+    benchmark: str
+    roster_entry: str
+    model: dict[str, Any]
+    model_sha: str
+    prompt: str
+    settings: list[str]
+    skipped: dict[str, str]
+    templates: dict[str, str]
+    counts: Counts
+    error_share: float
+    max_error_share: float
+    details: dict[str, Any]
+    provenance: dict[str, Any]
+    model_calls: int = 0
+    api: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready; :func:`cultureqa.runlog.write_run` splits stable from volatile keys."""
+        return dataclasses.asdict(self)
+
+
+class Result(NamedTuple):
+    """A run's record and its predictions (one row per item and setting)."""
+
+    record: RunRecord
+    predictions: pd.DataFrame
+
+
+def model_sha(model_cfg: Mapping[str, Any]) -> str:
+    """Short hash of a model config: tells two roster entries with one display id apart."""
+    text = json.dumps(dict(model_cfg), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def decoding_of(model_cfg: Mapping[str, Any], floor: int = 0) -> Decoding:
+    """The model's decoding with ``max_tokens`` raised to ``floor`` (CoT needs room to reason)."""
+    raw = {k: v for k, v in dict(model_cfg.get("decoding") or {}).items() if v is not None}
+    decoding = Decoding(**raw)
+    return dataclasses.replace(decoding, max_tokens=max(decoding.max_tokens, floor))
+
+
+def error_share(predictions: pd.DataFrame) -> float:
+    """Share of items whose model call failed; parse errors are wrong answers, not errors."""
+    if predictions.empty:
+        return 0.0
+    return float((predictions["status"] == "error").mean())
+
+
+def accounting(replies: Sequence[Reply], per_item: int) -> dict[str, list[Any]]:
+    """Per-item columns from the replies: usage summed, every other non-content field copied.
+
+    Numbers are summed over an item's requests, flags are true only if true for all of them;
+    a field added to the responses (attempts, waits) lands in the predictions without a change
+    here. Columns are ``latency_s``, ``prompt_tokens``, ``completion_tokens``, ``cost_usd``,
+    ``cached`` and any such new field, in that order.
+    """
+    columns: dict[str, list[Any]] = {}
+    for start in range(0, len(replies), per_item):
+        group = replies[start : start + per_item]
+        for name, value in _item_accounting(group).items():
+            columns.setdefault(name, []).append(value)
+    return columns
+
+
+def _item_accounting(group: Sequence[Reply]) -> dict[str, Any]:
+    fields = [f.name for f in dataclasses.fields(group[0]) if f.name not in CONTENT_FIELDS]
+    out: dict[str, Any] = {"latency_s": 0.0, "prompt_tokens": 0, "completion_tokens": 0}
+    out |= {"cost_usd": 0.0, "cached": all(r.cached for r in group)}
+    for reply in group:
+        usage = getattr(reply, "usage", None)
+        if usage is not None:
+            out["prompt_tokens"] += usage.prompt_tokens
+            out["completion_tokens"] += usage.completion_tokens
+            out["cost_usd"] += usage.cost_usd
+    for name in fields:
+        if name != "cached":
+            out[name] = _combine([getattr(r, name) for r in group])
+    return out
+
+
+def _combine(values: list[Any]) -> Any:
+    if all(isinstance(v, bool) for v in values):
+        return all(values)
+    if all(isinstance(v, int | float) for v in values):
+        return sum(values)
+    if all(isinstance(v, Mapping) for v in values):
+        total: dict[str, Any] = {}
+        for v in values:
+            for key, n in v.items():
+                total[key] = total.get(key, 0) + n
+        return json.dumps(total, sort_keys=True)
+    return values[0]
+
+
+async def run_batch(client: ModelClient, batch: Batch) -> pd.DataFrame:
+    """Send one batch, score it, and add the per-item accounting columns."""
+    if batch.kind == "loglik":
+        replies: Sequence[Reply] = await client.loglik(
+            cast(Sequence[LoglikRequest], batch.requests)
+        )
+    else:
+        replies = await client.generate(cast(Sequence[GenerateRequest], batch.requests))
+    frame = batch.score(replies).reset_index(drop=True)
+    if replies:
+        for name, values in accounting(replies, batch.per_item).items():
+            frame[name] = values
+    return frame
+
+
+def count(predictions: pd.DataFrame) -> Counts:
+    """Items by status, and how many of the errors were requests never sent."""
+    if predictions.empty:
+        return Counts(0, 0, 0, 0, 0)
+    statuses = predictions["status"].value_counts().to_dict()
+    known = ("ok", "error", "parse_error")
+    other = {str(k): int(v) for k, v in sorted(statuses.items()) if k not in known}
+    ok, errors, unparsed = (int(statuses.get(k, 0)) for k in known)
+    not_sent = int(predictions["error"].astype(str).str.startswith(NOT_SENT).sum())
+    return Counts(len(predictions), ok, errors, unparsed, not_sent, other)
+
+
+def evaluate(family: Family, run: RunSpec) -> Result:
+    """Run every setting of ``family`` with the roster entry's model; item failures never raise.
+
+    The model is built once for all settings (loading the local model costs seconds) and every
+    call goes through the response store, so a rerun is free and a crash loses nothing answered.
+    """
+    started = time.perf_counter()
+    built = build_model(run.model_cfg)
+    decoding = decoding_of(run.model_cfg, family.max_tokens_floor)
+    view = ModelView(str(run.model_cfg["id"]), built.client.supports_loglik, decoding)
+    plan = list(family.plan(view))
+    total = sum(len(p.requests) if isinstance(p, Batch) else p.requests for p in plan)
+    label = "/".join(x for x in (family.benchmark, view.model_id, run.prompt) if x)
+    bar = tqdm(total=total, desc=label, disable=not run.progress, unit="req")
+    store = ResponseStore(run.store_path)
+    client = CachedClient(
+        built.client, store, built.identity, built.chunk_size, on_progress=_progress_hook(bar)
+    )
+
+    async def run_all() -> list[pd.DataFrame]:
+        frames = []
+        try:
+            for step in plan:
+                if isinstance(step, Skip):
+                    bar.update(step.requests)
+                else:
+                    frames.append(await run_batch(client, step))
+        finally:
+            await client.aclose()
+        return frames
+
+    try:
+        with logging_redirect_tqdm():  # log lines print above the bar instead of through it
+            frames = asyncio.run(run_all())
+    finally:
+        bar.close()
+        store.close()
+        LEDGER.record(run.roster_entry, client)  # the hop stage sums three runs
+    predictions = pd.DataFrame()
+    if frames:
+        predictions = family.finish(pd.concat(frames, ignore_index=True), run)
+    record = RunRecord(
+        benchmark=family.benchmark,
+        roster_entry=run.roster_entry,
+        model=dict(run.model_cfg),
+        model_sha=model_sha(run.model_cfg),
+        prompt=run.prompt,
+        settings=[p.label for p in plan if isinstance(p, Batch)],
+        skipped={p.label: p.reason for p in plan if isinstance(p, Skip)},
+        templates={k: v for p in plan if isinstance(p, Batch) for k, v in p.templates.items()},
+        counts=count(predictions),
+        error_share=error_share(predictions),
+        max_error_share=run.max_error_share,
+        details=family.details(predictions) if frames else {},
+        provenance=provenance(project_root(), family.dataset_record()),
+        model_calls=client.calls,
+        api=api_stats(client),
+        timings={"wall_s": round(time.perf_counter() - started, 3)},
+    )
+    return Result(record, predictions)
+
+
+def _progress_hook(bar: tqdm) -> Callable[[Sequence[Any]], None]:  # type: ignore[type-arg]
+    """Advance the bar per reply and show errors, tokens and cost so far."""
+    state = {"errors": 0, "tokens": 0, "cost": 0.0}
+
+    def hook(responses: Sequence[Any]) -> None:
+        for r in responses:
+            state["errors"] += int(getattr(r, "status", "ok") != "ok")
+            usage = getattr(r, "usage", None)
+            if usage is not None:
+                state["tokens"] += usage.prompt_tokens + usage.completion_tokens
+                state["cost"] += usage.cost_usd
+        bar.update(len(responses))
+        bar.set_postfix(
+            errors=state["errors"], tokens=state["tokens"], cost=f"${state['cost']:.4f}"
+        )
+
+    return hook
+
+
+def summary_line(record: RunRecord) -> str:
+    """One line for the stage's log: calls, retries, what was not sent, errors and skips."""
+    client = record.api.get("client") or {}
+    name = "/".join(x for x in (record.benchmark, str(record.model["id"]), record.prompt) if x)
+    retries = f" ({client['retries']} retries, {client['not_sent']} not sent)" if client else ""
+    skipped = f", skipped {sorted(record.skipped)}" if record.skipped else ""
+    return (
+        f"{name}: {record.counts.items} items, {record.model_calls} model calls{retries}, "
+        f"error share {record.error_share:.3f}{skipped}"
+    )
+
+
+def run_and_write(family: Family, run: RunSpec, out_dir: Path, metrics_path: Path) -> int:
+    """The body of every evaluation stage: evaluate under the output lock, write, exit code.
+
+    Outputs are written before the error-share rule is applied, so a failed run can be
+    inspected; a tripped circuit breaker (rc 2) is reported before the error share (rc 1).
+    """
+    with guard(out_dir) as lock:
+        record, predictions = evaluate(family, run)
+        record.api["lock_taken_over_from_pid"] = lock.took_over_from
+        write_run(out_dir, predictions, record.as_dict(), project_root())
+        write_json(metrics_path, family.metrics(predictions) if not predictions.empty else {})
+    print(summary_line(record))
+    return exit_code(record, out_dir / "predictions.parquet")
+
+
+def exit_code(record: RunRecord, predictions: Path) -> int:
+    """0, 1 past ``max_error_share`` (pointing at the errors), 2 when the breaker stopped sends."""
+    return evaluation_exit(record.api, record.error_share, record.max_error_share, predictions)
+
+
+def raise_if_stopped(record: RunRecord) -> None:
+    """For callers that chain runs (hop conditions): refused requests are not wrong answers."""
+    if (reason := stopped_reason(record.api)) is not None:
+        raise ApiStopped(reason)

@@ -24,7 +24,7 @@ import pandas as pd
 
 from cultureqa.cases.construct import CORRECT_TYPE
 from cultureqa.cases.shuffle import LETTERS, parse_letter_types
-from cultureqa.evaluation.engine import Batch, Decoding, ModelView, RunSpec
+from cultureqa.evaluation.engine import Batch, Decoding, ModelView, RunSpec, group_metrics
 from cultureqa.evaluation.parsing import parse_letter
 from cultureqa.evaluation.prompts import Template, TemplateError
 from cultureqa.llm.base import (
@@ -242,8 +242,9 @@ class CasesFamily:
         return {"items": self._items(), "robustness": robustness(predictions, self.threshold_pp)}
 
     def metrics(self, predictions: pd.DataFrame) -> dict[str, Any]:
-        """Per-seed accuracy and rates, plus robustness (:func:`entry_metrics`)."""
-        return entry_metrics(predictions, self.threshold_pp)
+        """Per-seed accuracy and rates, plus robustness."""
+        seeds = group_metrics(predictions, "seed", {"accuracy": "correct"})
+        return {"seeds": seeds, "robustness": robustness(predictions, self.threshold_pp)}
 
 
 def robustness(predictions: pd.DataFrame, threshold_pp: float) -> dict[str, Any]:
@@ -261,16 +262,3 @@ def robustness(predictions: pd.DataFrame, threshold_pp: float) -> dict[str, Any]
         "threshold_pp": threshold_pp,
         "robust": bool(gap <= threshold_pp) if gap == gap else None,
     }
-
-
-def entry_metrics(predictions: pd.DataFrame, threshold_pp: float) -> dict[str, Any]:
-    """DVC metrics of one roster entry: per-seed accuracy and rates, plus robustness."""
-    seeds: dict[str, Any] = {}
-    for seed, part in predictions.groupby("seed", sort=False):
-        seeds[str(seed)] = {
-            "n": len(part),
-            "accuracy": round(float(part["correct"].mean()), 6),
-            "parse_error_rate": round(float((part["status"] == "parse_error").mean()), 6),
-            "error_rate": round(float((part["status"] == "error").mean()), 6),
-        }
-    return {"seeds": seeds, "robustness": robustness(predictions, threshold_pp)}

@@ -203,6 +203,33 @@ def error_share(predictions: pd.DataFrame) -> float:
     return float((predictions["status"] == "error").mean())
 
 
+def group_metrics(
+    predictions: pd.DataFrame, by: str, measures: Mapping[str, str]
+) -> dict[str, dict[str, float]]:
+    """Per-group means for DVC metrics: n, each measure (name -> boolean column) and the rates.
+
+    Confidence intervals are left to the analyze stages: importing statsmodels here would add
+    seconds to every evaluation process's start-up.
+    """
+    out: dict[str, dict[str, float]] = {}
+    for key, part in predictions.groupby(by, sort=True):
+        row = {name: round(float(part[column].mean()), 6) for name, column in measures.items()}
+        out[str(key)] = {"n": len(part), **row} | {
+            "parse_error_rate": round(float((part["status"] == "parse_error").mean()), 6),
+            "error_rate": round(float((part["status"] == "error").mean()), 6),
+        }
+    return out
+
+
+def conform(frame: pd.DataFrame, contract: Mapping[str, str], name: str) -> pd.DataFrame:
+    """Order and type columns per a family's column contract; extra columns go last."""
+    missing = [c for c in contract if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{name} predictions lack columns {missing}")
+    extra = [c for c in frame.columns if c not in contract]
+    return frame[[*contract, *extra]].astype(dict(contract))
+
+
 def accounting(replies: Sequence[Reply], per_item: int) -> dict[str, list[Any]]:
     """Per-item columns from the replies: usage summed, every other non-content field copied.
 

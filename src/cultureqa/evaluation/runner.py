@@ -22,7 +22,7 @@ from cultureqa.llm.base import (
     Message,
     ModelClient,
 )
-from cultureqa.records import LETTERS, PREDICTION_COLUMNS, McqItem, Setting, scores_json
+from cultureqa.records import LETTERS, McqItem, Setting, scores_json
 
 LocationFn = Callable[[McqItem, str], str]
 """Returns the location name for an item in a language ("" for no location)."""
@@ -186,13 +186,3 @@ def _empty_row(item: McqItem) -> dict[str, object]:
         "raw": "",
         "scores": "",
     }
-
-
-def conform(frame: pd.DataFrame) -> pd.DataFrame:
-    """Order and type columns per :data:`PREDICTION_COLUMNS` (the predictions contract)."""
-    missing = [c for c in PREDICTION_COLUMNS if c not in frame.columns]
-    if missing:
-        raise ValueError(f"predictions lack columns {missing}")
-    extra = [c for c in frame.columns if c not in PREDICTION_COLUMNS]
-    out = frame[list(PREDICTION_COLUMNS) + extra].copy()
-    return out.astype(PREDICTION_COLUMNS)

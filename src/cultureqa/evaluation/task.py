@@ -18,11 +18,11 @@ from cultureqa.benchmarks.load import load_items, load_source_frame
 from cultureqa.benchmarks.regions import RegionNamer, region_namer
 from cultureqa.benchmarks.sources import source_provenance
 from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.evaluation.engine import Batch, ModelView, RunSpec, Skip
+from cultureqa.evaluation.engine import Batch, ModelView, RunSpec, Skip, conform, group_metrics
 from cultureqa.evaluation.prompts import find_template, style_skip_reason
-from cultureqa.evaluation.runner import SettingPlan, UnsupportedSetting, conform, setting_batch
+from cultureqa.evaluation.runner import SettingPlan, UnsupportedSetting, setting_batch
 from cultureqa.io import SourceError
-from cultureqa.records import McqItem, Setting
+from cultureqa.records import PREDICTION_COLUMNS, McqItem, Setting
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +131,7 @@ class McqFamily:
         """Benchmark and model id first, then the predictions contract."""
         rows.insert(0, "model", str(run.model_cfg["id"]))
         rows.insert(0, "benchmark", self.spec.name)
-        return conform(rows)
+        return conform(rows, PREDICTION_COLUMNS, self.spec.name)
 
     def dataset_record(self) -> dict[str, Any]:
         """Source files, MD5s, limit and sample."""
@@ -142,22 +142,5 @@ class McqFamily:
         return {}
 
     def metrics(self, predictions: pd.DataFrame) -> dict[str, Any]:
-        """Per-setting accuracy and rates (:func:`setting_metrics`)."""
-        return setting_metrics(predictions)
-
-
-def setting_metrics(predictions: pd.DataFrame) -> dict[str, dict[str, float]]:
-    """Per-setting accuracy and error rates for DVC metrics.
-
-    Confidence intervals are left to the analyze stage: importing statsmodels here would add
-    seconds to every evaluation process's start-up.
-    """
-    out: dict[str, dict[str, float]] = {}
-    for name, group in predictions.groupby("setting", sort=True):
-        out[str(name)] = {
-            "n": len(group),
-            "accuracy": round(float(group["correct"].mean()), 6),
-            "error_rate": round(float((group["status"] == "error").mean()), 6),
-            "parse_error_rate": round(float((group["status"] == "parse_error").mean()), 6),
-        }
-    return out
+        """Per-setting accuracy and rates."""
+        return group_metrics(predictions, "setting", {"accuracy": "correct"})

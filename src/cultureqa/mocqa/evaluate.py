@@ -34,7 +34,7 @@ from typing import Any
 
 import pandas as pd
 
-from cultureqa.evaluation.engine import Batch, ModelView, RunSpec, model_sha
+from cultureqa.evaluation.engine import Batch, ModelView, RunSpec, conform, group_metrics, model_sha
 from cultureqa.knowledge.provinces import KnowledgeBase
 from cultureqa.llm.base import (
     GenerateRequest,
@@ -184,7 +184,8 @@ class MocqaFamily:
             model_sha=model_sha(run.model_cfg),
             prompt=self.cfg.style,
         )
-        return conform(frame)
+        frame = frame.assign(tokens=frame["prompt_tokens"] + frame["completion_tokens"])
+        return conform(frame, PREDICTION_COLUMNS, "ID-MoCQA")
 
     def dataset_record(self) -> dict[str, Any]:
         """Name, path and MD5 of the finalized dataset."""
@@ -196,17 +197,9 @@ class MocqaFamily:
         return {}
 
     def metrics(self, predictions: pd.DataFrame) -> dict[str, Any]:
-        """Plain per-language means for DVC metrics (CIs are the analyze stage's job)."""
-        out = {}
-        for language, part in predictions.groupby("language", sort=True):
-            out[str(language)] = {
-                "n": len(part),
-                "multi_hop": round(float(part["correct"].mean()), 6),
-                "first_hop": round(float(part["province_correct"].mean()), 6),
-                "parse_error_rate": round(float((part["status"] == "parse_error").mean()), 6),
-                "error_rate": round(float((part["status"] == "error").mean()), 6),
-            }
-        return out
+        """Per-language multi-hop and first-hop accuracy and rates."""
+        measures = {"multi_hop": "correct", "first_hop": "province_correct"}
+        return group_metrics(predictions, "language", measures)
 
 
 _EMPTY: dict[str, Any] = {
@@ -282,13 +275,3 @@ def _argmax(response: LoglikResponse, per_token: bool) -> int:
     if per_token and len(counts) == len(scores) and all(c > 0 for c in counts):
         scores = [s / c for s, c in zip(scores, counts, strict=True)]
     return max(range(len(scores)), key=scores.__getitem__)
-
-
-def conform(frame: pd.DataFrame) -> pd.DataFrame:
-    """Order and type the columns per :data:`PREDICTION_COLUMNS`; extra columns go last."""
-    frame = frame.assign(tokens=frame["prompt_tokens"] + frame["completion_tokens"])
-    missing = [c for c in PREDICTION_COLUMNS if c not in frame.columns]
-    if missing:
-        raise ValueError(f"ID-MoCQA predictions lack columns {missing}")
-    extra = [c for c in frame.columns if c not in PREDICTION_COLUMNS]
-    return frame[[*PREDICTION_COLUMNS, *extra]].astype(PREDICTION_COLUMNS)

@@ -30,7 +30,7 @@ def _run_info() -> dict[str, Any]:
               "failed_by_cause": {"InternalServerError": 1}}  # fmt: skip
     return {
         "benchmark": "indoculture", "roster_entry": "model", "model": {"id": "random"},
-        "prompt": {"style": "plain"}, "templates": {"mcq_en": "abc"}, "model_calls": 12,
+        "prompt": "plain", "templates": {"mcq_en": "abc"}, "model_calls": 12,
         "api": {"client": client, "cache": {"hits": 3, "sent": 9}},
         "provenance": {"dataset": dataset, "git": {"commit": "c", "dirty": False},
                        "packages": {}, "dvc_exp_name": None},

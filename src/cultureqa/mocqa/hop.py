@@ -22,9 +22,10 @@ from typing import Any
 
 import pandas as pd
 
-from cultureqa.evaluation.engine import RunSpec, evaluate, raise_if_stopped
+from cultureqa.evaluation.engine import RunSpec, evaluate
 from cultureqa.knowledge.provinces import KnowledgeBase
 from cultureqa.mocqa.evaluate import EvalConfig, MocqaFamily, balanced_subset
+from cultureqa.spend import ApiStopped, stopped_reason
 
 CONDITIONS = ("full", "statement_only", "options_only")
 NEUTRAL = {"en": "Which of the options is correct?", "id": "Manakah pilihan yang benar?"}
@@ -92,7 +93,8 @@ def run_hop(
     for condition in CONDITIONS:
         frame, dropped[condition] = ablate(items, condition)
         record, preds = evaluate(MocqaFamily(frame, eval_cfg, root, kb), run)
-        raise_if_stopped(record)  # refused requests are not wrong answers; skip the rest
+        if (reason := stopped_reason(record.api)) is not None:
+            raise ApiStopped(reason)  # refused requests are not wrong answers; skip the rest
         predictions[condition] = preds.assign(condition=condition)
     table = hop_table(predictions)
     summary = {

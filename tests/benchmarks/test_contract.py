@@ -17,8 +17,9 @@ from omegaconf import OmegaConf
 from cultureqa.benchmarks.load import items_frame
 from cultureqa.benchmarks.regions import region_namer
 from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.evaluation.engine import Decoding, conform
+from cultureqa.evaluation.engine import Decoding
 from cultureqa.evaluation.prompts import find_template
+from cultureqa.evaluation.record import conform
 from cultureqa.evaluation.runner import SettingPlan, run_setting
 from cultureqa.evaluation.task import load_benchmark_items
 from cultureqa.llm.baselines import RandomBaseline

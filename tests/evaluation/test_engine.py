@@ -23,14 +23,8 @@ from cultureqa.cases.construct import TYPES
 from cultureqa.cases.evaluate import CasesFamily, load_prompt
 from cultureqa.cases.shuffle import shuffle_items
 from cultureqa.config import select
-from cultureqa.evaluation.engine import (
-    Family,
-    RunRecord,
-    RunSpec,
-    accounting,
-    evaluate,
-    exit_code,
-)
+from cultureqa.evaluation.engine import Family, RunSpec, evaluate, exit_code
+from cultureqa.evaluation.record import RunRecord, accounting
 from cultureqa.evaluation.task import McqFamily
 from cultureqa.knowledge.provinces import load_knowledge_base
 from cultureqa.llm import registry

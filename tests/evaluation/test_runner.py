@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from cultureqa.evaluation.engine import Decoding, conform
+from cultureqa.evaluation.engine import Decoding
 from cultureqa.evaluation.prompts import Template, TemplateError, find_template
+from cultureqa.evaluation.record import conform
 from cultureqa.evaluation.runner import SettingPlan, UnsupportedSetting, run_setting
 from cultureqa.llm.base import GenerateResponse
 from cultureqa.llm.fake import ScriptedModel

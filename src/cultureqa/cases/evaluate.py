@@ -24,9 +24,10 @@ import pandas as pd
 
 from cultureqa.cases.construct import CORRECT_TYPE
 from cultureqa.cases.shuffle import LETTERS, parse_letter_types
-from cultureqa.evaluation.engine import Batch, Decoding, ModelView, RunSpec, group_metrics
+from cultureqa.evaluation.engine import Batch, Decoding, ModelView, RunSpec
 from cultureqa.evaluation.parsing import parse_letter
 from cultureqa.evaluation.prompts import Template, TemplateError
+from cultureqa.evaluation.record import group_metrics
 from cultureqa.llm.base import (
     GenerateRequest,
     GenerateResponse,

@@ -18,8 +18,9 @@ from cultureqa.benchmarks.load import load_items, load_source_frame
 from cultureqa.benchmarks.regions import RegionNamer, region_namer
 from cultureqa.benchmarks.sources import source_provenance
 from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.evaluation.engine import Batch, ModelView, RunSpec, Skip, conform, group_metrics
+from cultureqa.evaluation.engine import Batch, ModelView, RunSpec, Skip
 from cultureqa.evaluation.prompts import find_template, style_skip_reason
+from cultureqa.evaluation.record import conform, group_metrics
 from cultureqa.evaluation.runner import SettingPlan, UnsupportedSetting, setting_batch
 from cultureqa.io import SourceError
 from cultureqa.records import PREDICTION_COLUMNS, McqItem, Setting

@@ -34,7 +34,8 @@ from typing import Any
 
 import pandas as pd
 
-from cultureqa.evaluation.engine import Batch, ModelView, RunSpec, conform, group_metrics, model_sha
+from cultureqa.evaluation.engine import Batch, ModelView, RunSpec
+from cultureqa.evaluation.record import conform, group_metrics, model_sha
 from cultureqa.knowledge.provinces import KnowledgeBase
 from cultureqa.llm.base import (
     GenerateRequest,

@@ -14,7 +14,7 @@ from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import write_json
 from cultureqa.paths import project_root
 from cultureqa.runlog import read_run, write_marker
-from cultureqa.tracking import log_evaluation
+from cultureqa.tracking import benchmark_dataset, evaluation_metrics, log_runs
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,13 +32,16 @@ def main(argv: list[str] | None = None) -> int:
         write_json(marker, {"enabled": False, "runs": {}})
         return 0
     predictions, run_info = read_run(run_dir, project_root())
-    slices = select(params, f"benchmarks.{args.benchmark}").get("slices") or []
-    runs = log_evaluation(
+    slices = [tuple(s) for s in select(params, f"benchmarks.{args.benchmark}").get("slices") or []]
+    dataset = benchmark_dataset(run_info["provenance"]["dataset"])
+    runs = log_runs(
         project_root(),
         f"{tracking['experiment_prefix']}/{args.benchmark}",
         run_info,
         predictions,
-        [tuple(s) for s in slices],
+        "setting",
+        lambda part: evaluation_metrics(part, slices),
+        lambda _: dataset,
     )
     write_marker(marker, {"enabled": True, "runs": sorted(runs)}, runs)
     print(f"logged {len(runs)} MLflow run(s) for {args.benchmark}/{run_info['model']['id']}")

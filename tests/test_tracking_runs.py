@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from cultureqa.tracking import log_evaluation
+from cultureqa.tracking import benchmark_dataset, evaluation_metrics, log_runs
 
 EXPERIMENT = "cultureqa/test"
 
@@ -30,11 +30,20 @@ def _run_info() -> dict[str, Any]:
               "failed_by_cause": {"InternalServerError": 1}}  # fmt: skip
     return {
         "benchmark": "indoculture", "roster_entry": "model", "model": {"id": "random"},
-        "prompt": {"style": "plain"}, "templates": {"mcq_en": "abc"}, "model_calls": 12,
+        "prompt": "plain", "templates": {"mcq_en": "abc"}, "model_calls": 12,
         "api": {"client": client, "cache": {"hits": 3, "sent": 9}},
         "provenance": {"dataset": dataset, "git": {"commit": "c", "dirty": False},
                        "packages": {}, "dvc_exp_name": None},
     }  # fmt: skip
+
+
+def log_evaluation(
+    root: Path, experiment: str, run: dict[str, Any], preds: pd.DataFrame, slices: list[Any]
+) -> dict[str, str]:
+    """What ``stages/track.py`` does for a generic benchmark's run record."""
+    dataset = benchmark_dataset(run["provenance"]["dataset"])
+    metrics = lambda part: evaluation_metrics(part, slices)  # noqa: E731
+    return log_runs(root, experiment, run, preds, "setting", metrics, lambda _: dataset)
 
 
 def _runs(root: Path) -> pd.DataFrame:

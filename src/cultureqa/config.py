@@ -147,21 +147,6 @@ def run_stage(main: Callable[[], int]) -> int:
         return 2
 
 
-def error_share_exit(share: float, limit: float, predictions: Path) -> int:
-    """Exit code of an evaluation: 1 (with a pointer to the errors) past the allowed error share.
-
-    Item failures never stop a run; only a failure rate above the configured limit fails the
-    stage, after its outputs are written so the failures can be inspected.
-    """
-    if share <= limit:
-        return 0
-    print(
-        f"error: {share:.1%} of items failed (limit {limit:.1%}); see {predictions} column 'error'",
-        file=sys.stderr,
-    )
-    return 1
-
-
 def setup_stage() -> None:
     """Offline-safe environment and readable logging for stage scripts."""
     for key, value in OFFLINE_ENV.items():

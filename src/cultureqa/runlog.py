@@ -29,8 +29,8 @@ log = logging.getLogger(__name__)
 VOLATILE_COLUMNS = ("latency_s", "cached")
 """Prediction columns that differ between a fresh run and a rerun from the response store."""
 
-VOLATILE_KEYS = ("model_calls", "api")
-"""Run-record keys that count this process's work (calls, retries, leases), not the result."""
+VOLATILE_KEYS = ("model_calls", "api", "timings")
+"""Run-record keys that count this process's work (calls, retries, leases, time), not the result."""
 
 RUNLOG = ".runlog"
 

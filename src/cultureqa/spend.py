@@ -4,8 +4,9 @@ Each stage that can send a request wraps its model work in one of two guards, bo
 :func:`cultureqa.runlock.stage_guard` (output lock, parent watchdog, graceful stop):
 
 - evaluation stages (``evaluate``, ``mocqa_evaluate``, ``cases_evaluate``) get their counters
-  from their outcome's ``api`` and end through :func:`evaluation_exit`: a tripped circuit breaker
-  is one ``error:`` line with rc 2, naming the cause, instead of the generic error-share line;
+  in the engine's run record and end through :func:`cultureqa.evaluation.engine.exit_code`: a
+  tripped circuit breaker is one ``error:`` line with rc 2, naming the cause, instead of the
+  generic error-share line;
 - build stages (``cases_construct``, the ID-MoCQA build and hop stages) call models in several
   places (generator revisions, judge panels, repairs, three hop conditions). Every client they
   close is recorded in :data:`LEDGER`; :func:`build_guard` writes the ledger to the run log
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -127,13 +127,3 @@ def build_guard(out_dir: Path) -> Iterator[LockInfo]:
             }
             write_json(runlog_dir(out_dir) / API_LOG, record)
         LEDGER.raise_if_stopped()
-
-
-def evaluation_exit(api: Mapping[str, Any], share: float, limit: float, predictions: Path) -> int:
-    """Exit code of an evaluation: the breaker's cause (rc 2) before the error share (rc 1)."""
-    from cultureqa.config import error_share_exit
-
-    if (reason := stopped_reason(api)) is not None:
-        print(f"error: {reason}", file=sys.stderr)
-        return 2
-    return error_share_exit(share, limit, predictions)

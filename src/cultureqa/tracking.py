@@ -19,7 +19,7 @@ import logging
 import os
 import re
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -239,74 +239,60 @@ def slice_metrics(tables: Mapping[str, pd.DataFrame]) -> dict[str, float]:
     return out
 
 
-def log_evaluation(
+def log_runs(
     root: Path,
     experiment: str,
-    run_info: Mapping[str, Any],
+    run: Mapping[str, Any],
     predictions: pd.DataFrame,
-    slices: list[tuple[str, ...]],
+    by: str,
+    metrics_of: Callable[[pd.DataFrame], Mapping[str, float]],
+    dataset_of: Callable[[str], DatasetRef],
 ) -> dict[str, str]:
-    """Log one run per setting of an evaluation; returns {setting: run_id}."""
+    """One MLflow run per ``by`` value (setting, language or seed) of an engine run record.
+
+    Every family logs the same params (model, benchmark, prompt and template hash, dataset, git,
+    DVC experiment, packages) and the same request counters; ``metrics_of`` adds the family's
+    own metrics. Returns ``{value: run_id}``.
+    """
+    experiment_id = configure(root, experiment)
+    model, prov = run["model"], run["provenance"]
+    exp_name = current_exp_name(prov)
+    entry, prompt = str(run["roster_entry"]), str(run["prompt"])
+    runs: dict[str, str] = {}
+    for value, part in predictions.groupby(by, sort=False):
+        key, dataset = str(value), dataset_of(str(value))
+        params = flatten_params("model", model, {}) | {
+            "benchmark": str(run["benchmark"]), by: key, "prompt.style": prompt,
+            "prompt.template_sha256": str(run["templates"].get(key)),
+            "dataset.name": dataset.name, "dataset.md5": dataset.digest,
+            "dataset.source": dataset.source, "git.commit": str(prov["git"].get("commit")),
+            "git.dirty": str(prov["git"].get("dirty")), "dvc.exp_name": exp_name,
+        }  # fmt: skip
+        params |= {f"package.{k}": str(v) for k, v in prov["packages"].items()}
+        metrics = {**metrics_of(part), **api_metrics(run)}
+        identity = {"benchmark": str(run["benchmark"]), "roster_entry": entry, by: key}
+        identity |= {"prompt": prompt} if prompt else {}
+        tags = {"model": str(model["id"]), "dvc.exp_name": exp_name}
+        name = "/".join(x for x in (entry, prompt, key) if x)
+        artifacts = {"metrics.json": metrics, "run.json": dict(run)}
+        frame = part.reset_index(drop=True)
+        result = ResultRun(name, identity, params, tags, metrics, frame, artifacts, dataset)
+        runs[key] = log_result(experiment_id, result)
+    return runs
+
+
+def evaluation_metrics(part: pd.DataFrame, slices: list[tuple[str, ...]]) -> dict[str, float]:
+    """Metrics of one setting of a generic MCQ benchmark: accuracy with CI, rates, slices."""
     from cultureqa.analysis.tables import overall_table, slice_tables
 
-    experiment_id = configure(root, experiment)
-    model = run_info["model"]
-    prov = run_info["provenance"]
-    exp_name = current_exp_name(prov)
-    overall = overall_table(predictions).set_index("setting")
-    runs: dict[str, str] = {}
-    for setting, part in predictions.groupby("setting", sort=True):
-        setting = str(setting)
-        params = flatten_params("model", model, {})
-        params.update(
-            {
-                "benchmark": str(run_info["benchmark"]),
-                "setting": setting,
-                "prompt.style": str(run_info["prompt"].get("style")),
-                "prompt.template_sha256": str(run_info["templates"].get(setting)),
-                "dataset.name": str(prov["dataset"].get("name")),
-                "dataset.md5": str(prov["dataset"].get("md5")),
-                "git.commit": str(prov["git"].get("commit")),
-                "git.dirty": str(prov["git"].get("dirty")),
-                "dvc.exp_name": str(exp_name),
-            }
-        )
-        params.update({f"package.{k}": v for k, v in prov["packages"].items()})
-        row = overall.loc[setting]
-        metrics = {
-            "accuracy": row["accuracy"],
-            "accuracy.ci_low": row["ci_low"],
-            "accuracy.ci_high": row["ci_high"],
-            "n": row["n"],
-            "parse_error_rate": row["parse_error_rate"],
-            "error_rate": row["error_rate"],
-            **usage_metrics(part),
-            **api_metrics(run_info),
-        }
-        usable = [s for s in slices if all(c in part.columns for c in s)]
-        metrics.update(slice_metrics(slice_tables(part, usable)))
-        tags = {"model": str(model["id"]), "dvc.exp_name": str(exp_name)}
-        identity = {
-            "benchmark": str(run_info["benchmark"]),
-            "roster_entry": str(run_info["roster_entry"]),
-            "setting": setting,
-        }
-        artifacts = {
-            "metrics.json": {k: float(v) for k, v in metrics.items()},
-            "run.json": dict(run_info),
-        }
-        result = ResultRun(
-            f"{run_info['roster_entry']}/{setting}",
-            identity,
-            params,
-            tags,
-            metrics,
-            part.reset_index(drop=True),
-            artifacts,
-            benchmark_dataset(prov["dataset"]),
-        )
-        runs[setting] = log_result(experiment_id, result)
-    return runs
+    row = overall_table(part).iloc[0]
+    metrics = {"accuracy": row["accuracy"], "accuracy.ci_low": row["ci_low"],
+               "accuracy.ci_high": row["ci_high"], "n": row["n"],
+               "parse_error_rate": row["parse_error_rate"], "error_rate": row["error_rate"],
+               **usage_metrics(part)}  # fmt: skip
+    usable = [s for s in slices if all(c in part.columns for c in s)]
+    metrics.update(slice_metrics(slice_tables(part, usable)))
+    return {k: float(v) for k, v in metrics.items()}
 
 
 def benchmark_dataset(record: Mapping[str, Any]) -> DatasetRef:

@@ -17,10 +17,13 @@ from omegaconf import OmegaConf
 from cultureqa.benchmarks.load import items_frame
 from cultureqa.benchmarks.regions import region_namer
 from cultureqa.benchmarks.spec import BenchmarkSpec
+from cultureqa.evaluation.engine import Decoding
 from cultureqa.evaluation.prompts import find_template
-from cultureqa.evaluation.runner import Decoding, SettingPlan, conform, run_setting
+from cultureqa.evaluation.record import conform
+from cultureqa.evaluation.runner import SettingPlan, run_setting
 from cultureqa.evaluation.task import load_benchmark_items
 from cultureqa.llm.baselines import RandomBaseline
+from cultureqa.records import PREDICTION_COLUMNS
 from cultureqa.validation import run_suite
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,7 +83,7 @@ def test_benchmark_contract(config: Path) -> None:
         frame = asyncio.run(run_setting(baseline, batch, plan, location_of, Decoding()))
         frame.insert(0, "model", "random")
         frame.insert(0, "benchmark", spec.name)
-        assert len(conform(frame)) == 5
+        assert len(conform(frame, PREDICTION_COLUMNS, spec.name)) == 5
     assert spec.expectations, "every benchmark declares a GX suite"
     frame = items_frame([i for lang in sorted(items) for i in items[lang]])
     report = run_suite(ROOT / spec.expectations, frame)

@@ -16,8 +16,9 @@ from omegaconf import OmegaConf
 
 from cultureqa.compose import compose_params
 from cultureqa.config import run_stage
+from cultureqa.evaluation.engine import Decoding
 from cultureqa.evaluation.prompts import TemplateError, find_template, style_skip_reason
-from cultureqa.evaluation.runner import Decoding, SettingPlan, run_setting
+from cultureqa.evaluation.runner import SettingPlan, run_setting
 from cultureqa.llm.fake import ScriptedModel
 from cultureqa.records import Setting
 from tests.conftest import make_item
@@ -63,12 +64,12 @@ def test_cot_runs_every_benchmark_on_the_baselines(cot_workspace: Path, benchmar
         run = json.loads((out / "run.json").read_text())
         preds = pd.read_parquet(out / "predictions.parquet")
         completion = {s for s in settings if s.startswith("completion-")}
-        assert set(run["skipped_settings"]) == completion
-        for reason in run["skipped_settings"].values():
+        assert set(run["skipped"]) == completion
+        for reason in run["skipped"].values():
             assert "does not apply to completion scoring" in reason
         assert set(preds["setting"]) == set(settings) - completion
         assert set(run["templates"]) == set(settings) - completion
-        assert run["prompt"]["style"] == "cot"
+        assert run["prompt"] == "cot"
     assert run_stage(lambda: _stage("analyze")(["--benchmark", benchmark])) == 0
 
 
@@ -110,7 +111,8 @@ def test_cot_generation_budget_floor_reaches_a_chat_model(
     """A chat model configured for 16-token letters gets the CoT floor (1024) to reason in."""
     from cultureqa.benchmarks.spec import BenchmarkSpec
     from cultureqa.config import select
-    from cultureqa.evaluation.task import evaluate_benchmark
+    from cultureqa.evaluation.engine import RunSpec, evaluate
+    from cultureqa.evaluation.task import McqFamily
     from cultureqa.llm import registry
 
     chat = ScriptedModel("chat", replies=["It is a Balinese rite.\nAnswer: A"])
@@ -120,14 +122,15 @@ def test_cot_generation_budget_floor_reaches_a_chat_model(
     spec = BenchmarkSpec.from_config(select(params, "benchmarks.indoculture"))
     model_cfg = {"id": "chat", "backend": "scripted_chat_test", "decoding": {"max_tokens": 16}}
     floor = int(params.prompt.min_max_tokens)
-    outcome = evaluate_benchmark(spec, model_cfg, "cot", ROOT, tmp_path / "r.sqlite", False, floor)
+    family = McqFamily(spec, ROOT, "cot", floor)
+    record, preds = evaluate(family, RunSpec("model", model_cfg, tmp_path / "r.sqlite", 0.1))
     assert {r.max_tokens for r in chat.generate_calls} == {1024}
-    assert set(outcome.skipped) == {
+    assert set(record.skipped) == {
         "completion-none-id",
         "completion-country-id",
         "completion-province-id",
     }
-    assert (outcome.predictions["status"] == "ok").all()
+    assert (preds["status"] == "ok").all()
 
 
 def _none(item, level):  # type: ignore[no-untyped-def]

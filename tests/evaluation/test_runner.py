@@ -8,17 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from cultureqa.evaluation.engine import Decoding
 from cultureqa.evaluation.prompts import Template, TemplateError, find_template
-from cultureqa.evaluation.runner import (
-    Decoding,
-    SettingPlan,
-    UnsupportedSetting,
-    conform,
-    run_setting,
-)
+from cultureqa.evaluation.record import conform
+from cultureqa.evaluation.runner import SettingPlan, UnsupportedSetting, run_setting
 from cultureqa.llm.base import GenerateResponse
 from cultureqa.llm.fake import ScriptedModel
-from cultureqa.records import Setting
+from cultureqa.records import PREDICTION_COLUMNS, Setting
 from tests.conftest import make_item
 
 MCQ = Template(Path("mcq.txt"), "{location_clause}Q: {question}\n{options}\nAnswer:")
@@ -77,7 +73,7 @@ def test_predictions_follow_the_contract() -> None:
     )
     frame.insert(0, "model", "fake")
     frame.insert(0, "benchmark", "b")
-    out = conform(frame)
+    out = conform(frame, PREDICTION_COLUMNS, "b")
     assert out["correct"].dtype == bool and out["province"][0] == "Bali"
 
 

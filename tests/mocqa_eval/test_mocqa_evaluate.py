@@ -1,4 +1,4 @@
-"""evaluate_mocqa with a scripted generation model, a scripted scorer and the random baseline."""
+"""The ID-MoCQA family on the engine: scripted generator and scorer, random baseline."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ import pandas as pd
 import pytest
 
 from cultureqa.analysis.stats import wilson_ci
+from cultureqa.evaluation.engine import Result, RunSpec, evaluate
 from cultureqa.knowledge.provinces import load_knowledge_base
 from cultureqa.llm import registry
 from cultureqa.llm.base import GenerateRequest, GenerateResponse, LoglikRequest, LoglikResponse
 from cultureqa.llm.fake import ScriptedModel
-from cultureqa.mocqa.evaluate import PREDICTION_COLUMNS, EvalConfig, evaluate_mocqa
+from cultureqa.mocqa.evaluate import PREDICTION_COLUMNS, EvalConfig, MocqaFamily
 
 ROOT = Path(__file__).resolve().parents[2]
 KB = load_knowledge_base(ROOT / "data" / "knowledge" / "provinces")
@@ -26,6 +27,12 @@ RANDOM = {
     "decoding": {"max_tokens": 1},
     "options": {"seed": 13},
 }
+
+
+def evaluate_mocqa(
+    dataset: pd.DataFrame, model_cfg: dict[str, Any], cfg: EvalConfig, store: Path, entry: str
+) -> Result:
+    return evaluate(MocqaFamily(dataset, cfg, ROOT, KB), RunSpec(entry, model_cfg, store, 1.0))
 
 
 def _item_id(text: str) -> str:
@@ -65,18 +72,15 @@ def test_generation_rows_parse_errors_and_model_errors(
 
     model = ScriptedModel("gen", reply)
     cfg = scripted(model)
-    outcome = evaluate_mocqa(
+    outcome, preds = evaluate_mocqa(
         dataset,
         cfg,
         EvalConfig("cot", min_max_tokens=1024),
-        ROOT,
         tmp_path / "s.sqlite",
         "model",
-        KB,
     )
-    preds = outcome.predictions
     assert list(preds.columns) == list(PREDICTION_COLUMNS)
-    assert len(preds) == 24 and outcome.calls == 24
+    assert len(preds) == 24 and outcome.model_calls == 24
     assert {r.max_tokens for r in model.generate_calls} == {1024}  # CoT budget floor
     assert {r.template_version for r in model.generate_calls} == set(outcome.templates.values())
     by_clue = preds.set_index("clue_type")
@@ -93,12 +97,12 @@ def test_generation_rows_parse_errors_and_model_errors(
         dataset,
         cfg,
         EvalConfig("cot", min_max_tokens=1024),
-        ROOT,
         tmp_path / "s.sqlite",
         "model",
-        KB,
     )
-    assert again.calls == 4  # only the failed calls are retried; parse errors are answers
+    assert (
+        again.record.model_calls == 4
+    )  # only the failed calls are retried; parse errors are answers
 
 
 def test_loglik_scores_letters_and_province_names_in_the_item_language(
@@ -115,10 +119,9 @@ def test_loglik_scores_letters_and_province_names_in_the_item_language(
         ]
 
     model = ScriptedModel("scorer", loglik_fn=scores)
-    outcome = evaluate_mocqa(
-        dataset, scripted(model), EvalConfig("zero_shot"), ROOT, tmp_path / "s.sqlite", "m", KB
-    )
-    preds = outcome.predictions
+    preds = evaluate_mocqa(
+        dataset, scripted(model), EvalConfig("zero_shot"), tmp_path / "s.sqlite", "m"
+    ).predictions
     assert set(preds["answer_pred"]) == {"B"} and set(preds["scoring"]) == {"loglik"}
     contexts = {c.context.rsplit("\n", 1)[-1] for c in model.loglik_calls}
     assert contexts == {"Answer:", "Jawaban:", "Province:", "Provinsi:"}
@@ -137,7 +140,7 @@ def test_loglik_scores_letters_and_province_names_in_the_item_language(
 
     counted = CountingScorer("scorer2", loglik_fn=scores)
     preds = evaluate_mocqa(
-        dataset, scripted(counted), EvalConfig("zero_shot"), ROOT, tmp_path / "t.sqlite", "m", KB
+        dataset, scripted(counted), EvalConfig("zero_shot"), tmp_path / "t.sqlite", "m"
     ).predictions
     # Bali: -1.5 / 1 token; Nusa Tenggara Timur: -4.0 / 3 tokens = -1.33 -> wins per token
     assert set(preds.loc[preds["language"] == "id", "province_pred"]) == {"East Nusa Tenggara"}
@@ -153,10 +156,8 @@ def test_random_baseline_is_at_chance_on_600_items(
         dataset,
         RANDOM,
         EvalConfig("zero_shot"),
-        ROOT,
         tmp_path / "s.sqlite",
         "baselines.random",
-        KB,
     ).predictions
     low, high = wilson_ci(int(preds["correct"].sum()), len(preds))
     assert low <= 1 / 3 <= high
@@ -170,7 +171,7 @@ def test_limit_and_empty_languages(
 ) -> None:
     dataset = make_dataset(3)
     preds = evaluate_mocqa(
-        dataset, RANDOM, EvalConfig("cot", limit=5), ROOT, tmp_path / "s.sqlite", "r", KB
+        dataset, RANDOM, EvalConfig("cot", limit=5), tmp_path / "s.sqlite", "r"
     ).predictions
     assert preds.groupby("language").size().to_dict() == {"en": 5, "id": 5}
     with pytest.raises(ValueError, match="no items"):
@@ -178,10 +179,8 @@ def test_limit_and_empty_languages(
             make_dataset(1, ("en",)),
             RANDOM,
             EvalConfig("cot", ("id",)),
-            ROOT,
             tmp_path / "x",
             "r",
-            KB,
         )
 
 

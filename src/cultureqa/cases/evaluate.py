@@ -11,13 +11,12 @@ chosen letter, which is what the analysis is about.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import re
 import string
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,22 +24,19 @@ import pandas as pd
 
 from cultureqa.cases.construct import CORRECT_TYPE
 from cultureqa.cases.shuffle import LETTERS, parse_letter_types
+from cultureqa.evaluation.engine import Batch, Decoding, ModelView, RunSpec
 from cultureqa.evaluation.parsing import parse_letter
 from cultureqa.evaluation.prompts import Template, TemplateError
-from cultureqa.evaluation.runner import Decoding, error_share
+from cultureqa.evaluation.record import group_metrics
 from cultureqa.llm.base import (
     GenerateRequest,
     GenerateResponse,
     LoglikRequest,
     LoglikResponse,
     Message,
-    ModelClient,
 )
-from cultureqa.llm.cached import CachedClient
-from cultureqa.llm.registry import build_model
-from cultureqa.llm.store import ResponseStore
+from cultureqa.provenance import file_md5
 from cultureqa.records import scores_json
-from cultureqa.spend import api_stats
 
 LOGLIK_CUE = "\n\nAnswer:"
 """Appended to the prompt before the scored letters " A" … " F" (log-likelihood backends)."""
@@ -66,22 +62,6 @@ class CasesPrompt:
         """Short hash of both templates and the log-likelihood cue."""
         text = self.system.text + "\x1e" + self.user.text + "\x1e" + LOGLIK_CUE
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-@dataclass
-class CasesEvalOutcome:
-    """Predictions over every seed, the calls actually sent, and the prompt hash."""
-
-    predictions: pd.DataFrame
-    calls: int
-    template_sha256: str
-    api: dict[str, Any] = field(default_factory=dict)
-    """What the client and cache did: sends, retries, failures, waits, breaker (for run.json)."""
-
-    @property
-    def error_share(self) -> float:
-        """Share of items whose model call failed (see :func:`runner.error_share`)."""
-        return error_share(self.predictions)
 
 
 def load_prompt(root: Path, language: str = "en") -> CasesPrompt:
@@ -153,8 +133,7 @@ def _base_row(item: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "case_id": str(item["case_id"]), "gold": str(item["answer"]), "pred": "",
         "pred_type": "", "correct": False, "status": "ok", "error": "", "raw": "",
-        "comparison_foreign": "", "comparison_china": "", "scores": "", "latency_s": 0.0,
-        "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "cached": False,
+        "comparison_foreign": "", "comparison_china": "", "scores": "",
     }  # fmt: skip
 
 
@@ -168,9 +147,6 @@ def score_generation(item: Mapping[str, Any], reply: GenerateResponse) -> dict[s
     foreign, china = read_comparison(reply.text)
     row = _base_row(item) | {
         "raw": reply.text or "", "comparison_foreign": foreign, "comparison_china": china,
-        "latency_s": reply.latency_s, "prompt_tokens": reply.usage.prompt_tokens,
-        "completion_tokens": reply.usage.completion_tokens, "cost_usd": reply.usage.cost_usd,
-        "cached": reply.cached,
     }  # fmt: skip
     if reply.status != "ok":
         return row | {"status": "error", "error": reply.error or "model error"}
@@ -182,7 +158,7 @@ def score_generation(item: Mapping[str, Any], reply: GenerateResponse) -> dict[s
 
 def score_loglik(item: Mapping[str, Any], answer: LoglikResponse) -> dict[str, Any]:
     """One prediction row from letter log-likelihoods: the argmax letter is the selection."""
-    row = _base_row(item) | {"latency_s": answer.latency_s, "cached": answer.cached}
+    row = _base_row(item)
     if answer.status != "ok" or len(answer.logprobs) != len(LETTERS):
         return row | {"status": "error", "error": answer.error or "no scores"}
     scores = list(answer.logprobs)
@@ -190,73 +166,86 @@ def score_loglik(item: Mapping[str, Any], answer: LoglikResponse) -> dict[str, A
     return _with_choice(row | {"scores": scores_json(scores)}, item, LETTERS[best])
 
 
-async def evaluate_items(
-    client: ModelClient, items: pd.DataFrame, prompt: CasesPrompt, decoding: Decoding
-) -> pd.DataFrame:
+def seed_frame(items: pd.DataFrame, rows: list[dict[str, Any]]) -> pd.DataFrame:
     """Prediction rows (one per item) with the item's seed and case metadata."""
-    records = items.to_dict("records")
-    if client.supports_loglik:
-        answers = await client.loglik([loglik_request(prompt, r) for r in records])
-        rows = [score_loglik(r, a) for r, a in zip(records, answers, strict=True)]
-    else:
-        replies = await client.generate([generate_request(prompt, r, decoding) for r in records])
-        rows = [score_generation(r, a) for r, a in zip(records, replies, strict=True)]
     frame = pd.DataFrame(rows)
-    frame.insert(0, "seed", [int(r["shuffle_seed"]) for r in records])
+    frame.insert(0, "seed", items["shuffle_seed"].astype(int).to_numpy())
     for column in CASE_META:
         if column in items.columns:
             frame[column] = items[column].to_numpy()
     return frame
 
 
-def evaluate_entry(
-    items_by_seed: Mapping[int, pd.DataFrame],
-    model_cfg: Mapping[str, Any],
-    prompt: CasesPrompt,
-    store_path: Path,
-    entry: str,
-    max_tokens_floor: int = 0,
-    progress: bool = False,
-) -> CasesEvalOutcome:
-    """Evaluate one roster entry on every seed's items through the response store.
+@dataclass
+class CasesFamily:
+    """The cross-cultural benchmark on the evaluation engine: one batch per shuffle seed.
 
     Generation gets at least ``max_tokens_floor`` tokens: the comparison comes before the
     selection, so a model config tuned for one-letter answers would cut the reply short.
     """
-    from tqdm import tqdm
 
-    built = build_model(model_cfg)
-    store = ResponseStore(store_path)
-    total = sum(len(f) for f in items_by_seed.values())
-    bar = tqdm(total=total, desc=f"cases/{model_cfg['id']}", unit="q", disable=not progress)
-    client = CachedClient(
-        built.client, store, built.identity, built.chunk_size, lambda done: bar.update(len(done))
-    )
-    decoding_cfg = dict(model_cfg.get("decoding") or {})
-    max_tokens = max(int(decoding_cfg.get("max_tokens", 16)), max_tokens_floor)
-    decoding = Decoding(**{**decoding_cfg, "max_tokens": max_tokens})
+    items_by_seed: Mapping[int, pd.DataFrame]
+    paths: Mapping[int, str]
+    """Each seed's items file relative to the project root, with ``root`` for its MD5."""
+    prompt: CasesPrompt
+    root: Path
+    max_tokens_floor: int = 0
+    threshold_pp: float = 2.0
+    benchmark: str = "cases"
 
-    async def run_all() -> list[pd.DataFrame]:
-        try:
-            return [
-                await evaluate_items(client, f, prompt, decoding) for f in items_by_seed.values()
-            ]
-        finally:
-            await client.aclose()
+    def plan(self, model: ModelView) -> Iterator[Batch]:
+        """Letters scored by log-likelihood where the backend can, else a chat request each."""
+        templates = {str(seed): self.prompt.sha256 for seed in self.items_by_seed}
+        for seed, items in self.items_by_seed.items():
+            records = items.to_dict("records")
+            label = str(seed)
+            if model.supports_loglik:
+                requests = [loglik_request(self.prompt, r) for r in records]
+                yield Batch(label, "loglik", requests, self._scorer(items, score_loglik), templates)
+            else:
+                gen = [generate_request(self.prompt, r, model.decoding) for r in records]
+                yield Batch(
+                    label, "generate", gen, self._scorer(items, score_generation), templates
+                )
 
-    try:
-        frames = asyncio.run(run_all())
-    finally:
-        bar.close()
-        store.close()
-    backend = str(model_cfg.get("backend"))
-    predictions = pd.concat(frames, ignore_index=True)
-    predictions.insert(0, "kind", "baseline" if backend in BASELINE_BACKENDS else "model")
-    predictions.insert(0, "backend", backend)
-    predictions.insert(0, "roster_entry", entry)
-    predictions.insert(0, "model", str(model_cfg["id"]))
-    predictions.insert(0, "benchmark", "cases")
-    return CasesEvalOutcome(predictions, client.calls, prompt.sha256, api_stats(client))
+    @staticmethod
+    def _scorer(items: pd.DataFrame, score_one: Callable[[Any, Any], dict[str, Any]]) -> Any:
+        records = items.to_dict("records")
+
+        def score(replies: Sequence[Any]) -> pd.DataFrame:
+            return seed_frame(
+                items, [score_one(r, a) for r, a in zip(records, replies, strict=True)]
+            )
+
+        return score
+
+    def finish(self, rows: pd.DataFrame, run: RunSpec) -> pd.DataFrame:
+        """Identity columns first, case metadata last (the analysis never joins back)."""
+        backend = str(run.model_cfg.get("backend"))
+        meta = [c for c in CASE_META if c in rows.columns]
+        rows = rows[[c for c in rows.columns if c not in meta] + meta]
+        rows.insert(0, "kind", "baseline" if backend in BASELINE_BACKENDS else "model")
+        rows.insert(0, "backend", backend)
+        rows.insert(0, "roster_entry", run.roster_entry)
+        rows.insert(0, "model", str(run.model_cfg["id"]))
+        rows.insert(0, "benchmark", "cases")
+        return rows
+
+    def _items(self) -> dict[str, dict[str, str]]:
+        return {str(s): {"path": p, "md5": file_md5(self.root / p)} for s, p in self.paths.items()}
+
+    def dataset_record(self) -> dict[str, Any]:
+        """Every seed's items file with its MD5."""
+        return {"name": "cases", "items": self._items()}
+
+    def details(self, predictions: pd.DataFrame) -> dict[str, Any]:
+        """Items per seed and the seed-robustness check (largest accuracy gap)."""
+        return {"items": self._items(), "robustness": robustness(predictions, self.threshold_pp)}
+
+    def metrics(self, predictions: pd.DataFrame) -> dict[str, Any]:
+        """Per-seed accuracy and rates, plus robustness."""
+        seeds = group_metrics(predictions, "seed", {"accuracy": "correct"})
+        return {"seeds": seeds, "robustness": robustness(predictions, self.threshold_pp)}
 
 
 def robustness(predictions: pd.DataFrame, threshold_pp: float) -> dict[str, Any]:
@@ -274,16 +263,3 @@ def robustness(predictions: pd.DataFrame, threshold_pp: float) -> dict[str, Any]
         "threshold_pp": threshold_pp,
         "robust": bool(gap <= threshold_pp) if gap == gap else None,
     }
-
-
-def entry_metrics(predictions: pd.DataFrame, threshold_pp: float) -> dict[str, Any]:
-    """DVC metrics of one roster entry: per-seed accuracy and rates, plus robustness."""
-    seeds: dict[str, Any] = {}
-    for seed, part in predictions.groupby("seed", sort=False):
-        seeds[str(seed)] = {
-            "n": len(part),
-            "accuracy": round(float(part["correct"].mean()), 6),
-            "parse_error_rate": round(float((part["status"] == "parse_error").mean()), 6),
-            "error_rate": round(float((part["status"] == "error").mean()), 6),
-        }
-    return {"seeds": seeds, "robustness": robustness(predictions, threshold_pp)}

@@ -31,7 +31,7 @@ from cultureqa.cases.construct import CORRECT_TYPE
 from cultureqa.cases.evaluate import CASE_META
 from cultureqa.cases.shuffle import LETTERS, parse_letter_types
 from cultureqa.io import SourceError, atomic_path, read_table, write_json, write_parquet, write_text
-from cultureqa.tracking import api_metrics, current_exp_name, metric_key, usage_metrics
+from cultureqa.tracking import metric_key, usage_metrics
 
 SHEET_COLUMNS = ("respondent_group", "case_id", "selection")
 
@@ -243,30 +243,22 @@ def log_entry_runs(
     """One finished MLflow run per seed of one roster entry; returns ``{seed: run_id}``."""
     from mlflow import MlflowClient
 
-    from cultureqa.tracking import DatasetRef, ResultRun, configure, flatten_params, log_result
+    from cultureqa.tracking import DatasetRef, log_runs
 
-    experiment_id = configure(root, experiment)
-    model, prov = run_info["model"], run_info["provenance"]
-    runs: dict[str, str] = {}
-    for seed, part in predictions.groupby("seed", sort=False):
-        params = flatten_params("model", model, {}) | flatten_params("cases", {
-            "seed": seed, "roster_entry": run_info["roster_entry"],
-            "template_sha256": run_info["template_sha256"], "items": run_info["items"],
-        }, {}) | flatten_params("provenance", prov, {})  # fmt: skip
-        metrics = run_metrics(part) | api_metrics(run_info)
-        gap = run_info["robustness"]["max_gap_pp"]
-        metrics |= {"robustness.max_gap_pp": float(gap)} if gap is not None else {}
-        identity = {"benchmark": "cases", "roster_entry": str(run_info["roster_entry"]),
-                    "seed": str(seed)}  # fmt: skip
-        tags = {"model": str(model["id"]), "dvc.exp_name": current_exp_name(prov)}
-        items = run_info["items"][str(seed)]
-        dataset = DatasetRef(f"cases/seed{seed}", str(items["md5"]), str(items["path"]))
-        result = ResultRun(
-            f"{run_info['roster_entry']}/seed-{seed}", identity, params, tags, metrics,
-            part.reset_index(drop=True), {"metrics.json": metrics, "run.json": run_info}, dataset,
-        )  # fmt: skip
-        run_id = log_result(experiment_id, result)
+    details = run_info["details"]
+    gap = details["robustness"]["max_gap_pp"]
+
+    def metrics_of(part: pd.DataFrame) -> dict[str, float]:
+        return run_metrics(part) | (
+            {"robustness.max_gap_pp": float(gap)} if gap is not None else {}
+        )
+
+    def dataset_of(seed: str) -> DatasetRef:
+        items = details["items"][seed]
+        return DatasetRef(f"cases/seed{seed}", str(items["md5"]), str(items["path"]))
+
+    runs = log_runs(root, experiment, run_info, predictions, "seed", metrics_of, dataset_of)
+    for run_id in runs.values():
         for plot in plots:
             MlflowClient().log_artifact(run_id, str(plot), artifact_path="plots")
-        runs[str(seed)] = run_id
     return runs

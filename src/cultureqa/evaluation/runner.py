@@ -1,4 +1,4 @@
-"""Turn (items, setting) into model requests, run them, and score the answers.
+"""Turn (items, setting) into model requests and score the answers: the generic MCQ family.
 
 Dataset → requests (solver) → scores (scorer) stay separate: requests are plain data, the client
 is any ModelClient, and scoring is a pure function of items and responses.
@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from cultureqa.evaluation.engine import Batch, Decoding, ModelView, run_batch
 from cultureqa.evaluation.parsing import parse_letter
 from cultureqa.evaluation.prompts import ANSWER_CUES, Template
 from cultureqa.llm.base import (
@@ -21,19 +22,10 @@ from cultureqa.llm.base import (
     Message,
     ModelClient,
 )
-from cultureqa.records import LETTERS, PREDICTION_COLUMNS, McqItem, Setting, scores_json
+from cultureqa.records import LETTERS, McqItem, Setting, scores_json
 
 LocationFn = Callable[[McqItem, str], str]
 """Returns the location name for an item in a language ("" for no location)."""
-
-
-@dataclass(frozen=True)
-class Decoding:
-    """Generation parameters from the model config (temperature 0 unless a model refuses it)."""
-
-    temperature: float = 0.0
-    max_tokens: int = 16
-    seed: int | None = None
 
 
 @dataclass(frozen=True)
@@ -68,6 +60,34 @@ def render_prompt(item: McqItem, plan: SettingPlan, location: str) -> str:
     )
 
 
+def setting_batch(
+    items: Sequence[McqItem], plan: SettingPlan, location_of: LocationFn, model: ModelView
+) -> Batch:
+    """One setting's requests and scorer; raises :class:`UnsupportedSetting` when it cannot run."""
+    setting = plan.setting
+    if setting.scoring == "completion" and not model.supports_loglik:
+        raise UnsupportedSetting(f"{model.model_id} cannot score completions ({setting.name})")
+    prompts = [render_prompt(i, plan, location_of(i, setting.location)) for i in items]
+    templates = {setting.name: plan.template.sha256}
+    if model.supports_loglik:
+        if setting.scoring == "mcq":
+            prompts = [_with_answer_cue(p, setting.language) for p in prompts]
+        requests = [_loglik_request(i, p, setting) for i, p in zip(items, prompts, strict=True)]
+
+        def score_loglik(answers: Sequence[LoglikResponse]) -> pd.DataFrame:
+            rows = [_score_loglik(i, a) for i, a in zip(items, answers, strict=True)]
+            return _setting_frame(items, rows, setting)
+
+        return Batch(setting.name, "loglik", requests, score_loglik, templates)
+    gen = [_generate_request(p, plan, model.decoding) for p in prompts]
+
+    def score_generation(replies: Sequence[GenerateResponse]) -> pd.DataFrame:
+        rows = [_score_generation(i, r) for i, r in zip(items, replies, strict=True)]
+        return _setting_frame(items, rows, setting)
+
+    return Batch(setting.name, "generate", gen, score_generation, templates)
+
+
 async def run_setting(
     client: ModelClient,
     items: Sequence[McqItem],
@@ -75,21 +95,15 @@ async def run_setting(
     location_of: LocationFn,
     decoding: Decoding,
 ) -> pd.DataFrame:
-    """Evaluate ``items`` under one setting; returns one prediction row per item."""
-    setting = plan.setting
-    if setting.scoring == "completion" and not client.supports_loglik:
-        raise UnsupportedSetting(f"{client.model_id} cannot score completions ({setting.name})")
-    prompts = [render_prompt(i, plan, location_of(i, setting.location)) for i in items]
-    if client.supports_loglik:
-        if setting.scoring == "mcq":
-            prompts = [_with_answer_cue(p, setting.language) for p in prompts]
-        requests = [_loglik_request(i, p, setting) for i, p in zip(items, prompts, strict=True)]
-        answers = await client.loglik(requests)
-        rows = [_score_loglik(i, a) for i, a in zip(items, answers, strict=True)]
-    else:
-        gen = [_generate_request(p, plan, decoding) for p in prompts]
-        replies = await client.generate(gen)
-        rows = [_score_generation(i, r) for i, r in zip(items, replies, strict=True)]
+    """One setting through the engine's batch path, without a run record (unit tests)."""
+    model = ModelView(client.model_id, client.supports_loglik, decoding)
+    return await run_batch(client, setting_batch(items, plan, location_of, model))
+
+
+def _setting_frame(
+    items: Sequence[McqItem], rows: list[dict[str, object]], setting: Setting
+) -> pd.DataFrame:
+    """Scored rows with the item id first, then the setting and the items' metadata."""
     frame = pd.DataFrame(rows)
     frame.insert(0, "item_id", [i.id for i in items])
     frame["setting"] = setting.name
@@ -139,7 +153,6 @@ def _generate_request(prompt: str, plan: SettingPlan, decoding: Decoding) -> Gen
 
 def _score_loglik(item: McqItem, answer: LoglikResponse) -> dict[str, object]:
     base = _empty_row(item)
-    base.update(latency_s=answer.latency_s, cached=answer.cached)
     if answer.status != "ok" or not answer.logprobs:
         base.update(status="error", error=answer.error or "no scores")
         return base
@@ -151,14 +164,7 @@ def _score_loglik(item: McqItem, answer: LoglikResponse) -> dict[str, object]:
 
 def _score_generation(item: McqItem, reply: GenerateResponse) -> dict[str, object]:
     base = _empty_row(item)
-    base.update(
-        raw=reply.text or "",
-        latency_s=reply.latency_s,
-        prompt_tokens=reply.usage.prompt_tokens,
-        completion_tokens=reply.usage.completion_tokens,
-        cost_usd=reply.usage.cost_usd,
-        cached=reply.cached,
-    )
+    base["raw"] = reply.text or ""
     if reply.status != "ok":
         base.update(status="error", error=reply.error or "model error")
         return base
@@ -179,26 +185,4 @@ def _empty_row(item: McqItem) -> dict[str, object]:
         "error": "",
         "raw": "",
         "scores": "",
-        "latency_s": 0.0,
-        "prompt_tokens": 0,
-        "completion_tokens": 0,
-        "cost_usd": 0.0,
-        "cached": False,
     }
-
-
-def error_share(predictions: pd.DataFrame) -> float:
-    """Share of items whose model call failed; parse errors are wrong answers, not errors."""
-    if predictions.empty:
-        return 0.0
-    return float((predictions["status"] == "error").mean())
-
-
-def conform(frame: pd.DataFrame) -> pd.DataFrame:
-    """Order and type columns per :data:`PREDICTION_COLUMNS` (the predictions contract)."""
-    missing = [c for c in PREDICTION_COLUMNS if c not in frame.columns]
-    if missing:
-        raise ValueError(f"predictions lack columns {missing}")
-    extra = [c for c in frame.columns if c not in PREDICTION_COLUMNS]
-    out = frame[list(PREDICTION_COLUMNS) + extra].copy()
-    return out.astype(PREDICTION_COLUMNS)

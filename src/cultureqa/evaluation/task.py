@@ -1,65 +1,31 @@
-"""Evaluate one model on one benchmark over all of the benchmark's settings.
+"""The generic MCQ family (IndoCulture and every benchmark config) on the evaluation engine.
 
-This is the typed function behind ``stages/evaluate.py``: config in, predictions and a summary
-out. The model is loaded once and reused across settings (loading the local model costs seconds).
+Each setting of a benchmark spec becomes one batch of requests; scoring lives in
+:mod:`cultureqa.evaluation.runner` and everything else in :mod:`cultureqa.evaluation.engine`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from tqdm import tqdm
-from tqdm.contrib.logging import logging_redirect_tqdm
 
 from cultureqa.benchmarks.load import load_items, load_source_frame
-from cultureqa.benchmarks.regions import region_namer
+from cultureqa.benchmarks.regions import RegionNamer, region_namer
+from cultureqa.benchmarks.sources import source_provenance
 from cultureqa.benchmarks.spec import BenchmarkSpec
+from cultureqa.evaluation.engine import Batch, ModelView, RunSpec, Skip
 from cultureqa.evaluation.prompts import find_template, style_skip_reason
-from cultureqa.evaluation.runner import (
-    Decoding,
-    SettingPlan,
-    UnsupportedSetting,
-    conform,
-    error_share,
-    run_setting,
-)
+from cultureqa.evaluation.record import conform, group_metrics
+from cultureqa.evaluation.runner import SettingPlan, UnsupportedSetting, setting_batch
 from cultureqa.io import SourceError
-from cultureqa.llm.cached import CachedClient
-from cultureqa.llm.registry import build_model
-from cultureqa.llm.store import ResponseStore
-from cultureqa.records import McqItem
-from cultureqa.spend import api_stats
+from cultureqa.records import PREDICTION_COLUMNS, McqItem, Setting
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class EvalOutcome:
-    """Predictions of every supported setting, plus what was skipped and why."""
-
-    predictions: pd.DataFrame
-    skipped: dict[str, str] = field(default_factory=dict)
-    calls: int = 0
-    templates: dict[str, str] = field(default_factory=dict)
-    api: dict[str, Any] = field(default_factory=dict)
-    """What the client and cache did: sends, retries, failures, waits, breaker (for run.json)."""
-
-    @property
-    def stopped(self) -> str | None:
-        """Why the client stopped sending (circuit breaker), if it did."""
-        client = self.api.get("client") or {}
-        return client.get("stopped")
-
-    @property
-    def error_share(self) -> float:
-        """Share of items whose model call failed (see :func:`runner.error_share`)."""
-        return error_share(self.predictions)
 
 
 def load_benchmark_items(
@@ -107,119 +73,75 @@ def _check_boolean_column(
             )
 
 
-def evaluate_benchmark(
-    spec: BenchmarkSpec,
-    model_cfg: Mapping[str, Any],
-    prompt_style: str,
-    root: Path,
-    store_path: Path,
-    progress: bool = True,
-    min_max_tokens: int = 0,
-) -> EvalOutcome:
-    """Run every setting of ``spec`` with the configured model; never raises for item failures.
+@dataclass
+class McqFamily:
+    """IndoCulture and every generic MCQ benchmark: one batch per setting of the spec.
 
-    ``min_max_tokens`` is the prompt style's generation budget floor (CoT needs room to reason);
-    a setting the style does not apply to is skipped with its reason, never run half-way.
+    ``max_tokens_floor`` is the prompt style's generation budget floor (CoT needs room to
+    reason); a setting the style does not apply to is skipped with its reason, never run
+    half-way, and so is one the model cannot score (completions need log-likelihoods).
     """
-    items, _, _ = load_benchmark_items(spec, root)
-    built = build_model(model_cfg)
-    store = ResponseStore(store_path)
-    decoding = Decoding(**dict(model_cfg.get("decoding") or {}))
-    if min_max_tokens > decoding.max_tokens and not built.client.supports_loglik:
-        decoding = replace(decoding, max_tokens=min_max_tokens)
-    total = sum(len(items[s.language]) for s in spec.settings)
-    bar = tqdm(total=total, desc=f"{spec.name}/{model_cfg['id']}", disable=not progress, unit="q")
-    client = CachedClient(
-        built.client, store, built.identity, built.chunk_size, on_progress=_progress_hook(bar)
-    )
-    namer = region_namer(spec.location.region_names)
 
-    def location_of(item: McqItem, level: str) -> str:
+    spec: BenchmarkSpec
+    root: Path
+    style: str
+    max_tokens_floor: int = 0
+    items: dict[str, list[McqItem]] = field(init=False)
+    namer: RegionNamer = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.items = load_benchmark_items(self.spec, self.root)[0]
+        self.namer = region_namer(self.spec.location.region_names)
+
+    @property
+    def benchmark(self) -> str:
+        """The benchmark's name (``indoculture`` or a config's)."""
+        return self.spec.name
+
+    def plan(self, model: ModelView) -> Iterator[Batch | Skip]:
+        """A batch per setting, or a skip naming why the setting cannot run."""
+        spec = self.spec
+        for setting in spec.settings:
+            batch = self.items[setting.language]
+            reason = style_skip_reason(self.style, setting.scoring)
+            if reason is None:
+                try:
+                    yield setting_batch(batch, self._plan(setting), self._location, model)
+                    continue
+                except UnsupportedSetting as exc:
+                    reason = str(exc)
+            log.warning("skipping %s: %s", setting.name, reason)
+            yield Skip(setting.name, reason, len(batch))
+
+    def _plan(self, setting: Setting) -> SettingPlan:
+        language = setting.language
+        fallback = self.spec.prompt_fallback.get(language)
+        template = find_template(
+            self.root, self.spec.name, setting.scoring, self.style, language, fallback
+        )
+        return SettingPlan(setting, template, self.spec.location.clause.get(language, ""))
+
+    def _location(self, item: McqItem, level: str) -> str:
         if level == "none":
             return ""
         if level == "country":
-            return spec.location.country.get(item.language, "")
-        return namer(str(item.metadata[level]), item.language)
+            return self.spec.location.country.get(item.language, "")
+        return self.namer(str(item.metadata[level]), item.language)
 
-    outcome = EvalOutcome(predictions=pd.DataFrame())
+    def finish(self, rows: pd.DataFrame, run: RunSpec) -> pd.DataFrame:
+        """Benchmark and model id first, then the predictions contract."""
+        rows.insert(0, "model", str(run.model_cfg["id"]))
+        rows.insert(0, "benchmark", self.spec.name)
+        return conform(rows, PREDICTION_COLUMNS, self.spec.name)
 
-    async def run_all() -> list[pd.DataFrame]:
-        frames = []
-        try:
-            for setting in spec.settings:
-                reason = style_skip_reason(prompt_style, setting.scoring)
-                if reason is not None:
-                    log.warning("skipping %s: %s", setting.name, reason)
-                    outcome.skipped[setting.name] = reason
-                    bar.update(len(items[setting.language]))
-                    continue
-                template = find_template(
-                    root,
-                    spec.name,
-                    setting.scoring,
-                    prompt_style,
-                    setting.language,
-                    spec.prompt_fallback.get(setting.language),
-                )
-                outcome.templates[setting.name] = template.sha256
-                clause = spec.location.clause.get(setting.language, "")
-                plan = SettingPlan(setting, template, clause)
-                batch = items[setting.language]
-                try:
-                    frames.append(await run_setting(client, batch, plan, location_of, decoding))
-                except UnsupportedSetting as exc:
-                    outcome.skipped[setting.name] = str(exc)
-                    bar.update(len(batch))
-        finally:
-            await client.aclose()
-        return frames
+    def dataset_record(self) -> dict[str, Any]:
+        """Source files, MD5s, limit and sample."""
+        return source_provenance(self.spec, self.root)
 
-    try:
-        with logging_redirect_tqdm():  # log lines print above the bar instead of through it
-            frames = asyncio.run(run_all())
-    finally:
-        bar.close()
-        store.close()
-    outcome.calls = client.calls
-    outcome.api = api_stats(client)
-    if frames:
-        merged = pd.concat(frames, ignore_index=True)
-        merged.insert(0, "model", str(model_cfg["id"]))
-        merged.insert(0, "benchmark", spec.name)
-        outcome.predictions = conform(merged)
-    return outcome
+    def details(self, predictions: pd.DataFrame) -> dict[str, Any]:
+        """Nothing beyond the shared record."""
+        return {}
 
-
-def _progress_hook(bar: tqdm) -> Any:  # type: ignore[type-arg]
-    state = {"errors": 0, "tokens": 0, "cost": 0.0}
-
-    def hook(responses: Any) -> None:
-        for r in responses:
-            state["errors"] += int(getattr(r, "status", "ok") != "ok")
-            usage = getattr(r, "usage", None)
-            if usage is not None:
-                state["tokens"] += usage.prompt_tokens + usage.completion_tokens
-                state["cost"] += usage.cost_usd
-        bar.update(len(responses))
-        bar.set_postfix(
-            errors=state["errors"], tokens=state["tokens"], cost=f"${state['cost']:.4f}"
-        )
-
-    return hook
-
-
-def setting_metrics(predictions: pd.DataFrame) -> dict[str, dict[str, float]]:
-    """Per-setting accuracy and error rates for DVC metrics.
-
-    Confidence intervals are left to the analyze stage: importing statsmodels here would add
-    seconds to every evaluation process's start-up.
-    """
-    out: dict[str, dict[str, float]] = {}
-    for name, group in predictions.groupby("setting", sort=True):
-        out[str(name)] = {
-            "n": len(group),
-            "accuracy": round(float(group["correct"].mean()), 6),
-            "error_rate": round(float((group["status"] == "error").mean()), 6),
-            "parse_error_rate": round(float((group["status"] == "parse_error").mean()), 6),
-        }
-    return out
+    def metrics(self, predictions: pd.DataFrame) -> dict[str, Any]:
+        """Per-setting accuracy and rates."""
+        return group_metrics(predictions, "setting", {"accuracy": "correct"})

@@ -20,25 +20,22 @@ and the option (second hop).
   guess, which would need a second, chained request and would mix the two accuracies. A CoT
   template cannot make a scored model reason; under log-likelihood it only changes the context.
 
-Every call goes through :class:`~cultureqa.llm.cached.CachedClient`, so reruns are free and a
-crash loses nothing already answered.
+The run itself (client, response store, accounting, run record) is
+:func:`cultureqa.evaluation.engine.evaluate`; this module says only what ID-MoCQA asks and scores.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
-import json
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from tqdm import tqdm
 
-from cultureqa.evaluation.prompts import Template
-from cultureqa.evaluation.runner import error_share
+from cultureqa.evaluation.engine import Batch, ModelView, RunSpec
+from cultureqa.evaluation.record import conform, group_metrics, model_sha
 from cultureqa.knowledge.provinces import KnowledgeBase
 from cultureqa.llm.base import (
     GenerateRequest,
@@ -46,11 +43,7 @@ from cultureqa.llm.base import (
     LoglikRequest,
     LoglikResponse,
     Message,
-    ModelClient,
 )
-from cultureqa.llm.cached import CachedClient
-from cultureqa.llm.registry import build_model
-from cultureqa.llm.store import ResponseStore
 from cultureqa.mocqa.answers import (
     LETTERS,
     ParsedReply,
@@ -59,8 +52,8 @@ from cultureqa.mocqa.answers import (
     render,
     scored_fields,
 )
+from cultureqa.provenance import file_md5
 from cultureqa.records import scores_json
-from cultureqa.spend import LEDGER, api_stats
 
 ITEM_COLUMNS = ("item_id", "source_id", "clue_type", "language", "province", "topic")
 DATASET_COLUMNS = (*ITEM_COLUMNS, "question", "options", "answer")
@@ -91,22 +84,6 @@ class EvalConfig:
     """Evaluate only the first N items per language (smoke runs)."""
 
 
-@dataclass
-class MocqaOutcome:
-    """Predictions plus what a run record needs: calls made and template hashes per language."""
-
-    predictions: pd.DataFrame
-    calls: int = 0
-    templates: dict[str, str] = field(default_factory=dict)
-    api: dict[str, Any] = field(default_factory=dict)
-    """What the client and cache did: sends, retries, failures, waits, breaker (for run.json)."""
-
-    @property
-    def error_share(self) -> float:
-        """Share of items whose model call failed (see :func:`runner.error_share`)."""
-        return error_share(self.predictions)
-
-
 def load_dataset(path: Path) -> pd.DataFrame:
     """The finalized ID-MoCQA table; a missing file or column names what to run or fix."""
     if not path.exists():
@@ -123,89 +100,112 @@ def province_names(kb: KnowledgeBase, language: str) -> tuple[str, ...]:
     return tuple(p.name_id if language == "id" else p.name for p in kb)
 
 
-def model_sha(model_cfg: Mapping[str, Any]) -> str:
-    """Short hash of a model config: tells two roster entries with one display id apart."""
-    text = json.dumps(dict(model_cfg), sort_keys=True, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+@dataclass
+class MocqaFamily:
+    """ID-MoCQA on the evaluation engine: one batch over every item of ``cfg.languages``.
 
+    Both languages go in one batch, so a batching local model sees the same batches as ever.
+    """
 
-def evaluate_mocqa(
-    dataset: pd.DataFrame,
-    model_cfg: Mapping[str, Any],
-    cfg: EvalConfig,
-    root: Path,
-    store_path: Path,
-    roster_entry: str,
-    kb: KnowledgeBase,
-    progress: bool = False,
-) -> MocqaOutcome:
-    """Evaluate every item of ``cfg.languages``; item failures are recorded, never raised."""
-    templates = {lang: load_template(root, cfg.style, lang) for lang in cfg.languages}
-    items = balanced_subset(dataset[dataset["language"].isin(cfg.languages)], cfg.limit)
-    rows = [{str(k): v for k, v in r.items()} for r in items.to_dict("records")]
-    if not rows:
-        raise ValueError(f"the dataset has no items in languages {list(cfg.languages)}")
-    # Both languages share one model load (loading the local model costs seconds).
-    built = build_model(model_cfg)
-    store = ResponseStore(store_path)
-    per_item = 2 if built.client.supports_loglik else 1  # loglik: answer + province requests
-    desc = f"mocqa/{model_cfg['id']}/{cfg.style}"
-    bar = tqdm(total=per_item * len(rows), desc=desc, disable=not progress, unit="req")
-    client = CachedClient(
-        built.client, store, built.identity, built.chunk_size, lambda r: bar.update(len(r))
-    )
-    decoding = dict(model_cfg.get("decoding") or {})
-    decoding["max_tokens"] = max(int(decoding.get("max_tokens") or 0), cfg.min_max_tokens)
-    try:
-        scored = asyncio.run(_score(client, rows, templates, decoding, kb))
-    finally:
-        bar.close()
-        store.close()
-        LEDGER.record(roster_entry, client)  # the hop stage runs three conditions
-    frame = pd.DataFrame(scored).assign(
-        model=str(model_cfg["id"]),
-        roster_entry=roster_entry,
-        backend=str(model_cfg.get("backend")),
-        model_sha=model_sha(model_cfg),
-        prompt=cfg.style,
-    )
-    hashes = {k: t.sha256 for k, t in templates.items()}
-    return MocqaOutcome(conform(frame), client.calls, hashes, api_stats(client))
+    dataset: pd.DataFrame
+    cfg: EvalConfig
+    root: Path
+    kb: KnowledgeBase
+    dataset_path: str = ""
+    """The dataset file relative to the project root (provenance; empty in the hop diagnostic)."""
+    benchmark: str = "mocqa"
 
+    @property
+    def max_tokens_floor(self) -> int:
+        """The prompt style's generation budget floor."""
+        return self.cfg.min_max_tokens
 
-async def _score(
-    client: ModelClient,
-    rows: list[dict[str, Any]],
-    templates: Mapping[str, Template],
-    decoding: Mapping[str, Any],
-    kb: KnowledgeBase,
-) -> list[dict[str, Any]]:
-    """Score by log-likelihood where the backend can, else generate and parse."""
-    prompts = [render(templates[r["language"]], r["question"], r["options"]) for r in rows]
-    shas = [templates[r["language"]].sha256 for r in rows]
-    try:
-        if client.supports_loglik:
-            return await _loglik_rows(client, rows, prompts, shas, kb)
+    def plan(self, model: ModelView) -> list[Batch]:
+        """Log-likelihood where the backend can (two requests per item), else generate."""
+        cfg = self.cfg
+        templates = {lang: load_template(self.root, cfg.style, lang) for lang in cfg.languages}
+        items = balanced_subset(
+            self.dataset[self.dataset["language"].isin(cfg.languages)], cfg.limit
+        )
+        rows = [{str(k): v for k, v in r.items()} for r in items.to_dict("records")]
+        if not rows:
+            raise ValueError(f"the dataset has no items in languages {list(cfg.languages)}")
+        hashes = {k: t.sha256 for k, t in templates.items()}
+        prompts = [render(templates[r["language"]], r["question"], r["options"]) for r in rows]
+        shas = [hashes[r["language"]] for r in rows]
+        if model.supports_loglik:
+            return [self._loglik_batch(rows, prompts, shas, hashes)]
         requests = [
             GenerateRequest(
                 messages=(Message("user", prompt),),
-                max_tokens=int(decoding["max_tokens"]),
-                temperature=float(decoding.get("temperature", 0.0)),
-                seed=decoding.get("seed"),
+                max_tokens=model.decoding.max_tokens,
+                temperature=model.decoding.temperature,
+                seed=model.decoding.seed,
                 template_version=sha,
             )
             for prompt, sha in zip(prompts, shas, strict=True)
         ]
-        replies = await client.generate(requests)
-        return [_generation_row(*args) for args in zip(rows, replies, shas, strict=True)]
-    finally:
-        await client.aclose()
+
+        def score(replies: Sequence[GenerateResponse]) -> pd.DataFrame:
+            return pd.DataFrame(map(_generation_row, rows, replies, shas))
+
+        return [Batch(cfg.style, "generate", requests, score, hashes)]
+
+    def _loglik_batch(
+        self,
+        rows: list[dict[str, Any]],
+        prompts: list[str],
+        shas: list[str],
+        hashes: dict[str, str],
+    ) -> Batch:
+        requests = []
+        for row, prompt in zip(rows, prompts, strict=True):
+            lang = str(row["language"])
+            letters = tuple(" " + x for x in LETTERS[: len(row["options"])])
+            names = tuple(" " + n for n in province_names(self.kb, lang))
+            requests += [
+                LoglikRequest(f"{prompt}\n{ANSWER_CUE[lang]}", letters),
+                LoglikRequest(f"{prompt}\n{PROVINCE_CUE[lang]}", names),
+            ]
+
+        def score(scores: Sequence[LoglikResponse]) -> pd.DataFrame:
+            return pd.DataFrame(
+                _loglik_row(row, scores[2 * i], scores[2 * i + 1], shas[i], self.kb)
+                for i, row in enumerate(rows)
+            )
+
+        return Batch(self.cfg.style, "loglik", requests, score, hashes, per_item=2)
+
+    def finish(self, rows: pd.DataFrame, run: RunSpec) -> pd.DataFrame:
+        """The roster entry's identity on every row, then the column contract."""
+        frame = rows.assign(
+            model=str(run.model_cfg["id"]),
+            roster_entry=run.roster_entry,
+            backend=str(run.model_cfg.get("backend")),
+            model_sha=model_sha(run.model_cfg),
+            prompt=self.cfg.style,
+        )
+        frame = frame.assign(tokens=frame["prompt_tokens"] + frame["completion_tokens"])
+        return conform(frame, PREDICTION_COLUMNS, "ID-MoCQA")
+
+    def dataset_record(self) -> dict[str, Any]:
+        """Name, path and MD5 of the finalized dataset."""
+        md5 = file_md5(self.root / self.dataset_path) if self.dataset_path else None
+        return {"name": "mocqa", "path": self.dataset_path, "md5": md5}
+
+    def details(self, predictions: pd.DataFrame) -> dict[str, Any]:
+        """Nothing beyond the shared record."""
+        return {}
+
+    def metrics(self, predictions: pd.DataFrame) -> dict[str, Any]:
+        """Per-language multi-hop and first-hop accuracy and rates."""
+        measures = {"multi_hop": "correct", "first_hop": "province_correct"}
+        return group_metrics(predictions, "language", measures)
 
 
 _EMPTY: dict[str, Any] = {
     "province_raw": "", "province_pred": "", "province_correct": False, "answer_pred": "",
     "correct": False, "status": "ok", "parse_error": "", "error": "", "raw": "", "scores": "",
-    "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "latency_s": 0.0, "cached": False,
 }  # fmt: skip
 
 
@@ -218,14 +218,7 @@ def _base_row(row: Mapping[str, Any], scoring: str, sha: str) -> dict[str, Any]:
 
 def _generation_row(row: Mapping[str, Any], reply: GenerateResponse, sha: str) -> dict[str, Any]:
     out = _base_row(row, "generate", sha)
-    out.update(
-        raw=reply.text or "",
-        prompt_tokens=reply.usage.prompt_tokens,
-        completion_tokens=reply.usage.completion_tokens,
-        cost_usd=reply.usage.cost_usd,
-        latency_s=reply.latency_s,
-        cached=reply.cached,
-    )
+    out["raw"] = reply.text or ""
     if reply.status != "ok":
         out.update(status="error", error=reply.error or "model error")
         return out
@@ -255,29 +248,6 @@ def balanced_subset(dataset: pd.DataFrame, limit: int | None) -> pd.DataFrame:
     return dataset[mask].reset_index(drop=True)
 
 
-async def _loglik_rows(
-    client: ModelClient,
-    rows: list[dict[str, Any]],
-    prompts: list[str],
-    shas: list[str],
-    kb: KnowledgeBase,
-) -> list[dict[str, Any]]:
-    requests = []
-    for row, prompt in zip(rows, prompts, strict=True):
-        lang = str(row["language"])
-        letters = tuple(" " + x for x in LETTERS[: len(row["options"])])
-        names = tuple(" " + n for n in province_names(kb, lang))
-        requests += [
-            LoglikRequest(f"{prompt}\n{ANSWER_CUE[lang]}", letters),
-            LoglikRequest(f"{prompt}\n{PROVINCE_CUE[lang]}", names),
-        ]
-    scores = await client.loglik(requests)
-    return [
-        _loglik_row(row, scores[2 * i], scores[2 * i + 1], shas[i], kb)
-        for i, row in enumerate(rows)
-    ]
-
-
 def _loglik_row(
     row: Mapping[str, Any],
     answer: LoglikResponse,
@@ -286,7 +256,6 @@ def _loglik_row(
     kb: KnowledgeBase,
 ) -> dict[str, Any]:
     out = _base_row(row, "loglik", sha)
-    out.update(latency_s=answer.latency_s + province.latency_s, cached=answer.cached)
     if answer.status != "ok" or province.status != "ok":
         out.update(status="error", error=answer.error or province.error or "no scores")
         return out
@@ -307,13 +276,3 @@ def _argmax(response: LoglikResponse, per_token: bool) -> int:
     if per_token and len(counts) == len(scores) and all(c > 0 for c in counts):
         scores = [s / c for s, c in zip(scores, counts, strict=True)]
     return max(range(len(scores)), key=scores.__getitem__)
-
-
-def conform(frame: pd.DataFrame) -> pd.DataFrame:
-    """Order and type the columns per :data:`PREDICTION_COLUMNS`; extra columns go last."""
-    frame = frame.assign(tokens=frame["prompt_tokens"] + frame["completion_tokens"])
-    missing = [c for c in PREDICTION_COLUMNS if c not in frame.columns]
-    if missing:
-        raise ValueError(f"ID-MoCQA predictions lack columns {missing}")
-    extra = [c for c in frame.columns if c not in PREDICTION_COLUMNS]
-    return frame[[*PREDICTION_COLUMNS, *extra]].astype(PREDICTION_COLUMNS)

@@ -22,8 +22,9 @@ from typing import Any
 
 import pandas as pd
 
+from cultureqa.evaluation.engine import RunSpec, evaluate
 from cultureqa.knowledge.provinces import KnowledgeBase
-from cultureqa.mocqa.evaluate import EvalConfig, balanced_subset, evaluate_mocqa
+from cultureqa.mocqa.evaluate import EvalConfig, MocqaFamily, balanced_subset
 from cultureqa.spend import ApiStopped, stopped_reason
 
 CONDITIONS = ("full", "statement_only", "options_only")
@@ -87,13 +88,14 @@ def run_hop(
     """(table, all predictions with a ``condition`` column, summary metrics)."""
     items = balanced_subset(dataset, config.limit)
     eval_cfg = EvalConfig(style=config.prompt, languages=tuple(sorted(items["language"].unique())))
+    run = RunSpec(config.model, model_cfg, store_path, max_error_share=1.0, prompt=config.prompt)
     predictions, dropped = {}, {}
     for condition in CONDITIONS:
         frame, dropped[condition] = ablate(items, condition)
-        outcome = evaluate_mocqa(frame, model_cfg, eval_cfg, root, store_path, config.model, kb)
-        if (reason := stopped_reason(outcome.api)) is not None:
+        record, preds = evaluate(MocqaFamily(frame, eval_cfg, root, kb), run)
+        if (reason := stopped_reason(record.api)) is not None:
             raise ApiStopped(reason)  # refused requests are not wrong answers; skip the rest
-        predictions[condition] = outcome.predictions.assign(condition=condition)
+        predictions[condition] = preds.assign(condition=condition)
     table = hop_table(predictions)
     summary = {
         "model": str(model_cfg.get("id")),

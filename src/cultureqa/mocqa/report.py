@@ -23,7 +23,7 @@ from cultureqa.knowledge.provinces import CANONICAL_PROVINCES
 from cultureqa.mocqa import metrics as m
 from cultureqa.mocqa.question_analysis import QuestionAnalysis
 from cultureqa.mocqa.schema import CLUE_TYPES
-from cultureqa.tracking import api_metrics, current_exp_name, metric_key, usage_metrics
+from cultureqa.tracking import metric_key, usage_metrics
 
 _COLOURS = {
     "both_right": "#1a9850",
@@ -233,40 +233,12 @@ def run_metrics(part: pd.DataFrame) -> dict[str, float]:
 
 def log_runs(root: Path, experiment: str, run: dict[str, Any], preds: pd.DataFrame) -> list[str]:
     """One MLflow run per language of one (model, prompt) evaluation; returns the run ids."""
-    from cultureqa.tracking import DatasetRef, ResultRun, configure, flatten_params, log_result
+    from cultureqa.tracking import DatasetRef
+    from cultureqa.tracking import log_runs as log_record_runs
 
-    experiment_id = configure(root, experiment)
-    prov, model = run["provenance"], run["model"]
-    # The experiment logging now, not the one whose evaluation DVC may have restored from cache.
-    exp_name = current_exp_name(prov)
-    data = prov["dataset"]
+    data = run["provenance"]["dataset"]
     dataset = DatasetRef("mocqa", str(data.get("md5")), str(data.get("path")))
-    ids = []
-    for language, part in preds.groupby("language", sort=True):
-        params = flatten_params("model", model, {})
-        params |= {
-            "benchmark": "mocqa",
-            "prompt.style": str(run["prompt"]),
-            "prompt.template_sha256": str(run["templates"].get(language)),
-            "language": str(language),
-            "dataset.path": str(data.get("path")),
-            "dataset.md5": str(data.get("md5")),
-            "git.commit": str(prov["git"].get("commit")),
-            "git.dirty": str(prov["git"].get("dirty")),
-            "dvc.exp_name": str(exp_name),
-        }
-        params |= {f"package.{k}": str(v) for k, v in prov["packages"].items()}
-        identity = {
-            "benchmark": "mocqa",
-            "roster_entry": str(run["roster_entry"]),
-            "prompt": str(run["prompt"]),
-            "language": str(language),
-        }
-        tags = {"model": str(model["id"]), "dvc.exp_name": str(exp_name)}
-        metrics = run_metrics(part) | api_metrics(run)
-        artifacts = {"metrics.json": metrics, "run.json": run}
-        name = f"{run['roster_entry']}/{run['prompt']}/{language}"
-        frame = part.reset_index(drop=True)
-        result = ResultRun(name, identity, params, tags, metrics, frame, artifacts, dataset)
-        ids.append(log_result(experiment_id, result))
-    return ids
+    runs = log_record_runs(
+        root, experiment, run, preds, "language", lambda part: run_metrics(part), lambda _: dataset
+    )
+    return list(runs.values())

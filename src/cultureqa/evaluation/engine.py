@@ -1,0 +1,286 @@
+"""The one evaluation engine every benchmark family runs on (DESIGN.md §2.1).
+
+A family says only what differs between benchmarks: how its items become requests (per setting)
+and how replies become prediction rows. The engine owns everything else, once: building the
+client, the response store around it, the progress bar, per-item accounting copied from the
+replies (latency, cache flag, tokens, cost and whatever else a response carries), the counts,
+the error-share rule, and one :class:`RunRecord` with the same schema for every family.
+Concurrency is bounded by the client (its semaphore and ``max_in_flight``), not here, so a batch
+is handed over whole and the client keeps its pipe full.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, NamedTuple, Protocol, cast
+
+import pandas as pd
+from tqdm import tqdm
+from tqdm.contrib.logging import logging_redirect_tqdm
+
+from cultureqa.evaluation.record import Reply, RunRecord, accounting, count, error_share, model_sha
+from cultureqa.io import write_json
+from cultureqa.llm.base import (
+    GenerateRequest,
+    LoglikRequest,
+    ModelClient,
+)
+from cultureqa.llm.cached import CachedClient
+from cultureqa.llm.registry import build_model
+from cultureqa.llm.store import ResponseStore
+from cultureqa.paths import project_root
+from cultureqa.provenance import provenance
+from cultureqa.runlog import write_run
+from cultureqa.spend import LEDGER, api_stats, guard, stopped_reason
+
+
+@dataclass(frozen=True)
+class Decoding:
+    """Generation parameters from the model config (temperature 0 unless a model refuses it)."""
+
+    temperature: float = 0.0
+    max_tokens: int = 16
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class ModelView:
+    """What a family may know about the model when it turns items into requests."""
+
+    model_id: str
+    supports_loglik: bool
+    decoding: Decoding
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One setting's requests (all of one kind) and how to score their replies.
+
+    ``score`` gets the replies in request order and returns one prediction row per item;
+    ``per_item`` consecutive requests belong to one item (ID-MoCQA scores two per item).
+    """
+
+    label: str
+    kind: Literal["generate", "loglik"]
+    requests: Sequence[GenerateRequest] | Sequence[LoglikRequest]
+    score: Callable[[Sequence[Any]], pd.DataFrame]
+    templates: Mapping[str, str] = field(default_factory=dict)
+    per_item: int = 1
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A setting the model cannot run, with the reason (recorded, never silent)."""
+
+    label: str
+    reason: str
+    requests: int = 0
+    """Its share of the progress bar."""
+
+
+class Family(Protocol):
+    """What a benchmark family supplies; see the README ("Adding a benchmark family")."""
+
+    @property
+    def benchmark(self) -> str:
+        """The benchmark's name (run records, MLflow experiment, output paths)."""
+        ...
+
+    @property
+    def max_tokens_floor(self) -> int:
+        """Generation budget floor; the model's own ``max_tokens`` wins when larger."""
+        ...
+
+    def plan(self, model: ModelView) -> Iterable[Batch | Skip]:
+        """Every setting as a batch of requests, or a skip with its reason."""
+        ...
+
+    def finish(self, rows: pd.DataFrame, run: RunSpec) -> pd.DataFrame:
+        """Identity columns and the family's column contract (order and dtypes)."""
+        ...
+
+    def dataset_record(self) -> dict[str, Any]:
+        """The dataset's provenance record (name, paths, MD5s)."""
+        ...
+
+    def details(self, predictions: pd.DataFrame) -> dict[str, Any]:
+        """Family-specific run-record fields (``{}`` when there are none)."""
+        ...
+
+    def metrics(self, predictions: pd.DataFrame) -> dict[str, Any]:
+        """The DVC metrics document of one run."""
+        ...
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Who is evaluated and under which rules: the parts every family's stage parses alike."""
+
+    roster_entry: str
+    model_cfg: Mapping[str, Any]
+    store_path: Path
+    max_error_share: float
+    prompt: str = ""
+    progress: bool = False
+
+
+class Result(NamedTuple):
+    """A run's record and its predictions (one row per item and setting)."""
+
+    record: RunRecord
+    predictions: pd.DataFrame
+
+
+def decoding_of(model_cfg: Mapping[str, Any], floor: int = 0) -> Decoding:
+    """The model's decoding with ``max_tokens`` raised to ``floor`` (CoT needs room to reason)."""
+    raw = {k: v for k, v in dict(model_cfg.get("decoding") or {}).items() if v is not None}
+    decoding = Decoding(**raw)
+    return dataclasses.replace(decoding, max_tokens=max(decoding.max_tokens, floor))
+
+
+async def run_batch(client: ModelClient, batch: Batch) -> pd.DataFrame:
+    """Send one batch, score it, and add the per-item accounting columns."""
+    if batch.kind == "loglik":
+        replies: Sequence[Reply] = await client.loglik(
+            cast(Sequence[LoglikRequest], batch.requests)
+        )
+    else:
+        replies = await client.generate(cast(Sequence[GenerateRequest], batch.requests))
+    frame = batch.score(replies).reset_index(drop=True)
+    if replies:
+        for name, values in accounting(replies, batch.per_item).items():
+            frame[name] = values
+    return frame
+
+
+def evaluate(family: Family, run: RunSpec) -> Result:
+    """Run every setting of ``family`` with the roster entry's model; item failures never raise.
+
+    The model is built once for all settings (loading the local model costs seconds) and every
+    call goes through the response store, so a rerun is free and a crash loses nothing answered.
+    """
+    started = time.perf_counter()
+    built = build_model(run.model_cfg)
+    decoding = decoding_of(run.model_cfg, family.max_tokens_floor)
+    view = ModelView(str(run.model_cfg["id"]), built.client.supports_loglik, decoding)
+    plan = list(family.plan(view))
+    total = sum(len(p.requests) if isinstance(p, Batch) else p.requests for p in plan)
+    label = "/".join(x for x in (family.benchmark, view.model_id, run.prompt) if x)
+    bar = tqdm(total=total, desc=label, disable=not run.progress, unit="req")
+    store = ResponseStore(run.store_path)
+    client = CachedClient(
+        built.client, store, built.identity, built.chunk_size, on_progress=_progress_hook(bar)
+    )
+
+    async def run_all() -> list[pd.DataFrame]:
+        frames = []
+        try:
+            for step in plan:
+                if isinstance(step, Skip):
+                    bar.update(step.requests)
+                else:
+                    frames.append(await run_batch(client, step))
+        finally:
+            await client.aclose()
+        return frames
+
+    try:
+        with logging_redirect_tqdm():  # log lines print above the bar instead of through it
+            frames = asyncio.run(run_all())
+    finally:
+        bar.close()
+        store.close()
+        LEDGER.record(run.roster_entry, client)  # the hop stage sums three runs
+    predictions = pd.DataFrame()
+    if frames:
+        predictions = family.finish(pd.concat(frames, ignore_index=True), run)
+    record = RunRecord(
+        benchmark=family.benchmark,
+        roster_entry=run.roster_entry,
+        model=dict(run.model_cfg),
+        model_sha=model_sha(run.model_cfg),
+        prompt=run.prompt,
+        settings=[p.label for p in plan if isinstance(p, Batch)],
+        skipped={p.label: p.reason for p in plan if isinstance(p, Skip)},
+        templates={k: v for p in plan if isinstance(p, Batch) for k, v in p.templates.items()},
+        counts=count(predictions),
+        error_share=error_share(predictions),
+        max_error_share=run.max_error_share,
+        details=family.details(predictions) if frames else {},
+        provenance=provenance(project_root(), family.dataset_record()),
+        model_calls=client.calls,
+        api=api_stats(client),
+        timings={"wall_s": round(time.perf_counter() - started, 3)},
+    )
+    return Result(record, predictions)
+
+
+def _progress_hook(bar: tqdm) -> Callable[[Sequence[Any]], None]:  # type: ignore[type-arg]
+    """Advance the bar per reply and show errors, tokens and cost so far."""
+    state = {"errors": 0, "tokens": 0, "cost": 0.0}
+
+    def hook(responses: Sequence[Any]) -> None:
+        for r in responses:
+            state["errors"] += int(getattr(r, "status", "ok") != "ok")
+            usage = getattr(r, "usage", None)
+            if usage is not None:
+                state["tokens"] += usage.prompt_tokens + usage.completion_tokens
+                state["cost"] += usage.cost_usd
+        bar.update(len(responses))
+        bar.set_postfix(
+            errors=state["errors"], tokens=state["tokens"], cost=f"${state['cost']:.4f}"
+        )
+
+    return hook
+
+
+def summary_line(record: RunRecord) -> str:
+    """One line for the stage's log: calls, retries, what was not sent, errors and skips."""
+    client = record.api.get("client") or {}
+    name = "/".join(x for x in (record.benchmark, str(record.model["id"]), record.prompt) if x)
+    retries = f" ({client['retries']} retries, {client['not_sent']} not sent)" if client else ""
+    skipped = f", skipped {sorted(record.skipped)}" if record.skipped else ""
+    return (
+        f"{name}: {record.counts.items} items, {record.model_calls} model calls{retries}, "
+        f"error share {record.error_share:.3f}{skipped}"
+    )
+
+
+def run_and_write(family: Family, run: RunSpec, out_dir: Path, metrics_path: Path) -> int:
+    """The body of every evaluation stage: evaluate under the output lock, write, exit code.
+
+    Outputs are written before the error-share rule is applied, so a failed run can be
+    inspected; a tripped circuit breaker (rc 2) is reported before the error share (rc 1).
+    """
+    with guard(out_dir) as lock:
+        record, predictions = evaluate(family, run)
+        record.api["lock_taken_over_from_pid"] = lock.took_over_from
+        write_run(out_dir, predictions, record.as_dict(), project_root())
+        write_json(metrics_path, family.metrics(predictions) if not predictions.empty else {})
+    print(summary_line(record))
+    return exit_code(record, out_dir / "predictions.parquet")
+
+
+def exit_code(record: RunRecord, predictions: Path) -> int:
+    """0; 2 when the circuit breaker stopped sends (its cause is the error); else 1 past the limit.
+
+    Item failures never stop a run; only an error share above ``max_error_share`` fails the
+    stage, after its outputs are written so the failures can be inspected.
+    """
+    if (reason := stopped_reason(record.api)) is not None:
+        print(f"error: {reason}", file=sys.stderr)
+        return 2
+    share, limit = record.error_share, record.max_error_share
+    if share <= limit:
+        return 0
+    print(
+        f"error: {share:.1%} of items failed (limit {limit:.1%}); see {predictions} column 'error'",
+        file=sys.stderr,
+    )
+    return 1

@@ -1,0 +1,160 @@
+"""The run record every family's evaluation ends in, and the pure helpers that fill it.
+
+One schema for IndoCulture/generic benchmarks, ID-MoCQA and the cross-cultural benchmark:
+:func:`cultureqa.runlog.write_run` writes it as ``run.json`` (stable keys) plus its run log
+(``model_calls``, ``api``, ``timings``: true of one process's run, not of the result).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from cultureqa.llm.base import NOT_SENT, GenerateResponse, LoglikResponse
+
+Reply = GenerateResponse | LoglikResponse
+CONTENT_FIELDS = frozenset({"text", "status", "error", "usage", "logprobs", "token_counts"})
+"""Response fields a family scores; every other field is per-item accounting the engine copies."""
+
+
+@dataclass(frozen=True)
+class Counts:
+    """How the items ended; statuses other than these three are counted under ``other``."""
+
+    items: int
+    ok: int
+    errors: int
+    parse_errors: int
+    not_sent: int
+    """Requests never sent (breaker open, stage stopping); their items count as errors."""
+    other: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class RunRecord:
+    """One evaluation run, the same schema for every family (``run.json`` + its run log)."""
+
+    benchmark: str
+    roster_entry: str
+    model: dict[str, Any]
+    model_sha: str
+    prompt: str
+    settings: list[str]
+    skipped: dict[str, str]
+    templates: dict[str, str]
+    counts: Counts
+    error_share: float
+    max_error_share: float
+    details: dict[str, Any]
+    provenance: dict[str, Any]
+    model_calls: int = 0
+    api: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready; :func:`cultureqa.runlog.write_run` splits stable from volatile keys."""
+        return dataclasses.asdict(self)
+
+
+def model_sha(model_cfg: Mapping[str, Any]) -> str:
+    """Short hash of a model config: tells two roster entries with one display id apart."""
+    text = json.dumps(dict(model_cfg), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def error_share(predictions: pd.DataFrame) -> float:
+    """Share of items whose model call failed; parse errors are wrong answers, not errors."""
+    if predictions.empty:
+        return 0.0
+    return float((predictions["status"] == "error").mean())
+
+
+def group_metrics(
+    predictions: pd.DataFrame, by: str, measures: Mapping[str, str]
+) -> dict[str, dict[str, float]]:
+    """Per-group means for DVC metrics: n, each measure (name -> boolean column) and the rates.
+
+    Confidence intervals are left to the analyze stages: importing statsmodels here would add
+    seconds to every evaluation process's start-up.
+    """
+    out: dict[str, dict[str, float]] = {}
+    for key, part in predictions.groupby(by, sort=True):
+        row = {name: round(float(part[column].mean()), 6) for name, column in measures.items()}
+        out[str(key)] = {"n": len(part), **row} | {
+            "parse_error_rate": round(float((part["status"] == "parse_error").mean()), 6),
+            "error_rate": round(float((part["status"] == "error").mean()), 6),
+        }
+    return out
+
+
+def conform(frame: pd.DataFrame, contract: Mapping[str, str], name: str) -> pd.DataFrame:
+    """Order and type columns per a family's column contract; extra columns go last."""
+    missing = [c for c in contract if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{name} predictions lack columns {missing}")
+    extra = [c for c in frame.columns if c not in contract]
+    return frame[[*contract, *extra]].astype(dict(contract))
+
+
+def accounting(replies: Sequence[Reply], per_item: int) -> dict[str, list[Any]]:
+    """Per-item columns from the replies: usage summed, every other non-content field copied.
+
+    Numbers are summed over an item's requests, flags are true only if true for all of them;
+    a field added to the responses (attempts, waits) lands in the predictions without a change
+    here. Columns are ``latency_s``, ``prompt_tokens``, ``completion_tokens``, ``cost_usd``,
+    ``cached`` and any such new field, in that order.
+    """
+    columns: dict[str, list[Any]] = {}
+    for start in range(0, len(replies), per_item):
+        group = replies[start : start + per_item]
+        for name, value in _item_accounting(group).items():
+            columns.setdefault(name, []).append(value)
+    return columns
+
+
+def _item_accounting(group: Sequence[Reply]) -> dict[str, Any]:
+    fields = [f.name for f in dataclasses.fields(group[0]) if f.name not in CONTENT_FIELDS]
+    out: dict[str, Any] = {"latency_s": 0.0, "prompt_tokens": 0, "completion_tokens": 0}
+    out |= {"cost_usd": 0.0, "cached": all(r.cached for r in group)}
+    for reply in group:
+        usage = getattr(reply, "usage", None)
+        if usage is not None:
+            out["prompt_tokens"] += usage.prompt_tokens
+            out["completion_tokens"] += usage.completion_tokens
+            out["cost_usd"] += usage.cost_usd
+    for name in fields:
+        if name != "cached":
+            out[name] = _combine([getattr(r, name) for r in group])
+    return out
+
+
+def _combine(values: list[Any]) -> Any:
+    if all(isinstance(v, bool) for v in values):
+        return all(values)
+    if all(isinstance(v, int | float) for v in values):
+        return sum(values)
+    if all(isinstance(v, Mapping) for v in values):
+        total: dict[str, Any] = {}
+        for v in values:
+            for key, n in v.items():
+                total[key] = total.get(key, 0) + n
+        return json.dumps(total, sort_keys=True)
+    return values[0]
+
+
+def count(predictions: pd.DataFrame) -> Counts:
+    """Items by status, and how many of the errors were requests never sent."""
+    if predictions.empty:
+        return Counts(0, 0, 0, 0, 0)
+    statuses = predictions["status"].value_counts().to_dict()
+    known = ("ok", "error", "parse_error")
+    other = {str(k): int(v) for k, v in sorted(statuses.items()) if k not in known}
+    ok, errors, unparsed = (int(statuses.get(k, 0)) for k in known)
+    not_sent = int(predictions["error"].astype(str).str.startswith(NOT_SENT).sum())
+    return Counts(len(predictions), ok, errors, unparsed, not_sent, other)

@@ -1,0 +1,178 @@
+"""One engine, one run record: every family on a tiny fixture with the scripted fake model.
+
+The contract: whatever the family, :func:`evaluate` returns the same :class:`RunRecord` schema,
+counts that add up to the predictions, per-item accounting copied from the replies, and the
+same error-share verdict when half of the items fail.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from omegaconf import OmegaConf
+
+from cultureqa.benchmarks.spec import BenchmarkSpec
+from cultureqa.cases.construct import TYPES
+from cultureqa.cases.evaluate import CasesFamily, load_prompt
+from cultureqa.cases.shuffle import shuffle_items
+from cultureqa.config import select
+from cultureqa.evaluation.engine import Family, RunSpec, evaluate, exit_code
+from cultureqa.evaluation.record import RunRecord, accounting
+from cultureqa.evaluation.task import McqFamily
+from cultureqa.knowledge.provinces import load_knowledge_base
+from cultureqa.llm import registry
+from cultureqa.llm.base import GenerateRequest, GenerateResponse, LoglikRequest
+from cultureqa.llm.fake import ScriptedModel
+from cultureqa.mocqa.evaluate import EvalConfig, MocqaFamily
+from cultureqa.runlog import read_run, write_run
+from tests.mocqa_eval.conftest import synthetic_dataset
+
+ROOT = Path(__file__).resolve().parents[2]
+FAMILIES = ("indoculture", "mocqa", "cases")
+RECORD_KEYS = [
+    "benchmark", "roster_entry", "model", "model_sha", "prompt", "settings", "skipped",
+    "templates", "counts", "error_share", "max_error_share", "details", "provenance",
+    "model_calls", "api", "timings",
+]  # fmt: skip
+COUNT_KEYS = ["items", "ok", "errors", "parse_errors", "not_sent", "other"]
+
+
+def _cases_items(seed: int, n: int = 8) -> pd.DataFrame:
+    typed = pd.DataFrame(
+        {"case_id": f"c{i}", "question": f"Why does case {i} happen?", "country": "Japan",
+         "narrative": f"Narrative {i}.", **{f"type_{t}": f"{t} text {i}" for t in TYPES}}
+        for i in range(n)
+    )  # fmt: skip
+    return shuffle_items(typed, seed=seed)
+
+
+def make_family(name: str) -> Family:
+    """Each family on its smallest offline fixture."""
+    if name == "indoculture":
+        params = OmegaConf.load(ROOT / "params.yaml")
+        spec = BenchmarkSpec.from_config(select(params, "benchmarks.indoculture"))
+        return McqFamily(spec, ROOT, "zero_shot", 16)
+    if name == "mocqa":
+        kb = load_knowledge_base(ROOT / "data" / "knowledge" / "provinces")
+        return MocqaFamily(synthetic_dataset(1), EvalConfig("zero_shot"), ROOT, kb)
+    items = {seed: _cases_items(seed) for seed in (60, 40)}
+    return CasesFamily(items, {}, load_prompt(ROOT), ROOT, 64)
+
+
+def _pick(text: str) -> str:
+    """A deterministic reply per prompt: a letter, JSON, or something unparsable."""
+    replies = ("A", '{"province": "Bali", "answer": "B"}', '{"selection": "C"}', "no idea")
+    return replies[int(hashlib.sha256(text.encode()).hexdigest(), 16) % len(replies)]
+
+
+def _scores(request: LoglikRequest) -> list[float]:
+    return [-float(len(c)) for c in request.continuations]
+
+
+@pytest.fixture
+def scripted(monkeypatch: pytest.MonkeyPatch) -> Callable[[ScriptedModel], dict[str, Any]]:
+    """Serve a ScriptedModel through the registry, so the engine builds it like any backend."""
+
+    def install(model: ScriptedModel) -> dict[str, Any]:
+        built = registry.BuiltModel(model, {"backend": "scripted", "id": model.model_id}, 64)
+        monkeypatch.setitem(registry._FACTORIES, "scripted", lambda cfg: built)
+        return {"id": model.model_id, "backend": "scripted", "decoding": {"max_tokens": 8}}
+
+    return install
+
+
+def _generator() -> ScriptedModel:
+    return ScriptedModel("gen", lambda r: _pick(r.messages[-1].content))
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("loglik", [False, True], ids=["generate", "loglik"])
+def test_every_family_returns_the_same_run_record(
+    family: str, loglik: bool, scripted: Any, tmp_path: Path
+) -> None:
+    model = ScriptedModel("scorer", loglik_fn=_scores) if loglik else _generator()
+    run = RunSpec("model", scripted(model), tmp_path / "r.sqlite", 0.1, "zero_shot")
+    record, preds = evaluate(make_family(family), run)
+
+    assert isinstance(record, RunRecord) and record.benchmark == family
+    assert list(record.as_dict()) == RECORD_KEYS
+    assert list(record.as_dict()["counts"]) == COUNT_KEYS
+    json.dumps(record.as_dict())  # JSON-ready as it stands
+    counts = record.counts
+    assert counts.items == len(preds) > 0
+    assert counts.ok + counts.errors + counts.parse_errors + sum(counts.other.values()) == len(
+        preds
+    )
+    assert record.settings and set(record.templates) and record.roster_entry == "model"
+    assert record.model_calls == len(model.loglik_calls) + len(model.generate_calls)
+    for column in ("latency_s", "cached", "prompt_tokens", "completion_tokens", "cost_usd"):
+        assert column in preds.columns, column
+    assert not preds["cached"].any()
+    if not loglik:
+        assert set(preds["status"]) >= {"ok", "parse_error"}  # "no idea" is never guessed
+
+    again, _ = evaluate(make_family(family), run)  # the response store answers everything
+    assert again.model_calls == 0 and again.counts == record.counts
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_record_splits_into_stable_run_json_and_the_run_log(
+    family: str, scripted: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    run = RunSpec("model", scripted(_generator()), tmp_path / "r.sqlite", 0.1)
+    record, preds = evaluate(make_family(family), run)
+    out = tmp_path / "out"
+    write_run(out, preds, record.as_dict(), ROOT)
+    stable = json.loads((out / "run.json").read_text())
+    assert not {"model_calls", "api", "timings"} & set(stable)  # volatile: run log only
+    assert stable["counts"] == dataclasses.asdict(record.counts)
+    _, joined = read_run(out)
+    assert joined["timings"]["wall_s"] >= 0 and joined["model_calls"] == record.model_calls
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_half_the_items_failing_fails_every_family_alike(
+    family: str, scripted: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Planted: the model errors on every other request, so 50% of items fail (limit 10%)."""
+    sent: list[GenerateRequest] = []
+
+    def flaky(request: GenerateRequest) -> str | GenerateResponse:
+        sent.append(request)
+        if len(sent) % 2 == 0:
+            return GenerateResponse(None, status="error", error="InternalServerError: 500")
+        return _pick(request.messages[-1].content)
+
+    run = RunSpec("model", scripted(ScriptedModel("flaky", flaky)), tmp_path / "r.sqlite", 0.1)
+    record, preds = evaluate(make_family(family), run)
+    assert record.counts.errors == len(preds) // 2 and record.error_share == pytest.approx(0.5)
+    assert (preds.loc[preds["status"] == "error", "error"] == "InternalServerError: 500").all()
+    capsys.readouterr()
+    assert exit_code(record, tmp_path / "predictions.parquet") == 1
+    assert "error: 50.0% of items failed (limit 10.0%)" in capsys.readouterr().err
+
+
+def test_accounting_sums_an_items_requests_and_copies_new_fields() -> None:
+    """A field a response gains later (attempts, waits) reaches the predictions unchanged."""
+
+    @dataclasses.dataclass(frozen=True)
+    class Counted(GenerateResponse):
+        attempts: int = 1
+        by_cause: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    replies = [
+        Counted("A", latency_s=0.5, attempts=1, cached=True),
+        Counted("B", latency_s=0.25, attempts=3, by_cause={"429": 2}, cached=False),
+    ]
+    columns = accounting(replies, per_item=2)
+    assert columns["latency_s"] == [0.75] and columns["attempts"] == [4]
+    assert columns["cached"] == [False] and columns["by_cause"] == ['{"429": 2}']
+    assert accounting(replies, per_item=1)["attempts"] == [1, 3]

@@ -239,13 +239,14 @@ def log_entry_runs(
     run_info: dict[str, Any],
     predictions: pd.DataFrame,
     plots: Sequence[Path],
+    uri: str | None = None,
 ) -> dict[str, str]:
     """One finished MLflow run per seed of one roster entry; returns ``{seed: run_id}``."""
     from mlflow import MlflowClient
 
     from cultureqa.tracking import DatasetRef, ResultRun, configure, flatten_params, log_result
 
-    experiment_id = configure(root, experiment)
+    experiment_id = configure(root, experiment, uri)
     model, prov = run_info["model"], run_info["provenance"]
     runs: dict[str, str] = {}
     for seed, part in predictions.groupby("seed", sort=False):

@@ -231,11 +231,20 @@ def run_metrics(part: pd.DataFrame) -> dict[str, float]:
     return {k: float(v) for k, v in out.items()}
 
 
-def log_runs(root: Path, experiment: str, run: dict[str, Any], preds: pd.DataFrame) -> list[str]:
-    """One MLflow run per language of one (model, prompt) evaluation; returns the run ids."""
+def log_runs(
+    root: Path,
+    experiment: str,
+    run: dict[str, Any],
+    preds: pd.DataFrame,
+    uri: str | None = None,
+) -> list[str]:
+    """One MLflow run per language of one (model, prompt) evaluation; returns the run ids.
+
+    ``uri`` is ``tracking.uri`` (a tracking server); None logs into ``<root>/mlflow.db``.
+    """
     from cultureqa.tracking import DatasetRef, ResultRun, configure, flatten_params, log_result
 
-    experiment_id = configure(root, experiment)
+    experiment_id = configure(root, experiment, uri)
     prov, model = run["provenance"], run["model"]
     # The experiment logging now, not the one whose evaluation DVC may have restored from cache.
     exp_name = current_exp_name(prov)

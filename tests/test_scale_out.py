@@ -107,8 +107,8 @@ class OverlapGate:
     def __call__(self, messages: list[dict[str, Any]]) -> str:
         with self._lock:
             self.seen.add(_location(messages))
-            if {"none", "province"} <= self.seen:
-                self.overlapped.set()
+            if {"none", "province"} <= self.seen and not self.gave_up.is_set():
+                self.overlapped.set()  # not after a give-up: by then the first may be done
         if not self.gave_up.is_set() and not self.overlapped.wait(self.timeout_s):
             self.gave_up.set()
         return "A"

@@ -16,6 +16,7 @@ from cultureqa.mocqa.answers import PROMPT_STYLES
 from cultureqa.mocqa.report import log_runs
 from cultureqa.paths import project_root
 from cultureqa.runlog import read_run, write_marker
+from cultureqa.tracking import tracking_uri
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     predictions, run = read_run(run_dir, project_root())
     experiment = f"{tracking['experiment_prefix']}/mocqa"
-    runs = log_runs(project_root(), experiment, run, predictions)
+    runs = log_runs(project_root(), experiment, run, predictions, tracking_uri(tracking))
     write_marker(marker, {"enabled": True, "experiment": experiment, "n_runs": len(runs)}, runs)
     print(f"logged {len(runs)} MLflow run(s) for mocqa/{run['model']['id']}/{args.prompt}")
     return 0

@@ -14,7 +14,7 @@ from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import write_json
 from cultureqa.paths import project_root
 from cultureqa.runlog import read_run, write_marker
-from cultureqa.tracking import benchmark_dataset, evaluation_metrics, log_runs
+from cultureqa.tracking import benchmark_dataset, evaluation_metrics, log_runs, tracking_uri
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         "setting",
         lambda part: evaluation_metrics(part, slices),
         lambda _: dataset,
+        tracking_uri(tracking),
     )
     write_marker(marker, {"enabled": True, "runs": sorted(runs)}, runs)
     print(f"logged {len(runs)} MLflow run(s) for {args.benchmark}/{run_info['model']['id']}")

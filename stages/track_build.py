@@ -11,7 +11,7 @@ from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import write_json
 from cultureqa.paths import project_root
 from cultureqa.runlog import write_marker
-from cultureqa.tracking import log_build
+from cultureqa.tracking import log_build, tracking_uri
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     steps = {Path(p).stem: json.loads((root / p).read_text(encoding="utf-8")) for p in args.metrics}
     recorded = {key: select(params, key) for key in args.params}
     experiment = f"{tracking['experiment_prefix']}/{args.build}-build"
-    run_id = log_build(project_root(), experiment, steps, recorded)
+    run_id = log_build(project_root(), experiment, steps, recorded, tracking_uri(tracking))
     write_marker(marker, {"enabled": True, "experiment": experiment}, run_id)
     print(f"logged the {args.build} build ({len(steps)} steps) to MLflow run {run_id}")
     return 0

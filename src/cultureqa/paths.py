@@ -23,8 +23,14 @@ def project_root() -> Path:
 
 
 def state_dir() -> Path:
-    """Project-local, git-ignored state shared by every experiment (response store)."""
-    return Path(os.environ.get("CULTUREQA_STATE_DIR", project_root() / ".cultureqa"))
+    """Project-local, git-ignored state shared by every experiment (response store).
+
+    A relative ``CULTUREQA_STATE_DIR`` is taken from the project root, not the working directory:
+    queued experiments run in separate temp copies, and a store per copy would let two queue
+    workers send the same prompt (``tests/test_scale_out.py``).
+    """
+    chosen = Path(os.environ.get("CULTUREQA_STATE_DIR") or ".cultureqa")
+    return chosen if chosen.is_absolute() else project_root() / chosen
 
 
 def user_cache_dir() -> Path:

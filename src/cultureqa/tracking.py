@@ -6,9 +6,11 @@ re-tracking the same result skips it (same DVC experiment) or replaces it (anoth
 one DVC experiment share a ``dvc.exp_name`` tag (the UI groups and filters on it:
 ``tags.`dvc.exp_name` = 'exp'``); each run logs its dataset as an MLflow dataset input.
 
-The URI is always ``sqlite:///<DVC_ROOT>/mlflow.db`` with an explicit artifact root, so queued DVC
-experiments (which run in temp copies) log into the same database as the workspace. mlflow is
-imported lazily: it is slow to import and only the tracking stage needs it.
+The URI is ``sqlite:///<DVC_ROOT>/mlflow.db`` with an explicit artifact root, so queued DVC
+experiments (which run in temp copies) log into the same database as the workspace; or, with
+``tracking.uri`` set (``-S tracking=server``), an MLflow server that owns its artifact store, so
+workers on several machines log into one place. mlflow is imported lazily: it is slow to import
+and only the tracking stage needs it.
 """
 
 from __future__ import annotations
@@ -23,8 +25,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pandas as pd
+
+from cultureqa.config import ParamsError
 
 _METRIC_SAFE = re.compile(r"[^A-Za-z0-9_\-. /]")
 log = logging.getLogger(__name__)
@@ -55,18 +60,65 @@ def current_exp_name(provenance: Mapping[str, Any]) -> str:
     return str(os.environ.get("DVC_EXP_NAME") or provenance.get("dvc_exp_name"))
 
 
-def configure(root: Path, experiment: str) -> str:
-    """Point MLflow at the project database and return the experiment id."""
+class TrackingConfigError(ParamsError):
+    """``tracking.uri`` is missing where required, relative, or carries a password."""
+
+
+def tracking_uri(tracking: Mapping[str, Any]) -> str | None:
+    """The configured tracking server URI, or None for the project's own sqlite database.
+
+    A relative ``sqlite:`` or file path would land in a queued experiment's temp copy (and vanish
+    with it), and a password in the URI would be logged with the params: both are refused, naming
+    the fix. Server credentials come from MLflow's own variables (``MLFLOW_TRACKING_USERNAME``,
+    ``MLFLOW_TRACKING_PASSWORD``, ``MLFLOW_TRACKING_TOKEN``), never from params.
+    """
+    uri = tracking.get("uri")
+    if uri is None:
+        return None
+    uri = str(uri).strip()
+    if uri in ("", "???"):
+        raise TrackingConfigError(
+            "tracking.uri is required with tracking=server: "
+            "dvc exp run -S tracking=server -S tracking.uri=http://HOST:5000"
+        )
+    parts = urlsplit(uri)
+    if parts.password:
+        raise TrackingConfigError(
+            "tracking.uri carries a password; remove it and export MLFLOW_TRACKING_USERNAME and "
+            "MLFLOW_TRACKING_PASSWORD (or MLFLOW_TRACKING_TOKEN) instead"
+        )
+    path = parts.path[1:] if parts.scheme == "sqlite" else parts.path
+    local = parts.scheme in ("", "file", "sqlite") and not _is_server(uri)
+    if local and not Path(path).is_absolute():
+        raise TrackingConfigError(
+            f"tracking.uri {uri!r} is relative: queued experiments run in temp copies; "
+            "give an absolute path, a server URL, or leave tracking.uri unset for "
+            "<project>/mlflow.db"
+        )
+    return uri
+
+
+def _is_server(uri: str) -> bool:
+    """A tracking server (it stores artifacts itself), not a database or folder we write to."""
+    return uri == "databricks" or urlsplit(uri).scheme in ("http", "https", "databricks")
+
+
+def configure(root: Path, experiment: str, uri: str | None = None) -> str:
+    """Point MLflow at the project database (or the server at ``uri``); return the experiment id.
+
+    A server keeps its own artifact store (``mlflow server --artifacts-destination``), so its
+    experiments are created without an artifact location; a database or file store gets
+    ``<root>/mlartifacts`` explicitly (its default would be relative to a DVC temp copy).
+    """
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     import mlflow
 
-    mlflow.set_tracking_uri(f"sqlite:///{root / 'mlflow.db'}")
+    mlflow.set_tracking_uri(uri or f"sqlite:///{root / 'mlflow.db'}")
     found = mlflow.get_experiment_by_name(experiment)
-    if found is None:
-        return str(
-            mlflow.create_experiment(experiment, artifact_location=(root / "mlartifacts").as_uri())
-        )
-    return str(found.experiment_id)
+    if found is not None:
+        return str(found.experiment_id)
+    location = None if uri and _is_server(uri) else (root / "mlartifacts").as_uri()
+    return str(mlflow.create_experiment(experiment, artifact_location=location))
 
 
 def flatten_params(prefix: str, value: Any, out: dict[str, str]) -> dict[str, str]:
@@ -247,14 +299,16 @@ def log_runs(
     by: str,
     metrics_of: Callable[[pd.DataFrame], Mapping[str, float]],
     dataset_of: Callable[[str], DatasetRef],
+    uri: str | None = None,
 ) -> dict[str, str]:
     """One MLflow run per ``by`` value (setting, language or seed) of an engine run record.
 
     Every family logs the same params (model, benchmark, prompt and template hash, dataset, git,
     DVC experiment, packages) and the same request counters; ``metrics_of`` adds the family's
-    own metrics. Returns ``{value: run_id}``.
+    own metrics. ``uri`` is ``tracking.uri`` (a tracking server); None logs into
+    ``<root>/mlflow.db``. Returns ``{value: run_id}``.
     """
-    experiment_id = configure(root, experiment)
+    experiment_id = configure(root, experiment, uri)
     model, prov = run["model"], run["provenance"]
     exp_name = current_exp_name(prov)
     entry, prompt = str(run["roster_entry"]), str(run["prompt"])
@@ -313,7 +367,11 @@ def numeric_leaves(prefix: str, value: Any, out: dict[str, float]) -> dict[str, 
 
 
 def log_build(
-    root: Path, experiment: str, step_metrics: Mapping[str, Any], params: Mapping[str, Any]
+    root: Path,
+    experiment: str,
+    step_metrics: Mapping[str, Any],
+    params: Mapping[str, Any],
+    uri: str | None = None,
 ) -> str:
     """One MLflow run for a dataset build: counts kept and removed at every step (DESIGN.md §7).
 
@@ -324,7 +382,7 @@ def log_build(
 
     from cultureqa.provenance import git_revision
 
-    experiment_id = configure(root, experiment)
+    experiment_id = configure(root, experiment, uri)
     metrics: dict[str, float] = {}
     for step, document in step_metrics.items():
         numeric_leaves(step, document, metrics)

@@ -239,6 +239,7 @@ def log_entry_runs(
     run_info: dict[str, Any],
     predictions: pd.DataFrame,
     plots: Sequence[Path],
+    uri: str | None = None,
 ) -> dict[str, str]:
     """One finished MLflow run per seed of one roster entry; returns ``{seed: run_id}``."""
     from mlflow import MlflowClient
@@ -257,7 +258,7 @@ def log_entry_runs(
         items = details["items"][seed]
         return DatasetRef(f"cases/seed{seed}", str(items["md5"]), str(items["path"]))
 
-    runs = log_runs(root, experiment, run_info, predictions, "seed", metrics_of, dataset_of)
+    runs = log_runs(root, experiment, run_info, predictions, "seed", metrics_of, dataset_of, uri)
     for run_id in runs.values():
         for plot in plots:
             MlflowClient().log_artifact(run_id, str(plot), artifact_path="plots")

@@ -231,14 +231,19 @@ def run_metrics(part: pd.DataFrame) -> dict[str, float]:
     return {k: float(v) for k, v in out.items()}
 
 
-def log_runs(root: Path, experiment: str, run: dict[str, Any], preds: pd.DataFrame) -> list[str]:
-    """One MLflow run per language of one (model, prompt) evaluation; returns the run ids."""
+def log_runs(
+    root: Path, experiment: str, run: dict[str, Any], preds: pd.DataFrame, uri: str | None = None
+) -> list[str]:
+    """One MLflow run per language of one (model, prompt) evaluation; returns the run ids.
+
+    ``uri`` is ``tracking.uri`` (a tracking server); None logs into ``<root>/mlflow.db``.
+    """
     from cultureqa.tracking import DatasetRef
     from cultureqa.tracking import log_runs as log_record_runs
 
     data = run["provenance"]["dataset"]
     dataset = DatasetRef("mocqa", str(data.get("md5")), str(data.get("path")))
     runs = log_record_runs(
-        root, experiment, run, preds, "language", lambda part: run_metrics(part), lambda _: dataset
+        root, experiment, run, preds, "language", run_metrics, lambda _: dataset, uri
     )
     return list(runs.values())

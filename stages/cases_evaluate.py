@@ -21,7 +21,7 @@ from cultureqa.io import write_json
 from cultureqa.paths import project_root, state_dir
 from cultureqa.provenance import file_md5, provenance
 from cultureqa.runlog import write_run
-from cultureqa.spend import evaluation_exit, guard
+from cultureqa.spend import budget_from, evaluation_exit, guard
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     paths = {int(s): shuffle_dir / f"items_seed{s}.parquet" for s in cfg["seeds"]}
     prompt = load_prompt(root, str(ev["language"]))
     out_dir = root / cfg["paths"]["eval"] / args.model
-    with guard(out_dir) as lock:
+    with guard(out_dir, budget_from(params)) as lock:
         outcome = evaluate_entry(
             {seed: pd.read_parquet(path) for seed, path in paths.items()},
             model_cfg, prompt, state_dir() / "responses.sqlite", args.model,

@@ -17,7 +17,7 @@ from cultureqa.io import write_json
 from cultureqa.paths import project_root, state_dir
 from cultureqa.provenance import provenance
 from cultureqa.runlog import write_run
-from cultureqa.spend import evaluation_exit, guard
+from cultureqa.spend import budget_from, evaluation_exit, guard
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     model_cfg = select(params, args.model)
     limit = typed(params, "evaluate.max_error_share", float)
     out_dir = root / "data" / "eval" / args.benchmark / args.model
-    with guard(out_dir) as lock:
+    with guard(out_dir, budget_from(params)) as lock:
         outcome = evaluate_benchmark(
             spec,
             model_cfg,

@@ -17,7 +17,7 @@ from cultureqa.mocqa.evaluate import EvalConfig, MocqaOutcome, evaluate_mocqa, l
 from cultureqa.paths import project_root, state_dir
 from cultureqa.provenance import file_md5, provenance
 from cultureqa.runlog import write_run
-from cultureqa.spend import evaluation_exit, guard
+from cultureqa.spend import budget_from, evaluation_exit, guard
 
 
 def language_metrics(outcome: MocqaOutcome) -> dict[str, dict[str, float]]:
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     kb = load_knowledge_base(root / "data" / "knowledge" / "provinces")
     out_dir = root / "data" / "eval" / "mocqa" / args.model / args.prompt
-    with guard(out_dir) as lock:
+    with guard(out_dir, budget_from(params)) as lock:
         outcome = evaluate_mocqa(
             dataset,
             model_cfg,

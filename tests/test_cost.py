@@ -131,6 +131,12 @@ def test_cli_prints_json_and_a_table_and_names_bad_overrides(
     assert table.splitlines()[0].startswith("experiment") and "llama-3.3-70b" in table
     assert f"total: {group['requests']} requests, 0 in the response store" in table
 
+    # a key one experiment of the sweep sends is in the store when a later one runs: free there
+    sweep = ["model=llama_3_3_70b", "evaluate.max_error_share=0.1,0.2"]  # same requests twice
+    first, second = plan(ROOT, sweep, ("evaluate",))[0]
+    assert (first.earlier, first.to_send) == (0, first.requests)
+    assert (second.earlier, second.to_send) == (second.requests, 0)
+
     assert main(["--root", str(ROOT), "cost", "-S", "model=nope"]) == 2
     err = capsys.readouterr().err
     assert err == "error: cost: -S model=nope: In 'config': Could not find 'model/nope'\n"
@@ -142,10 +148,10 @@ def test_llm_build_stages_are_named_not_estimated(
     monkeypatch.setenv("CULTUREQA_STATE_DIR", str(tmp_path))
     _, notes = plan(ROOT, ["generator=llm", "judge=panel"], ())
     assert notes == [
-        "generator=llm judge=panel: mocqa_expand/verify (LLM generator) uses a model: not "
-        "estimated (its requests depend on earlier replies)",
-        "generator=llm judge=panel: mocqa_judge (judge panel) uses a model: not estimated (its "
-        "requests depend on earlier replies)",
+        "mocqa_expand/verify (LLM generator) uses a model: not estimated (its requests depend "
+        "on earlier replies)",
+        "mocqa_judge (judge panel) uses a model: not estimated (its requests depend on earlier "
+        "replies)",
     ]
     _, offline = plan(ROOT, [], ())
     assert offline == []

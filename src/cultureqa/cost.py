@@ -47,6 +47,8 @@ class Group:
     """Reply shape for the typical-length guess (a key of :data:`TYPICAL_COMPLETION`)."""
     requests: int = 0
     stored: int = 0
+    earlier: int = 0
+    """Not stored, but sent by an earlier group of the sweep (same store key): free here."""
     prompt_tokens: int = 0
     completion_tokens_max: int = 0
     completion_tokens_typical: int = 0
@@ -64,8 +66,8 @@ class Group:
 
     @property
     def to_send(self) -> int:
-        """Requests the store lacks: the ones a run would send and pay for."""
-        return self.requests - self.stored
+        """Requests neither stored nor sent earlier in the sweep: the ones this run pays for."""
+        return self.requests - self.stored - self.earlier
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready row (private working lists left out)."""
@@ -79,6 +81,8 @@ class Recorder:
     def __init__(self) -> None:
         self.groups: list[Group] = []
         self.current: Group | None = None
+        self.planned: set[str] = set()
+        """Keys some earlier group sends: a later experiment finds them in the store."""
 
     @contextlib.contextmanager
     def group(self, group: Group) -> Iterator[Group]:
@@ -114,7 +118,11 @@ class Recorder:
                 usage = stored[key].get("usage") or {}
                 if "completion_tokens" in usage:
                     group._stored_completions.append(int(usage["completion_tokens"]))
+            elif key in self.planned:
+                group.earlier += 1
+                group._hits.append(request)
             else:
+                self.planned.add(key)
                 group._misses.append(request)
 
 

@@ -78,21 +78,33 @@ def plan(
     from cultureqa.config import load_params
 
     groups: list[Group] = []
-    notes: list[str] = []
+    notes: dict[str, list[str]] = {}  # note → experiments it applies to
+    recorder = Recorder()  # one for the sweep: a key planned once is free for later experiments
     with _store(state_dir() / "responses.sqlite") as store:
-        for overrides in expand_sweep(sets):
+        experiments = expand_sweep(sets)
+        for overrides in experiments:
             label = " ".join(overrides) or "params.yaml"
             params = _compose(root, overrides) if overrides else load_params(root / "params.yaml")
-            recorder = Recorder()
+            said: list[str] = []
+            start = len(recorder.groups)
             for stage in stages:
-                _STAGE_PLANNERS[stage](recorder, params, root, store, label, notes)
-            for group in recorder.groups:
+                _STAGE_PLANNERS[stage](recorder, params, root, store, label, said)
+            for group in recorder.groups[start:]:
                 if group.backend in CHANCE_BACKENDS:  # answered in-process: no model call
                     continue
                 groups.append(estimate(group, select(params, group.entry)))
-            notes += [f"{label}: {name} uses a model: not estimated (its requests depend on "
-                      f"earlier replies)" for name in _build_models(params)]  # fmt: skip
-    return groups, notes
+            said += [f"{name} uses a model: not estimated (its requests depend on earlier "
+                     "replies)" for name in _build_models(params)]  # fmt: skip
+            for note in said:
+                notes.setdefault(note, []).append(label)
+    return groups, [_scoped(note, labels, len(experiments)) for note, labels in notes.items()]
+
+
+def _scoped(note: str, labels: list[str], experiments: int) -> str:
+    """A note once, with the experiments it applies to (all of them: said once, plainly)."""
+    if len(labels) == experiments:
+        return note if experiments == 1 else f"{note} (every experiment)"
+    return f"{'; '.join(labels)}: {note}"
 
 
 @contextlib.contextmanager
@@ -133,7 +145,7 @@ def _plan_mocqa(recorder: Recorder, params: DictConfig, root: Path, store: Path,
     cfg = select(params, "mocqa_eval")
     path = root / str(cfg["dataset"])
     if not path.exists():
-        notes.append(f"{label}: mocqa_evaluate not estimated: {cfg['dataset']} does not exist (run "
+        notes.append(f"mocqa_evaluate not estimated: {cfg['dataset']} does not exist (run "
                      "the ID-MoCQA build first: dvc repro mocqa_finalize)")  # fmt: skip
         return
     dataset = load_dataset(path)
@@ -165,7 +177,7 @@ def _plan_cases(recorder: Recorder, params: DictConfig, root: Path, store: Path,
     shuffle = root / cfg["paths"]["build"] / "shuffle"
     paths = {int(s): shuffle / f"items_seed{s}.parquet" for s in cfg["seeds"]}
     if missing := [str(p.relative_to(root)) for p in paths.values() if not p.exists()]:
-        notes.append(f"{label}: cases_evaluate not estimated: {missing[0]} does not exist "
+        notes.append(f"cases_evaluate not estimated: {missing[0]} does not exist "
                      "(run the cases build first: dvc repro cases_shuffle)")  # fmt: skip
         return
     items = {seed: pd.read_parquet(path) for seed, path in paths.items()}
@@ -200,7 +212,8 @@ def _build_models(params: DictConfig) -> list[str]:
 
 # --- output --------------------------------------------------------------------------------------
 
-COLUMNS = ("experiment", "stage", "entry", "model", "requests", "stored", "to send", "prompt tok",
+COLUMNS = ("experiment", "stage", "entry", "model", "requests", "stored", "earlier", "to send",
+           "prompt tok",
            "compl. tok typ/max", "typ. from", "USD typ/max", "USD w/o store", "tokens by",
            "price from")  # fmt: skip
 
@@ -211,7 +224,8 @@ def _usd(value: float | None) -> str:
 
 def _cells(g: Group) -> list[str]:
     return [
-        g.experiment, g.stage, g.entry, g.model, str(g.requests), str(g.stored), str(g.to_send),
+        g.experiment, g.stage, g.entry, g.model, str(g.requests), str(g.stored), str(g.earlier),
+        str(g.to_send),
         str(g.prompt_tokens), f"{g.completion_tokens_typical}/{g.completion_tokens_max}",
         g.typical_from,
         f"{_usd(g.cost_typical_usd)}/{_usd(g.cost_max_usd)}", _usd(g.cost_without_store_usd),
@@ -224,6 +238,7 @@ def totals(groups: Sequence[Group]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "requests": sum(g.requests for g in groups),
         "stored": sum(g.stored for g in groups),
+        "earlier": sum(g.earlier for g in groups),
         "to_send": sum(g.to_send for g in groups),
         "unpriced_groups": sum(g.cost_max_usd is None for g in groups),
     }
@@ -240,8 +255,9 @@ def render_table(groups: Sequence[Group], notes: Sequence[str]) -> str:
     t = totals(groups)
     unknown = f" (+ {t['unpriced_groups']} groups of unknown price)" if t["unpriced_groups"] else ""
     lines.append(
-        f"total: {t['requests']} requests, {t['stored']} in the response store (free), "
-        f"{t['to_send']} to send: USD {t['cost_typical_usd']:.4f} typical, "
+        f"total: {t['requests']} requests, {t['stored']} in the response store and "
+        f"{t['earlier']} sent by an earlier experiment (free), {t['to_send']} to send: "
+        f"USD {t['cost_typical_usd']:.4f} typical, "
         f"{t['cost_max_usd']:.4f} at most{unknown}; {t['cost_without_store_usd']:.4f} at most "
         "without the store"
     )

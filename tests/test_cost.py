@@ -155,3 +155,46 @@ def test_llm_build_stages_are_named_not_estimated(
     ]
     _, offline = plan(ROOT, [], ())
     assert offline == []
+
+
+def test_the_fake_server_speaks_the_batch_api_litellm_calls() -> None:
+    """Groundwork for provider batches (half price): upload, create, poll, per-line failures."""
+    import asyncio
+
+    import litellm
+
+    from cultureqa.testing import FaultPlan
+
+    def line(i: int) -> str:
+        body = {"model": "m", "messages": [{"role": "user", "content": f"q{i}"}], "max_tokens": 4}
+        return json.dumps({"custom_id": f"r{i}", "method": "POST", "url": "/v1/chat/completions",
+                           "body": body})  # fmt: skip
+
+    async def run(api_base: str) -> tuple[list[str], list[str], list[str]]:
+        kw = {"custom_llm_provider": "openai", "api_base": api_base, "api_key": "sk-none"}
+        data = "".join(line(i) + "\n" for i in range(3)).encode()
+        upload = await litellm.acreate_file(file=("batch.jsonl", data), purpose="batch", **kw)
+        batch = await litellm.acreate_batch(
+            completion_window="24h", endpoint="/v1/chat/completions", input_file_id=upload.id, **kw
+        )
+        statuses = [batch.status]
+        while batch.status != "completed":
+            batch = await litellm.aretrieve_batch(batch_id=batch.id, **kw)
+            statuses.append(batch.status)
+        out = await litellm.afile_content(file_id=batch.output_file_id, **kw)
+        err = await litellm.afile_content(file_id=batch.error_file_id, **kw)
+        return statuses, out.content.decode().splitlines(), err.content.decode().splitlines()
+
+    with FakeOpenAIServer(faults=FaultPlan(script=["ok", "400", "ok"])) as server:
+        server.batch_polls = 2
+        statuses, out, err = asyncio.run(run(server.api_base))
+        ops = [op for op, _ in server.batch_ops]
+    assert statuses == ["in_progress", "in_progress", "in_progress", "completed"]
+    assert [json.loads(x)["custom_id"] for x in out] == ["r0", "r2"]
+    body = json.loads(out[0])["response"]["body"]
+    assert body["choices"][0]["message"]["content"] == "A"
+    assert [
+        (json.loads(x)["custom_id"], json.loads(x)["response"]["status_code"]) for x in err
+    ] == [("r1", 400)]
+    assert ops[:2] == ["upload", "create"] and ops.count("retrieve") == 3
+    assert len(server.records) == 0  # no chat request: everything went through the batch

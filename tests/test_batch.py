@@ -1,4 +1,4 @@
-"""Provider batches behind ``options.batch: true`` (issue 14 item 5), on the fake server's Batch API.
+"""Provider batches behind ``options.batch: true`` (issue 14 item 5), on the fake Batch API.
 
 The evaluate stage runs as DVC runs it; the fake server answers batch lines through the same
 responder and fault script as chat requests and logs every batch call (``batch_ops``).

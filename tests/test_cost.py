@@ -198,3 +198,23 @@ def test_the_fake_server_speaks_the_batch_api_litellm_calls() -> None:
     ] == [("r1", 400)]
     assert ops[:2] == ["upload", "create"] and ops.count("retrieve") == 3
     assert len(server.records) == 0  # no chat request: everything went through the batch
+
+
+def test_a_batch_model_is_priced_at_the_batch_price(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import litellm
+
+    monkeypatch.setenv("CULTUREQA_STATE_DIR", str(tmp_path))
+    sync, batch = (
+        plan(ROOT, ["model=gpt_4o", f"model.options.batch={flag}"], ("evaluate",))[0][0]
+        for flag in ("false", "true")
+    )
+    info = litellm.get_model_info("openai/gpt-4o")
+    assert batch.price_from == "litellm batch prices" and sync.price_from == "litellm price table"
+    expected = (
+        batch.prompt_tokens * info["input_cost_per_token_batches"]
+        + batch.completion_tokens_max * info["output_cost_per_token_batches"]
+    )
+    assert batch.cost_max_usd == pytest.approx(expected)
+    assert sync.cost_max_usd is not None and batch.cost_max_usd < sync.cost_max_usd

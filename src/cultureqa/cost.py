@@ -176,30 +176,43 @@ Pricer = Callable[[int, int], float]
 
 
 def pricer(model_cfg: Mapping[str, Any]) -> tuple[Pricer | None, str]:
-    """Cost of (prompt tokens, completion tokens) for one request; None when nobody knows."""
+    """Cost of (prompt tokens, completion tokens) for one request; None when nobody knows.
+
+    With ``options.batch: true`` it is the batch price the batch client charges: litellm's batch
+    prices where its table has them, else the full price × ``BATCH_DISCOUNT``.
+    """
     if model_cfg.get("backend") != "litellm":
         return (lambda p, c: 0.0), "local (free)"
+    from cultureqa.llm.batch import BATCH_DISCOUNT
+
+    options = dict(model_cfg.get("options") or {})
+    factor, suffix = (BATCH_DISCOUNT, " × batch") if options.get("batch") else (1.0, "")
     price = dict(model_cfg.get("price") or {})
     if price.get("input_per_token") is not None:
-        p_in = float(price["input_per_token"])
-        p_out = float(price.get("output_per_token") or 0.0)
-        return (lambda p, c: p * p_in + c * p_out), "configured price"
+        p_in = float(price["input_per_token"]) * factor
+        p_out = float(price.get("output_per_token") or 0.0) * factor
+        return (lambda p, c: p * p_in + c * p_out), "configured price" + suffix
     from cultureqa.llm.litellm_client import _import_litellm
 
     litellm = _import_litellm()
-    name = str((model_cfg.get("options") or {})["litellm_model"])
+    name = str(options["litellm_model"])
     try:
+        info = litellm.get_model_info(name)
         litellm.cost_per_token(model=name, prompt_tokens=1, completion_tokens=1)
     except Exception:  # litellm raises its own "not mapped" errors: the price is unknown
         return None, f"unknown: {name} is not in litellm's price table; set price.input_per_token"
+    batch_in = info.get("input_cost_per_token_batches")
+    if options.get("batch") and batch_in is not None:
+        batch_out = float(info.get("output_cost_per_token_batches") or 0.0)
+        return (lambda p, c: p * float(batch_in) + c * batch_out), "litellm batch prices"
 
     def cost(p: int, c: int) -> float:
         prompt, completion = litellm.cost_per_token(
             model=name, prompt_tokens=p, completion_tokens=c
         )
-        return float(prompt + completion)
+        return float(prompt + completion) * factor
 
-    return cost, "litellm price table"
+    return cost, "litellm price table" + suffix
 
 
 def estimate(group: Group, model_cfg: Mapping[str, Any]) -> Group:

@@ -28,7 +28,7 @@ from cultureqa.llm.registry import build_model
 from cultureqa.llm.store import ResponseStore
 from cultureqa.paths import state_dir
 from cultureqa.runlog import VOLATILE_COLUMNS, runlog_dir
-from cultureqa.spend import LEDGER, build_guard
+from cultureqa.spend import LEDGER, budget_from, build_guard
 
 
 def construct_with_model(
@@ -55,13 +55,14 @@ def construct_with_model(
 def main(argv: list[str] | None = None) -> int:
     setup_stage()
     root = Path.cwd()
-    cfg = select(load_params(root / "params.yaml"), "cases")
+    params = load_params(root / "params.yaml")
+    cfg = select(params, "cases")
     build, c = root / cfg["paths"]["build"], dict(cfg["construct"])
     cases = pd.read_parquet(build / "annotate" / "cases.parquet")
     model_cfg = c.pop("model", None)
     max_failed = float(c.pop("max_failed_share"))
     out = build / "construct"
-    with build_guard(out):
+    with build_guard(out, budget_from(params)):
         if model_cfg is None:
             items = load_sample_items(root / cfg["sources"]["items"], cases["case_id"])
             attempts = pd.DataFrame(columns=list(ATTEMPT_COLUMNS))

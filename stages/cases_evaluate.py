@@ -6,12 +6,11 @@ import argparse
 import sys
 from pathlib import Path
 
-import pandas as pd
-
-from cultureqa.cases.evaluate import CasesFamily, load_prompt
+from cultureqa.cases.evaluate import CasesFamily
 from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.evaluation.engine import RunSpec, run_and_write
 from cultureqa.paths import state_dir
+from cultureqa.spend import budget_from
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -23,23 +22,15 @@ def main(argv: list[str] | None = None) -> int:
     params = load_params(root / "params.yaml")
     cfg = select(params, "cases")
     ev = cfg["evaluate"]
-    shuffle_dir = Path(cfg["paths"]["build"]) / "shuffle"
-    paths = {int(s): str(shuffle_dir / f"items_seed{s}.parquet") for s in cfg["seeds"]}
-    family = CasesFamily(
-        {seed: pd.read_parquet(root / path) for seed, path in paths.items()},
-        paths,
-        load_prompt(root, str(ev["language"])),
-        root,
-        int(ev["max_tokens"]),
-        float(ev["robustness_threshold_pp"]),
-    )
     run = RunSpec(
         args.model,
         select(params, args.model),
         state_dir() / "responses.sqlite",
         float(ev["max_error_share"]),
         progress=bool(ev["progress"]),
+        budget_usd=budget_from(params),
     )
+    family = CasesFamily.from_params(params, root)
     out_dir = root / cfg["paths"]["eval"] / args.model
     metrics = root / cfg["paths"]["metrics"] / "eval" / f"{args.model}.json"
     return run_and_write(family, run, out_dir, metrics)

@@ -6,11 +6,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.config import load_params, run_stage, select, setup_stage, typed
 from cultureqa.evaluation.engine import RunSpec, run_and_write
 from cultureqa.evaluation.task import McqFamily
 from cultureqa.paths import state_dir
+from cultureqa.spend import budget_from
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,16 +21,15 @@ def main(argv: list[str] | None = None) -> int:
     setup_stage()
     root = Path.cwd()
     params = load_params(root / "params.yaml")
-    spec = BenchmarkSpec.from_config(select(params, f"benchmarks.{args.benchmark}"))
-    style = str(params.prompt.style)
-    family = McqFamily(spec, root, style, typed(params, "prompt.min_max_tokens", int))
+    family = McqFamily.from_params(params, root, args.benchmark)
     run = RunSpec(
         args.model,
         select(params, args.model),
         state_dir() / "responses.sqlite",
         typed(params, "evaluate.max_error_share", float),
-        style,
+        family.style,
         typed(params, "evaluate.progress", bool),
+        budget_from(params),
     )
     out_dir = root / "data" / "eval" / args.benchmark / args.model
     metrics = root / "metrics" / "eval" / args.benchmark / f"{args.model}.json"

@@ -13,7 +13,7 @@ from cultureqa.mocqa.answers import read_answer_sheets, score_human_sheets
 from cultureqa.mocqa.evaluate import load_dataset
 from cultureqa.mocqa.question_analysis import analyze_questions
 from cultureqa.mocqa.report import ReportPaths, collect_predictions, write_report
-from cultureqa.spend import build_guard
+from cultureqa.spend import budget_from, build_guard
 
 
 def human_sheets(root: Path, setting: str | None) -> list[Path]:
@@ -30,7 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     argparse.ArgumentParser(description=__doc__).parse_args(argv)
     setup_stage()
     root = Path.cwd()
-    cfg = select(load_params(root / "params.yaml"), "mocqa_eval")
+    params = load_params(root / "params.yaml")
+    cfg = select(params, "mocqa_eval")
     preds = collect_predictions(root / "data" / "eval" / "mocqa")
     # Outputs of roster entries or styles dropped from the config may linger in the workspace.
     preds = preds[preds["roster_entry"].isin(cfg["roster"]) & preds["prompt"].isin(cfg["prompts"])]
@@ -42,7 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     paths = ReportPaths(
         metrics=root / "metrics" / "mocqa" / "analysis", reports=root / "reports" / "mocqa"
     )
-    with build_guard(paths.reports):  # the semantic question analysis may call a model
+    # the semantic question analysis may call a model
+    with build_guard(paths.reports, budget_from(params)):
         questions = analyze_questions(dataset, dict(cfg.get("question_analysis") or {}), root)
         shared = dict(cfg.get("shared_errors") or {})
         summary = write_report(preds, paths, human, questions, **shared)

@@ -10,10 +10,10 @@ from omegaconf import OmegaConf
 
 from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.evaluation.engine import RunSpec, run_and_write
-from cultureqa.knowledge.provinces import load_knowledge_base
 from cultureqa.mocqa.answers import PROMPT_STYLES
-from cultureqa.mocqa.evaluate import EvalConfig, MocqaFamily, load_dataset
+from cultureqa.mocqa.evaluate import MocqaFamily
 from cultureqa.paths import state_dir
+from cultureqa.spend import budget_from
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,27 +24,15 @@ def main(argv: list[str] | None = None) -> int:
     setup_stage()
     root = Path.cwd()
     params = load_params(root / "params.yaml")
-    cfg = select(params, "mocqa_eval")
-    dataset_path = root / str(cfg["dataset"])
-    settings = EvalConfig(
-        style=args.prompt,
-        languages=tuple(cfg.get("languages") or ("en", "id")),
-        min_max_tokens=int((cfg.get("min_max_tokens") or {}).get(args.prompt, 64)),
-        limit=cfg.get("limit"),
-    )
-    dataset = load_dataset(dataset_path)
-    if absent := [x for x in settings.languages if not dataset["language"].eq(x).any()]:
-        print(f"error: {dataset_path}: no items in language(s) {absent}", file=sys.stderr)
-        return 2
-    kb = load_knowledge_base(root / "data" / "knowledge" / "provinces")
-    family = MocqaFamily(dataset, settings, root, kb, str(cfg["dataset"]))
+    family = MocqaFamily.from_params(params, root, args.prompt)
     run = RunSpec(
         args.model,
         select(params, args.model),
         state_dir() / "responses.sqlite",
-        float(cfg.get("max_error_share", 0.1)),
+        float(select(params, "mocqa_eval").get("max_error_share", 0.1)),
         args.prompt,
         bool(OmegaConf.select(params, "evaluate.progress", default=True)),
+        budget_from(params),
     )
     out_dir = root / "data" / "eval" / "mocqa" / args.model / args.prompt
     metrics = root / "metrics" / "mocqa" / "eval" / args.model / f"{args.prompt}.json"

@@ -14,7 +14,7 @@ from cultureqa.io import write_json
 from cultureqa.mocqa_build.pipeline import MocqaSettings
 from cultureqa.mocqa_build.runners import run_hop
 from cultureqa.runlog import write_predictions
-from cultureqa.spend import build_guard
+from cultureqa.spend import budget_from, build_guard
 
 
 def main() -> int:
@@ -22,7 +22,8 @@ def main() -> int:
     root = Path.cwd()
     params = load_params(root / "params.yaml")
     settings = MocqaSettings.from_params(params, root)
-    with build_guard(settings.out_dir("hop")):  # three conditions: the ledger sums them
+    # three conditions: the ledger sums them
+    with build_guard(settings.out_dir("hop"), budget_from(params)):
         predictions, summary = run_hop(settings, select(params, settings.hop.model))
         # latencies and cache flags go to the run log: they differ between a fresh run and a rerun
         write_predictions(settings.out_dir("hop"), predictions)

@@ -11,14 +11,16 @@ from pathlib import Path
 from cultureqa.config import load_params, run_stage, setup_stage
 from cultureqa.mocqa_build.pipeline import MocqaSettings, summary_line, write_stage
 from cultureqa.mocqa_build.runners import run_verify
-from cultureqa.spend import build_guard
+from cultureqa.spend import budget_from, build_guard
 
 
 def main() -> int:
     setup_stage()
     root = Path.cwd()
-    settings = MocqaSettings.from_params(load_params(root / "params.yaml"), root)
-    with build_guard(settings.out_dir("verify")):  # spend once; API counters to the run log
+    params = load_params(root / "params.yaml")
+    settings = MocqaSettings.from_params(params, root)
+    # spend once; API counters to the run log
+    with build_guard(settings.out_dir("verify"), budget_from(params)):
         result = run_verify(settings)
         write_stage(settings, "verify", result)
     print(summary_line(result))

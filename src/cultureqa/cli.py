@@ -5,12 +5,15 @@
 and the ``conf/config.yaml`` entries, recomposes params.yaml and runs the contract test.
 ``cultureqa benchmark check NAME`` runs every check ``validate`` runs, without DVC.
 ``cultureqa params check`` says "run make params" when params.yaml is older than conf/.
+``cultureqa cost [-S override ...] [--json]`` is a dry run: requests, tokens and cost per stage ×
+roster entry of a sweep, built by the stages' own code, minus what the response store holds.
 User errors print one ``error: …`` line and exit with code 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -60,7 +63,34 @@ def _parser() -> argparse.ArgumentParser:
     params = groups.add_parser("params", help="params.yaml tools")
     params.add_argument("verb", choices=["check"])
     params.set_defaults(func=_params_check)
+    cost = groups.add_parser("cost", help="dry run: requests, tokens and cost of a sweep")
+    cost.add_argument(
+        "-S", "--set-param", dest="sets", action="append", default=[], metavar="OVERRIDE",
+        help="Hydra override as in `dvc exp run -S` (sweeps: 'model=gpt_4o,gpt_5_mini'); "
+        "without -S, params.yaml as committed (what `dvc repro` runs)",
+    )  # fmt: skip
+    cost.add_argument(
+        "--stage", dest="stages", action="append", choices=["evaluate", "mocqa_evaluate",
+        "cases_evaluate"], help="only these stages (repeatable; default all three)",
+    )  # fmt: skip
+    cost.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    cost.set_defaults(func=_cost)
     return parser
+
+
+def _cost(args: argparse.Namespace, root: Path) -> int:
+    from cultureqa.dryrun import STAGES, as_json, plan, quiet_stage_logs, render_table
+
+    quiet_stage_logs()
+    try:
+        groups, notes = plan(root, args.sets, tuple(args.stages or STAGES))
+    except ValueError as exc:  # a -S the sweep parser or Hydra rejects
+        raise UserError(f"cost: {exc}") from exc
+    if args.json:
+        print(json.dumps(as_json(groups, notes), indent=2))
+    else:
+        print(render_table(groups, notes))
+    return 0
 
 
 def _add(args: argparse.Namespace, root: Path) -> int:

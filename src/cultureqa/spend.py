@@ -38,12 +38,79 @@ class ApiStopped(RuntimeError):
     """The circuit breaker opened: the provider refuses every request (a user error: rc 2)."""
 
 
+class Budget:
+    """What this process's sent requests cost, against an optional cap (USD).
+
+    The cap bounds one stage run (one process): answers from the response store cost nothing
+    and are not counted, so a rerun with a higher cap pays only for what the store lacks.
+    Requests already in flight when the cap is reached still land (and are stored): a run can
+    overshoot by at most the cost of one wave of ``2 × concurrency`` requests.
+    """
+
+    KEY = "spend.budget_usd"
+
+    def __init__(self) -> None:
+        self.cap_usd: float | None = None
+        self.spent_usd = 0.0
+        self.requests = 0
+
+    def reset(self, cap_usd: float | None) -> None:
+        """Start a stage run: nothing spent yet, under ``cap_usd`` (None: no cap)."""
+        self.cap_usd, self.spent_usd, self.requests = cap_usd, 0.0, 0
+
+    def charge(self, cost_usd: float, requests: int = 1) -> None:
+        """Add the cost of answered requests (cache hits never reach here)."""
+        self.spent_usd += cost_usd
+        self.requests += requests
+
+    @property
+    def exhausted(self) -> bool:
+        """Whether the cap is set and reached: nothing more may be sent."""
+        return self.cap_usd is not None and self.spent_usd >= self.cap_usd
+
+    def message(self, not_sent: int) -> str:
+        """The one-line stop reason: cap, spend, what was held back, how to go on."""
+        return (
+            f"budget reached: {self.requests} requests sent by this run cost "
+            f"${self.spent_usd:.4f} of the ${self.cap_usd:g} cap ({self.KEY}); {not_sent} "
+            f"requests not sent (reason: budget); answers so far are in the response store, so "
+            f"a rerun with a higher {self.KEY} sends only the rest"
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready state for the run record."""
+        return {"cap_usd": self.cap_usd, "spent_usd": self.spent_usd, "requests": self.requests}
+
+
+BUDGET = Budget()
+"""This process's budget; :func:`guard` sets its cap when a stage starts."""
+
+
+def budget_from(params: Any) -> float | None:
+    """``spend.budget_usd`` from params: None (no cap) or a non-negative number of USD."""
+    from omegaconf import OmegaConf
+
+    from cultureqa.config import ConfigTypeError
+
+    value = OmegaConf.select(params, Budget.KEY, default=None)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise ConfigTypeError(
+            f"params.yaml: '{Budget.KEY}' must be null or a non-negative number of USD, "
+            f"got {value!r}"
+        )
+    return float(value)
+
+
 def api_stats(client: CachedClient) -> dict[str, Any]:
     """The cache layer's and (for API backends) the HTTP client's counters, JSON-ready."""
     stats: dict[str, Any] = {"cache": dataclasses.asdict(client.stats)}
     inner = getattr(client.inner, "stats", None)
     if inner is not None and hasattr(inner, "as_dict"):
         stats["client"] = inner.as_dict()
+    if BUDGET.cap_usd is not None:
+        stats["budget"] = {**BUDGET.as_dict(), "stopped": client.budget_stopped}
     return stats
 
 
@@ -52,6 +119,9 @@ def stopped_reason(api: Mapping[str, Any]) -> str | None:
     client = api.get("client")
     if isinstance(client, Mapping) and client.get("stopped"):
         return str(client["stopped"])
+    budget = api.get("budget")
+    if isinstance(budget, Mapping) and budget.get("stopped"):
+        return str(budget["stopped"])
     for value in api.values():
         if isinstance(value, Mapping) and "cache" in value and (found := stopped_reason(value)):
             return found
@@ -103,20 +173,23 @@ LEDGER = ApiLedger()
 """This process's ledger; :func:`build_guard` clears it when a stage starts."""
 
 
-def guard(out_dir: Path) -> contextlib.AbstractContextManager[LockInfo]:
-    """:func:`stage_guard` on ``out_dir`` with the project's lock folder."""
+def guard(
+    out_dir: Path, budget_usd: float | None = None
+) -> contextlib.AbstractContextManager[LockInfo]:
+    """:func:`stage_guard` on ``out_dir`` with the project's lock folder; sets the budget cap."""
+    BUDGET.reset(budget_usd)
     return stage_guard(out_dir, state_dir() / "locks")
 
 
 @contextlib.contextmanager
-def build_guard(out_dir: Path) -> Iterator[LockInfo]:
+def build_guard(out_dir: Path, budget_usd: float | None = None) -> Iterator[LockInfo]:
     """Guard a build stage; record its API counters in the run log and fail on a tripped breaker.
 
     The counters are written even when the stage fails, so a run stopped by the breaker still
     says how many requests it sent and why it stopped.
     """
     LEDGER.clear()
-    with guard(out_dir) as lock:
+    with guard(out_dir, budget_usd) as lock:
         try:
             yield lock
         finally:

@@ -187,8 +187,9 @@ def test_stage_errors_are_one_readable_line(
     main = _stage("mocqa_evaluate")
     english_only = pd.read_parquet(workspace / DATASET).query("language == 'en'")
     english_only.to_parquet(workspace / DATASET, index=False)
-    assert main(["--model", "baselines.random", "--prompt", "cot"]) == 2
-    assert "no items in language(s) ['id']" in capsys.readouterr().err
+    assert run_stage(lambda: main(["--model", "baselines.random", "--prompt", "cot"])) == 2
+    err = capsys.readouterr().err
+    assert "column 'language': no items in language(s) ['id']" in err and DATASET in err
     (workspace / DATASET).unlink()
     assert run_stage(lambda: main(["--model", "baselines.random", "--prompt", "cot"])) == 2
     assert "build ID-MoCQA first" in capsys.readouterr().err

@@ -21,9 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from omegaconf import DictConfig
 
 from cultureqa.cases.construct import CORRECT_TYPE
 from cultureqa.cases.shuffle import LETTERS, parse_letter_types
+from cultureqa.config import select
 from cultureqa.evaluation.engine import Batch, Decoding, ModelView, RunSpec
 from cultureqa.evaluation.parsing import parse_letter
 from cultureqa.evaluation.prompts import Template, TemplateError
@@ -192,6 +194,22 @@ class CasesFamily:
     max_tokens_floor: int = 0
     threshold_pp: float = 2.0
     benchmark: str = "cases"
+
+    @classmethod
+    def from_params(cls, params: DictConfig, root: Path) -> CasesFamily:
+        """The family as the ``cases_evaluate`` stage runs it: every shuffle seed."""
+        cfg = select(params, "cases")
+        ev = cfg["evaluate"]
+        shuffle_dir = Path(cfg["paths"]["build"]) / "shuffle"
+        paths = {int(s): str(shuffle_dir / f"items_seed{s}.parquet") for s in cfg["seeds"]}
+        return cls(
+            {seed: pd.read_parquet(root / path) for seed, path in paths.items()},
+            paths,
+            load_prompt(root, str(ev["language"])),
+            root,
+            int(ev["max_tokens"]),
+            float(ev["robustness_threshold_pp"]),
+        )
 
     def plan(self, model: ModelView) -> Iterator[Batch]:
         """Letters scored by log-likelihood where the backend can, else a chat request each."""

@@ -128,6 +128,7 @@ class RunSpec:
     max_error_share: float
     prompt: str = ""
     progress: bool = False
+    budget_usd: float | None = None  # spend.budget_usd: new requests stop when reached (rc 2)
 
 
 class Result(NamedTuple):
@@ -258,7 +259,7 @@ def run_and_write(family: Family, run: RunSpec, out_dir: Path, metrics_path: Pat
     Outputs are written before the error-share rule is applied, so a failed run can be
     inspected; a tripped circuit breaker (rc 2) is reported before the error share (rc 1).
     """
-    with guard(out_dir) as lock:
+    with guard(out_dir, run.budget_usd) as lock:
         record, predictions = evaluate(family, run)
         record.api["lock_taken_over_from_pid"] = lock.took_over_from
         write_run(out_dir, predictions, record.as_dict(), project_root())

@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from omegaconf import DictConfig
 
 from cultureqa.benchmarks.load import load_items, load_source_frame
 from cultureqa.benchmarks.regions import RegionNamer, region_namer
 from cultureqa.benchmarks.sources import source_provenance
 from cultureqa.benchmarks.spec import BenchmarkSpec
+from cultureqa.config import select, typed
 from cultureqa.evaluation.engine import Batch, ModelView, RunSpec, Skip
 from cultureqa.evaluation.prompts import find_template, style_skip_reason
 from cultureqa.evaluation.record import conform, group_metrics
@@ -92,6 +94,13 @@ class McqFamily:
     def __post_init__(self) -> None:
         self.items = load_benchmark_items(self.spec, self.root)[0]
         self.namer = region_namer(self.spec.location.region_names)
+
+    @classmethod
+    def from_params(cls, params: DictConfig, root: Path, benchmark: str) -> McqFamily:
+        """The family as the ``evaluate`` stage runs it (the cost dry run builds the same one)."""
+        spec = BenchmarkSpec.from_config(select(params, f"benchmarks.{benchmark}"))
+        floor = typed(params, "prompt.min_max_tokens", int)
+        return cls(spec, root, str(params.prompt.style), floor)
 
     @property
     def benchmark(self) -> str:

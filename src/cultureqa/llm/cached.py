@@ -8,6 +8,11 @@ moment it completes.
 Every miss is leased in the store just before it is sent (at most ``max_in_flight`` at a time,
 so two processes on one store split the work); a key leased by another live process is not
 sent again: this client waits for that answer and takes it over only if its owner dies.
+
+Two hooks sit at the point where a request would leave: the budget (:data:`cultureqa.spend.BUDGET`:
+once this process's sends cost the cap, the rest come back ``not sent: budget``, never stored)
+and the dry run (:data:`DRY_RUN`: ``cultureqa cost`` sees every request a stage builds, and
+which the store holds, and nothing is sent or leased).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import os
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -33,12 +39,26 @@ from cultureqa.llm.base import (
 )
 from cultureqa.llm.store import ResponseStore, StoredResponse, request_key
 from cultureqa.runlock import StageInterrupted, stop_requested
+from cultureqa.spend import BUDGET
 
 log = logging.getLogger(__name__)
 
 Req = TypeVar("Req", GenerateRequest, LoglikRequest)
 Resp = TypeVar("Resp", GenerateResponse, LoglikResponse)
 ProgressHook = Callable[[Sequence[Any]], None]
+PlanHook = Callable[["CachedClient", str, Sequence[Any], list[str], Mapping[str, Any]], None]
+
+DRY_RUN: ContextVar[PlanHook | None] = ContextVar("cultureqa_dry_run", default=None)
+"""Set by the dry run: each batch's (client, kind, requests, keys, stored answers) goes to the
+hook and every miss comes back ``not sent: dry run``, so stages build their requests through
+their own code while nothing is sent, leased or stored."""
+
+
+def not_sent(kind: str, reason: str) -> GenerateResponse | LoglikResponse:
+    """The placeholder answer of a request that was not sent (never stored)."""
+    if kind == "loglik":
+        return LoglikResponse(logprobs=(), status="error", error=f"{NOT_SENT}{reason}")
+    return GenerateResponse(text=None, status="error", error=f"{NOT_SENT}{reason}")
 
 
 def generate_to_payload(resp: GenerateResponse) -> dict[str, Any]:
@@ -85,6 +105,8 @@ class CacheStats:
     """Polls spent waiting for keys leased by another live process."""
     leases_taken_over: int = 0
     """Leases taken from owners that died or stopped renewing."""
+    not_sent_budget: int = 0
+    """Requests held back because the budget cap was reached (a rerun sends them)."""
 
 
 class CachedClient:
@@ -108,6 +130,8 @@ class CachedClient:
         self.stats = CacheStats()
         self.owner = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
         self._in_flight_limit: int | None = getattr(inner, "max_in_flight", None)
+        self.budget_stopped: str | None = None
+        """The budget's stop message, once this client held requests back for it."""
 
     @property
     def calls(self) -> int:
@@ -159,6 +183,9 @@ class CachedClient:
                 first.setdefault(key, i)
         self.stats.duplicates += sum(k not in stored for k in keys) - len(first)
         answers: dict[str, Resp] = {k: from_payload(p) for k, p in stored.items()}
+        if (plan := DRY_RUN.get()) is not None:
+            plan(self, kind, requests, keys, stored)
+            return [answers[k] if k in answers else not_sent(kind, "dry run") for k in keys]  # type: ignore[misc]
         hits: list[Any] = [answers[k] for k in keys if k in answers]
         if hits and self.on_progress:
             self.on_progress(hits)
@@ -173,6 +200,8 @@ class CachedClient:
                 self.stats.lease_waits += 1
                 await asyncio.sleep(self.poll_s)
             pending = held
+        if self.stats.not_sent_budget:
+            self.budget_stopped = BUDGET.message(self.stats.not_sent_budget)
         return [answers[k] for k in keys]
 
     async def _send_all(
@@ -200,6 +229,10 @@ class CachedClient:
         while queue or running:
             room = limit - len(running)
             if queue and failure is None and (room >= refill or not running):
+                if BUDGET.exhausted:
+                    self._hold_back(batch, queue)
+                    queue = []
+                    continue
                 if stop_requested():
                     failure = StageInterrupted(
                         "stopped by a signal (or the parent process died); answers received so "
@@ -240,16 +273,30 @@ class CachedClient:
                 self.on_progress(landed)
         return claim.claimed
 
+    def _hold_back(self, batch: _Batch[Req, Resp], keys: list[str]) -> None:
+        """The budget is spent: answer ``keys`` as not sent (counted; a rerun sends them)."""
+        self.stats.not_sent_budget += len(keys)
+        held = [not_sent(batch.kind, "budget") for _ in keys]
+        batch.answers.update(zip(keys, held, strict=True))  # type: ignore[arg-type]
+        if self.on_progress:
+            self.on_progress(held)
+
     async def _send_chunk(
         self, batch: _Batch[Req, Resp], chunk: list[str], first: dict[str, int]
     ) -> None:
         """Send leased keys, store the answers and release the leases in one transaction."""
+        if BUDGET.exhausted:  # reached while this chunk waited its turn: free its leases
+            self.store.release(chunk, self.owner)
+            self._hold_back(batch, chunk)
+            return
         self.stats.sent += len(chunk)
         try:
             replies = await batch.send([batch.requests[first[k]] for k in chunk])
         except BaseException:  # nothing to store: free the keys for whoever comes next
             self.store.release(chunk, self.owner)
             raise
+        sent = [r for r in replies if not (r.error or "").startswith(NOT_SENT)]
+        BUDGET.charge(sum(_cost(r) for r in sent), len(sent))
         rows, unsent = [], []
         for key, answer in zip(chunk, replies, strict=True):
             batch.answers[key] = answer
@@ -266,6 +313,12 @@ class CachedClient:
             self.store.release(unsent, self.owner)
         if self.on_progress:
             self.on_progress(replies)
+
+
+def _cost(answer: Any) -> float:
+    """What one answer cost (0 for log-likelihood scores and unsent requests)."""
+    usage = getattr(answer, "usage", None)
+    return float(getattr(usage, "cost_usd", 0.0) or 0.0)
 
 
 def _first_failure(tasks: list[asyncio.Task[None]]) -> BaseException | None:

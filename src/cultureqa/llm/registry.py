@@ -101,7 +101,36 @@ def _litellm(cfg: Mapping[str, Any]) -> BuiltModel:
         "api_base": config.api_base,
         "extra_params": config.extra_params,
     }
+    if opts.get("batch"):  # provider Batch API: one batch per call (cultureqa.llm.batch)
+        return BuiltModel(_batch_client(opts, config), identity, chunk_size=1_000_000)
     return BuiltModel(LitellmClient(config), identity, chunk_size=1)
+
+
+def _batch_client(opts: Mapping[str, Any], config: LitellmConfig) -> ModelClient:
+    import os
+
+    from cultureqa.llm.batch import BatchClient, BatchConfig
+    from cultureqa.paths import state_dir
+
+    key = os.environ.get(config.api_key_env, "") if config.api_key_env else None
+    if config.api_key_env and not key:
+        raise ModelConfigError(
+            f"model '{config.model_id}': options.api_key_env names {config.api_key_env}, which "
+            f"is not set; export {config.api_key_env} (or set api_key_env: null)"
+        )
+    return BatchClient(
+        BatchConfig(
+            model_id=config.model_id,
+            litellm_model=config.litellm_model,
+            api_base=config.api_base,
+            api_key=key,
+            state_dir=state_dir() / "batches",
+            poll_s=float(opts.get("batch_poll_s", 30.0)),
+            wait_s=float(opts.get("batch_wait_s", 3600.0)),
+            input_cost_per_token=config.input_cost_per_token,
+            output_cost_per_token=config.output_cost_per_token,
+        )
+    )
 
 
 @register_backend("local_hf")

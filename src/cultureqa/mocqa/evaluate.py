@@ -33,10 +33,13 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from omegaconf import DictConfig
 
+from cultureqa.config import select
 from cultureqa.evaluation.engine import Batch, ModelView, RunSpec
 from cultureqa.evaluation.record import conform, group_metrics, model_sha
-from cultureqa.knowledge.provinces import KnowledgeBase
+from cultureqa.io import SourceError
+from cultureqa.knowledge.provinces import KnowledgeBase, load_knowledge_base
 from cultureqa.llm.base import (
     GenerateRequest,
     GenerateResponse,
@@ -114,6 +117,27 @@ class MocqaFamily:
     dataset_path: str = ""
     """The dataset file relative to the project root (provenance; empty in the hop diagnostic)."""
     benchmark: str = "mocqa"
+
+    @classmethod
+    def from_params(cls, params: DictConfig, root: Path, style: str) -> MocqaFamily:
+        """The family as the ``mocqa_evaluate`` stage runs it for one prompt style.
+
+        A language configured in ``mocqa_eval.languages`` with no items in the dataset is an
+        input error (the run would silently report one language only).
+        """
+        cfg = select(params, "mocqa_eval")
+        dataset_path = root / str(cfg["dataset"])
+        settings = EvalConfig(
+            style=style,
+            languages=tuple(cfg.get("languages") or ("en", "id")),
+            min_max_tokens=int((cfg.get("min_max_tokens") or {}).get(style, 64)),
+            limit=cfg.get("limit"),
+        )
+        dataset = load_dataset(dataset_path)
+        if absent := [x for x in settings.languages if not dataset["language"].eq(x).any()]:
+            raise SourceError(dataset_path, f"no items in language(s) {absent}", column="language")
+        kb = load_knowledge_base(root / "data" / "knowledge" / "provinces")
+        return cls(dataset, settings, root, kb, str(cfg["dataset"]))
 
     @property
     def max_tokens_floor(self) -> int:

@@ -4,12 +4,18 @@ Used by integration tests and ``bench/``: it speaks ``POST /v1/chat/completions`
 OpenAI, replies through a user function, injects 429 (with Retry-After), 500, hangs, malformed
 JSON and empty content at configured rates, and logs every request so tests can prove what a
 client did or did not send.
+
+It also speaks a minimal OpenAI Batch API (``POST /v1/files``, ``POST /v1/batches``,
+``GET /v1/batches/{id}``, ``GET /v1/files/{id}/content``): each line of an uploaded JSONL file is
+answered through the same responder and fault plan, the batch reports ``in_progress`` for
+``batch_polls`` retrievals and then ``completed``, and ``batch_ops`` logs every call.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import json
 import random
 import signal
@@ -82,6 +88,13 @@ class FakeOpenAIServer:
         """Fault drawn for each request, in arrival order (hung requests included at once)."""
         self._rng = random.Random(self.faults.seed)
         self._lock = threading.Lock()
+        self.batch_polls = 0
+        """Retrievals a batch answers ``in_progress`` before it is ``completed``."""
+        self.batch_ops: list[tuple[str, str]] = []
+        """Batch API calls in order: ("upload" | "create" | "retrieve" | "content", object id)."""
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict[str, Any]] = {}
+        self._ids = itertools.count(1)
         self._in_flight = 0
         self.max_in_flight = 0
         self._httpd = _Server(("127.0.0.1", port), self._handler())
@@ -156,7 +169,12 @@ class FakeOpenAIServer:
             def log_message(self, *args: Any) -> None:  # silence stderr access logs
                 return
 
+            def do_GET(self) -> None:
+                server._batch_get(self)
+
             def do_POST(self) -> None:
+                if self.path.rstrip("/").endswith(("/files", "/batches")):
+                    return server._batch_post(self)
                 t0 = time.perf_counter()
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
@@ -201,6 +219,101 @@ class FakeOpenAIServer:
             return None
         text = "" if outcome == "empty" else self.responder(body.get("messages", []))
         return _send(handler, 200, _completion(body, text))
+
+    # --- minimal Batch API ----------------------------------------------------------------------
+
+    def _batch_post(self, handler: BaseHTTPRequestHandler) -> None:
+        raw = handler.rfile.read(int(handler.headers.get("Content-Length", 0)))
+        with self._lock:
+            number = next(self._ids)
+        if handler.path.rstrip("/").endswith("/files"):
+            file_id = f"file-{number}"
+            self.files[file_id] = _multipart_file(handler.headers.get("Content-Type", ""), raw)
+            self.batch_ops.append(("upload", file_id))
+            return _send(handler, 200, _file_object(file_id, len(self.files[file_id])))
+        body = json.loads(raw or b"{}")
+        batch_id = f"batch-{number}"
+        lines = self.files[body["input_file_id"]].decode("utf-8").splitlines()
+        answers = [self._batch_line(json.loads(line)) for line in lines if line.strip()]
+        output_id, error_id = f"file-{number}-out", f"file-{number}-err"
+        ok = [a for a in answers if a["error"] is None]
+        self.files[output_id] = "".join(json.dumps(a) + "\n" for a in ok).encode()
+        self.files[error_id] = "".join(json.dumps(a) + "\n" for a in answers if a["error"]).encode()
+        self.batches[batch_id] = {
+            "id": batch_id, "object": "batch", "endpoint": body.get("endpoint"),
+            "input_file_id": body["input_file_id"], "completion_window": "24h",
+            "status": "in_progress", "created_at": int(time.time()), "polls": 0,
+            "output_file_id": output_id, "error_file_id": error_id,
+            "request_counts": {"total": len(answers), "completed": len(ok),
+                               "failed": len(answers) - len(ok)},
+        }  # fmt: skip
+        self.batch_ops.append(("create", batch_id))
+        return _send(handler, 200, self._batch_view(batch_id, advance=False))
+
+    def _batch_line(self, line: dict[str, Any]) -> dict[str, Any]:
+        """One output line: the completion, or the HTTP error the fault plan draws for it."""
+        with self._lock:  # the script counts batch lines like requests, in arrival order
+            index = len(self.outcomes)
+        script = self.faults.script
+        outcome = script[index] if index < len(script) else self._next_fault()
+        with self._lock:
+            self.outcomes.append(outcome)
+        answer: dict[str, Any] = {"id": f"req-{line['custom_id']}", "custom_id": line["custom_id"]}
+        if outcome in ("ok", "empty"):
+            text = "" if outcome == "empty" else self.responder(line["body"].get("messages", []))
+            body = _completion(line["body"], text)
+            return answer | {"response": {"status_code": 200, "body": body}, "error": None}
+        status = int(outcome) if outcome.isdigit() else 500
+        error = {"code": str(status), "message": _ERROR_MESSAGES.get(outcome, outcome)}
+        return answer | {"response": {"status_code": status, "body": {"error": error}},
+                         "error": error}  # fmt: skip
+
+    def _batch_view(self, batch_id: str, advance: bool) -> dict[str, Any]:
+        batch = self.batches[batch_id]
+        if advance:
+            batch["polls"] += 1
+            if batch["polls"] > self.batch_polls:
+                batch["status"] = "completed"
+        view = {k: v for k, v in batch.items() if k != "polls"}
+        if batch["status"] != "completed":
+            view.update(output_file_id=None, error_file_id=None)
+        return view
+
+    def _batch_get(self, handler: BaseHTTPRequestHandler) -> None:
+        parts = handler.path.strip("/").split("/")
+        if len(parts) >= 3 and parts[-2] == "batches" and parts[-1] in self.batches:
+            self.batch_ops.append(("retrieve", parts[-1]))
+            return _send(handler, 200, self._batch_view(parts[-1], advance=True))
+        if len(parts) >= 4 and parts[-1] == "content" and parts[-2] in self.files:
+            self.batch_ops.append(("content", parts[-2]))
+            raw = self.files[parts[-2]]
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/octet-stream")
+            handler.send_header("Content-Length", str(len(raw)))
+            handler.end_headers()
+            handler.wfile.write(raw)
+            return None
+        return _send(handler, 404, {"error": {"message": f"no such object: {handler.path}"}})
+
+
+def _multipart_file(content_type: str, raw: bytes) -> bytes:
+    """The ``file`` part of a multipart/form-data upload (the OpenAI SDK's file upload)."""
+    from email.parser import BytesParser
+    from email.policy import HTTP
+
+    message = BytesParser(policy=HTTP).parsebytes(
+        f"Content-Type: {content_type}\r\n\r\n".encode() + raw
+    )
+    for part in message.iter_parts():
+        if part.get_param("name", header="content-disposition") == "file":
+            payload = part.get_payload(decode=True)
+            return payload if isinstance(payload, bytes) else b""
+    raise ValueError("upload without a 'file' part")
+
+
+def _file_object(file_id: str, size: int) -> dict[str, Any]:
+    return {"id": file_id, "object": "file", "bytes": size, "created_at": int(time.time()),
+            "filename": "batch.jsonl", "purpose": "batch", "status": "processed"}  # fmt: skip
 
 
 _ERROR_MESSAGES = {

@@ -1,0 +1,138 @@
+"""Budget cap (issue 14 item 5): a stage stops sending at ``spend.budget_usd``, says so, resumes.
+
+Each reply of the fake server costs exactly $0.01 here (one completion token at $0.01, prompts
+free), so the cap's arithmetic is visible in the server's request log.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from omegaconf import OmegaConf
+
+from cultureqa.llm.base import GenerateRequest, Message
+from cultureqa.mocqa.models import run_models
+from cultureqa.runlog import runlog_dir
+from cultureqa.spend import BUDGET, ApiStopped, budget_from
+from cultureqa.testing import FakeOpenAIServer
+from cultureqa.testing.workspace import make_api_workspace, stage_env
+
+ROOT = Path(__file__).resolve().parents[1]
+EVALUATE = [sys.executable, str(ROOT / "stages" / "evaluate.py"), "--benchmark", "synthetic"]
+OUT = Path("data/eval/synthetic/model")
+FAST_RETRY = {"attempts": 3, "initial_wait_s": 0.01, "max_wait_s": 0.1, "timeout_s": 5.0}
+PER_REQUEST_USD = 0.01
+CONCURRENCY = 1  # the cache layer leases 2 × concurrency: at most 2 requests past the cap
+
+
+def _workspace(tmp_path: Path, api_base: str, n_items: int) -> Path:
+    ws = make_api_workspace(ROOT, tmp_path / "ws", n_items, api_base, CONCURRENCY, retry=FAST_RETRY)
+    params = OmegaConf.load(ws / "params.yaml")
+    params.model.price = {"input_per_token": 0.0, "output_per_token": PER_REQUEST_USD}
+    OmegaConf.save(params, ws / "params.yaml")
+    return ws
+
+
+def _set_budget(ws: Path, usd: Any) -> None:
+    params = OmegaConf.load(ws / "params.yaml")
+    params.spend.budget_usd = usd
+    OmegaConf.save(params, ws / "params.yaml")
+
+
+def _evaluate(ws: Path) -> subprocess.CompletedProcess[str]:
+    env = {**stage_env(ws), "PYTHONPATH": str(ROOT / "src")}
+    return subprocess.run(
+        [*EVALUATE, "--model", "model"], cwd=ws, env=env, capture_output=True, text=True
+    )
+
+
+def _run_record(ws: Path) -> dict[str, Any]:
+    return json.loads((runlog_dir(ws / OUT, ws) / "run.json").read_text()) | json.loads(
+        (ws / OUT / "run.json").read_text()
+    )
+
+
+def test_the_cap_stops_the_stage_and_a_higher_cap_sends_only_the_rest(tmp_path: Path) -> None:
+    n_items, cap = 20, 0.05
+    with FakeOpenAIServer() as server:
+        ws = _workspace(tmp_path, server.api_base, n_items)
+        _set_budget(ws, cap)
+        first = _evaluate(ws)
+        sent_first = len(server.records)
+        record = _run_record(ws)
+        predictions = pd.read_parquet(ws / OUT / "predictions.parquet")
+
+        _set_budget(ws, 1.0)
+        second = _evaluate(ws)
+        prompts = Counter(json.dumps(r.messages, sort_keys=True) for r in server.records)
+
+    assert first.returncode == 2, first.stderr
+    lines = first.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: budget reached: "), first.stderr
+    assert "of the $0.05 cap (spend.budget_usd)" in lines[0]
+    held = n_items - sent_first
+    assert f"{held} requests not sent (reason: budget)" in lines[0]
+    # $0.01 a request: the cap is reached after 5; at most one wave of 2 leased requests lands after
+    assert 5 <= sent_first <= 5 + 2 * CONCURRENCY
+    assert record["api"]["cache"]["not_sent_budget"] == held
+    assert record["api"]["budget"]["spent_usd"] == pytest.approx(sent_first * PER_REQUEST_USD)
+    assert len(predictions) == n_items  # what it has is written, the rest marked not sent
+    unsent = predictions[predictions["error"].str.startswith("not sent: budget")]
+    assert len(unsent) == held and (unsent["status"] == "error").all()
+
+    assert second.returncode == 0, second.stderr
+    assert len(server.records) == n_items  # the rerun sent only the held-back requests
+    assert set(prompts.values()) == {1}  # and none twice
+
+
+def test_a_cap_of_zero_sends_nothing(tmp_path: Path) -> None:
+    with FakeOpenAIServer() as server:
+        ws = _workspace(tmp_path, server.api_base, 4)
+        _set_budget(ws, 0)
+        done = _evaluate(ws)
+        sent = len(server.records)
+    assert done.returncode == 2 and "4 requests not sent (reason: budget)" in done.stderr
+    assert sent == 0
+
+
+def test_no_cap_by_default_and_a_bad_cap_is_named(tmp_path: Path) -> None:
+    assert budget_from(OmegaConf.load(ROOT / "params.yaml")) is None
+    with FakeOpenAIServer() as server:
+        ws = _workspace(tmp_path, server.api_base, 3)
+        _set_budget(ws, "lots")
+        done = _evaluate(ws)
+        sent = len(server.records)
+    assert done.returncode == 2 and sent == 0
+    assert done.stderr.strip() == (
+        "error: params.yaml: 'spend.budget_usd' must be null or a non-negative number of USD, "
+        "got 'lots'"
+    )
+
+
+def test_a_build_stage_stops_on_the_budget_like_on_a_tripped_breaker(tmp_path: Path) -> None:
+    """The ID-MoCQA build's model calls (generator, judges) raise ApiStopped naming the budget."""
+    requests = [
+        GenerateRequest(messages=(Message("user", f"clue {i}"),), max_tokens=4) for i in range(6)
+    ]
+    with FakeOpenAIServer() as server:
+        model = {
+            "id": "judge", "backend": "litellm", "concurrency": CONCURRENCY,
+            "options": {"litellm_model": "openai/judge", "api_base": server.api_base},
+            "retry": FAST_RETRY,
+            "price": {"input_per_token": 0.0, "output_per_token": PER_REQUEST_USD},
+        }  # fmt: skip
+        BUDGET.reset(0.02)
+        try:
+            with pytest.raises(ApiStopped, match=r"budget reached: .* \(spend.budget_usd\)"):
+                run_models({"judge": (model, requests)}, tmp_path / "store.sqlite")
+        finally:
+            BUDGET.reset(None)
+        sent = len(server.records)
+    assert 2 <= sent <= 2 + 2 * CONCURRENCY

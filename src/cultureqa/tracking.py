@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pandas as pd
 
@@ -218,9 +219,22 @@ def api_metrics(run_info: Mapping[str, Any]) -> dict[str, float]:
         out |= {"retries": client["retries"], "not_sent": client["not_sent"]}
         out |= {metric_key("retries", c): n for c, n in client["retries_by_cause"].items()}
         out |= {metric_key("failed", c): n for c, n in client["failed_by_cause"].items()}
+        out |= replica_metrics(client.get("replicas") or {})
     for name, value in (api.get("cache") or {}).items():
         out[metric_key("cache", name)] = value
     return {k: float(v) for k, v in out.items()}
+
+
+def replica_metrics(replicas: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
+    """Per-replica counters (``llm/replicas.py``) as ``replica.<host_port>.<counter>``."""
+    out: dict[str, float] = {}
+    for base, counts in replicas.items():
+        name = urlsplit(base).netloc or base
+        out |= {metric_key("replica", name, k): counts[k] for k in ("sent", "ok", "backoffs")}
+        out[metric_key("replica", name, "backoff_s")] = counts["backoff_s"]
+        for cause, n in counts["failed_by_cause"].items():
+            out[metric_key("replica", name, "failed", cause)] = n
+    return out
 
 
 def slice_metrics(tables: Mapping[str, pd.DataFrame]) -> dict[str, float]:

@@ -17,6 +17,7 @@ from cultureqa.cases.evaluate import (
     robustness,
 )
 from cultureqa.config import load_params, run_stage, select, setup_stage
+from cultureqa.evaluation.runner import status_counts
 from cultureqa.io import write_json
 from cultureqa.paths import project_root, state_dir
 from cultureqa.provenance import file_md5, provenance
@@ -46,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
         outcome.api["lock_taken_over_from_pid"] = lock.took_over_from
         metrics = write_outputs(root, cfg, out_dir, args.model, model_cfg, paths, outcome)
     accuracies = ", ".join(f"seed {s}: {v['accuracy']:.3f}" for s, v in metrics["seeds"].items())
-    print(f"cases/{model_cfg['id']}: {accuracies}; {outcome.calls} model calls")
+    empty = status_counts(outcome.predictions)["empty"]
+    print(f"cases/{model_cfg['id']}: {accuracies}; {outcome.calls} model calls, {empty} empty")
     limit = float(ev["max_error_share"])
     return evaluation_exit(outcome.api, outcome.error_share, limit, out_dir / "predictions.parquet")
 
@@ -69,6 +71,7 @@ def write_outputs(
         "benchmark": "cases", "roster_entry": entry, "model": model_cfg,
         "template_sha256": outcome.template_sha256, "items": items,
         "model_calls": outcome.calls, "error_share": outcome.error_share, "api": outcome.api,
+        "status_counts": status_counts(outcome.predictions),
         "robustness": robustness(outcome.predictions, threshold),
         "provenance": provenance(project_root(), {"name": "cases", "items": items}),
     }  # fmt: skip

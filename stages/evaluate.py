@@ -12,6 +12,7 @@ from omegaconf import DictConfig
 from cultureqa.benchmarks.sources import source_provenance
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.config import load_params, run_stage, select, setup_stage, typed
+from cultureqa.evaluation.runner import status_counts
 from cultureqa.evaluation.task import EvalOutcome, evaluate_benchmark, setting_metrics
 from cultureqa.io import write_json
 from cultureqa.paths import project_root, state_dir
@@ -48,7 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{spec.name}/{model_cfg['id']}: {outcome.calls} model calls"
         + (f" ({client['retries']} retries, {client['not_sent']} not sent)" if client else "")
-        + f", error share {outcome.error_share:.3f}, skipped {sorted(outcome.skipped)}"
+        + f", error share {outcome.error_share:.3f}"
+        + f", {status_counts(outcome.predictions)['empty']} empty replies (scored wrong)"
+        + f", skipped {sorted(outcome.skipped)}"
     )
     return evaluation_exit(outcome.api, outcome.error_share, limit, out_dir / "predictions.parquet")
 
@@ -73,6 +76,7 @@ def write_outputs(
         "skipped_settings": outcome.skipped,
         "model_calls": outcome.calls,
         "error_share": outcome.error_share,
+        "status_counts": status_counts(outcome.predictions),
         "api": outcome.api,
         "provenance": provenance(project_root(), dataset),
     }

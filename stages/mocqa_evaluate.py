@@ -10,6 +10,8 @@ from typing import Any
 from omegaconf import OmegaConf
 
 from cultureqa.config import load_params, run_stage, select, setup_stage
+from cultureqa.evaluation.parsing import EMPTY
+from cultureqa.evaluation.runner import status_counts
 from cultureqa.io import write_json
 from cultureqa.knowledge.provinces import load_knowledge_base
 from cultureqa.mocqa.answers import PROMPT_STYLES
@@ -29,6 +31,7 @@ def language_metrics(outcome: MocqaOutcome) -> dict[str, dict[str, float]]:
             "multi_hop": round(float(part["correct"].mean()), 6),
             "first_hop": round(float(part["province_correct"].mean()), 6),
             "parse_error_rate": round(float((part["status"] == "parse_error").mean()), 6),
+            "empty_rate": round(float((part["status"] == EMPTY).mean()), 6),
             "error_rate": round(float((part["status"] == "error").mean()), 6),
         }
     return out
@@ -53,6 +56,7 @@ def write_outputs(
         "templates": outcome.templates,
         "model_calls": outcome.calls,
         "error_share": outcome.error_share,
+        "status_counts": status_counts(outcome.predictions),
         "api": outcome.api,
         "provenance": provenance(project_root(), dataset),
     }
@@ -100,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     limit = float(cfg.get("max_error_share", 0.1))
     print(
         f"mocqa/{model_cfg['id']}/{args.prompt}: {len(outcome.predictions)} items, "
-        f"{outcome.calls} model calls, error share {outcome.error_share:.3f}"
+        f"{outcome.calls} model calls, error share {outcome.error_share:.3f}, "
+        f"{status_counts(outcome.predictions)['empty']} empty replies (scored wrong)"
     )
     predictions = out_dir / "predictions.parquet"
     return evaluation_exit(outcome.api, outcome.error_share, limit, predictions)

@@ -293,6 +293,7 @@ def log_evaluation(
             "accuracy.ci_high": row["ci_high"],
             "n": row["n"],
             "parse_error_rate": row["parse_error_rate"],
+            "empty_rate": row["empty_rate"],
             "error_rate": row["error_rate"],
             **usage_metrics(part),
             **api_metrics(run_info),

@@ -25,7 +25,7 @@ import pandas as pd
 
 from cultureqa.cases.construct import CORRECT_TYPE
 from cultureqa.cases.shuffle import LETTERS, parse_letter_types
-from cultureqa.evaluation.parsing import parse_letter
+from cultureqa.evaluation.parsing import EMPTY, EMPTY_ERROR, is_empty_reply, parse_letter
 from cultureqa.evaluation.prompts import Template, TemplateError
 from cultureqa.evaluation.runner import Decoding, error_share
 from cultureqa.llm.base import (
@@ -174,6 +174,8 @@ def score_generation(item: Mapping[str, Any], reply: GenerateResponse) -> dict[s
     }  # fmt: skip
     if reply.status != "ok":
         return row | {"status": "error", "error": reply.error or "model error"}
+    if is_empty_reply(reply.status, reply.text):
+        return row | {"status": EMPTY, "error": EMPTY_ERROR}
     letter = parse_letter(reply.text, len(LETTERS))
     if letter is None:
         return row | {"status": "parse_error", "error": "no selection letter in reply"}
@@ -284,6 +286,7 @@ def entry_metrics(predictions: pd.DataFrame, threshold_pp: float) -> dict[str, A
             "n": len(part),
             "accuracy": round(float(part["correct"].mean()), 6),
             "parse_error_rate": round(float((part["status"] == "parse_error").mean()), 6),
+            "empty_rate": round(float((part["status"] == EMPTY).mean()), 6),
             "error_rate": round(float((part["status"] == "error").mean()), 6),
         }
     return {"seeds": seeds, "robustness": robustness(predictions, threshold_pp)}

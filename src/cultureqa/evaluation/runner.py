@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from cultureqa.evaluation.parsing import parse_letter
+from cultureqa.evaluation.parsing import EMPTY, EMPTY_ERROR, is_empty_reply, parse_letter
 from cultureqa.evaluation.prompts import ANSWER_CUES, Template
 from cultureqa.llm.base import (
     GenerateRequest,
@@ -162,6 +162,9 @@ def _score_generation(item: McqItem, reply: GenerateResponse) -> dict[str, objec
     if reply.status != "ok":
         base.update(status="error", error=reply.error or "model error")
         return base
+    if is_empty_reply(reply.status, reply.text):
+        base.update(status=EMPTY, error=EMPTY_ERROR)
+        return base
     letter = parse_letter(reply.text, len(item.options))
     if letter is None:
         base.update(status="parse_error", error="no option letter in reply")
@@ -188,10 +191,23 @@ def _empty_row(item: McqItem) -> dict[str, object]:
 
 
 def error_share(predictions: pd.DataFrame) -> float:
-    """Share of items whose model call failed; parse errors are wrong answers, not errors."""
+    """Share of items whose model call failed; parse errors and empty replies are wrong answers."""
     if predictions.empty:
         return 0.0
     return float((predictions["status"] == "error").mean())
+
+
+STATUSES = ("ok", "parse_error", EMPTY, "error")
+"""Every prediction status, in report order: answered, unreadable, empty, failed call."""
+
+
+def status_counts(predictions: pd.DataFrame) -> dict[str, int]:
+    """Items per status (zeros included), for run.json: what was wrong for which reason."""
+    counts = predictions["status"].value_counts() if not predictions.empty else pd.Series()
+    unknown = sorted(set(counts.index) - set(STATUSES))
+    if unknown:
+        raise ValueError(f"predictions have unknown status values {unknown} (known: {STATUSES})")
+    return {s: int(counts.get(s, 0)) for s in STATUSES}
 
 
 def conform(frame: pd.DataFrame) -> pd.DataFrame:

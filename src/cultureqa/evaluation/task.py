@@ -221,5 +221,6 @@ def setting_metrics(predictions: pd.DataFrame) -> dict[str, dict[str, float]]:
             "accuracy": round(float(group["correct"].mean()), 6),
             "error_rate": round(float((group["status"] == "error").mean()), 6),
             "parse_error_rate": round(float((group["status"] == "parse_error").mean()), 6),
+            "empty_rate": round(float((group["status"] == "empty").mean()), 6),
         }
     return out

@@ -37,6 +37,7 @@ from typing import Any
 import pandas as pd
 from tqdm import tqdm
 
+from cultureqa.evaluation.parsing import EMPTY, EMPTY_ERROR, is_empty_reply
 from cultureqa.evaluation.prompts import Template
 from cultureqa.evaluation.runner import error_share
 from cultureqa.knowledge.provinces import KnowledgeBase
@@ -228,6 +229,9 @@ def _generation_row(row: Mapping[str, Any], reply: GenerateResponse, sha: str) -
     )
     if reply.status != "ok":
         out.update(status="error", error=reply.error or "model error")
+        return out
+    if is_empty_reply(reply.status, reply.text):  # wrong on both hops, counted apart
+        out.update(status=EMPTY, error=EMPTY_ERROR)
         return out
     parsed = parse_reply(reply.text, row["options"])
     out.update(scored_fields(parsed, str(row["province"]), str(row["answer"])))

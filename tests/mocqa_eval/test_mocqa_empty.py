@@ -1,4 +1,4 @@
-"""ID-MoCQA: empty replies are wrong on both hops, counted as ``empty``, and never fail the stage."""
+"""ID-MoCQA: an empty reply is wrong on both hops, counted as ``empty``, never a stage failure."""
 
 from __future__ import annotations
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+from pathlib import Path
 from typing import Any
 
 import pytest
+from omegaconf import OmegaConf
 
+from cultureqa.compose import compose_params
 from cultureqa.llm.base import GenerateRequest, Message, ModelConfigError
 from cultureqa.llm.cached import CachedClient
 from cultureqa.llm.registry import build_model
@@ -18,6 +21,7 @@ from cultureqa.spend import api_stats
 from cultureqa.testing import FakeOpenAIServer, FaultPlan
 from cultureqa.tracking import api_metrics
 
+ROOT = Path(__file__).resolve().parents[2]
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
@@ -116,6 +120,29 @@ def test_every_replica_refusing_trips_the_breaker(tmp_path: Any) -> None:
     assert stats["not_sent"] > 0  # the rest was not sent once nothing answered anywhere
 
 
+def test_a_rejected_key_on_every_replica_trips_the_breaker(tmp_path: Any) -> None:
+    cfg = _cfg(["a", "b"])
+    cfg["retry"]["breaker_after"] = 3
+    plan = FaultPlan(fail_status=401)
+    with FakeOpenAIServer(faults=plan) as one, FakeOpenAIServer(faults=plan) as two:
+        cfg["options"]["api_base"] = [one.api_base, two.api_base]
+        out, stats = _run(cfg, 30, tmp_path)
+        seen = len(one.records) + len(two.records)
+    assert all(r.status == "error" for r in out)
+    assert stats["stopped"] and "HTTP 401" in stats["stopped"]
+    assert stats["retries"] == 0 and seen == stats["sent"] < 30  # never retried, stopped early
+    assert all(r["backoffs"] == 0 for r in stats["replicas"].values())  # not a replica's fault
+
+
+def test_an_empty_reply_is_retried_without_backing_the_replica_off(tmp_path: Any) -> None:
+    # The wrapped client makes one attempt; an empty reply comes back as an EmptyReply error.
+    with FakeOpenAIServer(faults=FaultPlan(script=["empty"])) as server:
+        out, stats = _run(_cfg([server.api_base]), 1, tmp_path)
+    assert [r.text for r in out] == ["A"]
+    assert stats["retries_by_cause"] == {"EmptyReply": 1}
+    assert stats["replicas"][server.api_base]["backoffs"] == 0
+
+
 def test_least_outstanding_sends_more_to_the_faster_replica(tmp_path: Any) -> None:
     with FakeOpenAIServer(latency_s=0.01) as fast, FakeOpenAIServer(latency_s=0.25) as slow:
         out, stats = _run(_cfg([slow.api_base, fast.api_base], concurrency=2), 80, tmp_path)
@@ -124,6 +151,14 @@ def test_least_outstanding_sends_more_to_the_faster_replica(tmp_path: Any) -> No
     assert fast_n + slow_n == 80 and slow_n >= 2  # both used
     assert fast_n > 2 * slow_n
     assert stats["replicas"][fast.api_base]["sent"] == fast_n
+
+
+def test_a_replica_list_override_composes_into_a_pool() -> None:
+    overrides = ["model=llama_3_3_70b", "model.options.api_base=[http://g1:8000/v1,http://g2/v1]"]
+    params = OmegaConf.create(compose_params(ROOT / "conf", overrides))  # as stages load it
+    built = build_model(params.model)
+    assert isinstance(built.client, ReplicaPool)
+    assert list(built.client.stats.replicas) == ["http://g1:8000/v1", "http://g2/v1"]
 
 
 def test_store_identity_names_the_served_model_not_the_hosts() -> None:

@@ -51,6 +51,11 @@ NEVER_TRIPS = 10**9
 (the pool keeps the breaker, for failures every replica shares)."""
 
 
+ANSWERED_CAUSES = frozenset({"EmptyReply"})
+"""Retryable failures of a replica that did answer (the model's reply was empty): retried, but
+they say nothing about the replica's health, so they never back it off."""
+
+
 def single_attempt(retry: RetryConfig) -> RetryConfig:
     """The retry config of a wrapped client: one attempt, no breaker (the pool does both)."""
     return dataclasses.replace(retry, attempts=1, breaker_after=NEVER_TRIPS)
@@ -242,7 +247,7 @@ class ReplicaPool:
             return reply
         failure = _AttemptFailed(reply)
         replica.stats.failed[failure.cause] += 1
-        if is_retryable_cause(failure.cause):
+        if is_retryable_cause(failure.cause) and failure.cause not in ANSWERED_CAUSES:
             self._back_off(replica, failure.cause)
         self._feed_breaker(failure)
         raise failure

@@ -22,7 +22,8 @@ _CUE = (
 
 EMPTY = "empty"
 """Prediction status of an item whose model answered with no text (after the client's retries)."""
-EMPTY_ERROR = "empty reply: scored wrong, unanswered"
+EMPTY_ERROR = "empty reply: the model answered with no text"
+"""The reason recorded with it (scorers: in ``error``; build stages: as the rejection reason)."""
 
 
 def is_empty_reply(status: str, text: str | None) -> bool:

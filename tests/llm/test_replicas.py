@@ -130,6 +130,7 @@ def test_a_rejected_key_on_every_replica_trips_the_breaker(tmp_path: Any) -> Non
         seen = len(one.records) + len(two.records)
     assert all(r.status == "error" for r in out)
     assert stats["stopped"] and "HTTP 401" in stats["stopped"]
+    assert "CULTUREQA_TEST_KEY" in stats["stopped"]  # the fix names the variable to set
     assert stats["retries"] == 0 and seen == stats["sent"] < 30  # never retried, stopped early
     assert all(r["backoffs"] == 0 for r in stats["replicas"].values())  # not a replica's fault
 

@@ -120,7 +120,9 @@ def _replica_pool(config: LitellmConfig, bases: list[str], identity: dict[str, A
     def make(base: str) -> LitellmClient:
         return LitellmClient(replace(config, api_base=base, retry=one_try))
 
-    pool = ReplicaPool(config.model_id, bases, make, config.retry, config.concurrency)
+    pool = ReplicaPool(
+        config.model_id, bases, make, config.retry, config.concurrency, config.api_key_env
+    )
     return BuiltModel(pool, {**identity, "api_base": "replicas"}, chunk_size=1)
 
 

@@ -164,6 +164,7 @@ class ReplicaPool:
         make_client: Callable[[str], ModelClient],
         retry: RetryConfig,
         slots: int = 8,
+        key_env: str | None = None,
     ) -> None:
         if not api_bases:
             raise ValueError(f"model '{model_id}': options.api_base is an empty list")
@@ -171,6 +172,7 @@ class ReplicaPool:
         if duplicates:
             raise ValueError(f"model '{model_id}': options.api_base repeats {duplicates}")
         self._model_id = model_id
+        self._key_env = key_env  # named in the breaker's fix hint, never read here
         self.retry = retry
         self._replicas = [_Replica(b, make_client(b), max(1, slots)) for b in api_bases]
         self.stats = PoolStats({r.api_base: r.stats for r in self._replicas})
@@ -325,7 +327,7 @@ class ReplicaPool:
             self.stats.stopped = (
                 f"{self.model_id}: stopped after {self.breaker.consecutive} consecutive failures "
                 f"({what}) on replicas {bases}: {failure.response.error}; "
-                f"fix: {fix_hint(status, self.model_id, bases, None)}"
+                f"fix: {fix_hint(status, self.model_id, bases, self._key_env)}"
             )
             log.warning("circuit breaker open, sending nothing more: %s", self.stats.stopped)
 

@@ -14,8 +14,10 @@ from omegaconf import OmegaConf
 from cultureqa.compose import compose_params
 from cultureqa.llm.base import GenerateRequest, Message, ModelConfigError
 from cultureqa.llm.cached import CachedClient
+from cultureqa.llm.fake import ScriptedModel
 from cultureqa.llm.registry import build_model
 from cultureqa.llm.replicas import ReplicaPool
+from cultureqa.llm.retry import RetryConfig
 from cultureqa.llm.store import ResponseStore
 from cultureqa.spend import api_stats
 from cultureqa.testing import FakeOpenAIServer, FaultPlan
@@ -142,6 +144,29 @@ def test_an_empty_reply_is_retried_without_backing_the_replica_off(tmp_path: Any
     assert [r.text for r in out] == ["A"]
     assert stats["retries_by_cause"] == {"EmptyReply": 1}
     assert stats["replicas"][server.api_base]["backoffs"] == 0
+
+
+def test_empty_after_every_attempt_comes_back_ok_and_empty_for_the_scorers(tmp_path: Any) -> None:
+    with FakeOpenAIServer(faults=FaultPlan(empty=1.0)) as server:
+        out, stats = _run(_cfg([server.api_base], attempts=3), 2, tmp_path)
+        seen = len(server.records)
+    assert [(r.status, r.text) for r in out] == [("ok", "")] * 2  # scored as `empty`, not errors
+    assert seen == 6 and stats["empty_replies"] == 2 and stats["failed_by_cause"] == {}
+    assert stats["replicas"][server.api_base]["backoffs"] == 0
+
+
+@pytest.mark.parametrize(
+    ("replies", "expected"), [(["", "B"], ("ok", "B")), ([" "], ("ok", ""))], ids=["then", "never"]
+)
+def test_a_client_returning_ok_without_text_is_retried_the_same_way(
+    replies: list[str], expected: tuple[str, str]
+) -> None:
+    """Clients that report an empty reply as ``ok`` with no text get the same retries."""
+    fast = RetryConfig(attempts=3, initial_wait_s=0.01, max_wait_s=0.02)
+    pool = ReplicaPool("m", ["r1"], lambda base: ScriptedModel(replies=replies), fast)
+    [reply] = asyncio.run(pool.generate(_requests(1)))
+    assert (reply.status, reply.text) == expected
+    assert pool.stats.as_dict()["empty_replies"] == int(expected[1] == "")
 
 
 def test_least_outstanding_sends_more_to_the_faster_replica(tmp_path: Any) -> None:

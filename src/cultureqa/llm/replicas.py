@@ -51,9 +51,11 @@ NEVER_TRIPS = 10**9
 (the pool keeps the breaker, for failures every replica shares)."""
 
 
-ANSWERED_CAUSES = frozenset({"EmptyReply"})
-"""Retryable failures of a replica that did answer (the model's reply was empty): retried, but
-they say nothing about the replica's health, so they never back it off."""
+EMPTY_CAUSE = "EmptyReply"
+"""The cause of an attempt answered with no text, whether the wrapped client reports it as an
+``EmptyReply`` error or as an ``ok`` reply without text. It is retried like any transient failure
+but says nothing about the replica's health (never backs it off), and once the attempts are spent
+the item comes back as ``ok`` with empty text: scorers count it as ``empty``, not as an error."""
 
 
 def single_attempt(retry: RetryConfig) -> RetryConfig:
@@ -96,6 +98,8 @@ class PoolStats:
     """Items that ended in an error after every attempt, by cause."""
     not_sent: int = 0
     stopped: str | None = None
+    empty_replies: int = 0
+    """Items still answered with no text after every attempt (returned as ``ok``, text "")."""
 
     def as_dict(self) -> dict[str, Any]:
         """The keys every API client reports (sent, ok, retries, …) and one entry per replica."""
@@ -107,6 +111,7 @@ class PoolStats:
             "failed_by_cause": dict(sorted(self.failed.items())),
             "not_sent": self.not_sent,
             "stopped": self.stopped,
+            "empty_replies": self.empty_replies,
             "replicas": {base: r.as_dict() for base, r in self.replicas.items()},
         }
 
@@ -221,8 +226,12 @@ class ReplicaPool:
             self.stats.not_sent += 1
             return exc.response
         except _AttemptFailed as exc:
+            latency = time.perf_counter() - start
+            if exc.cause == EMPTY_CAUSE:
+                self.stats.empty_replies += 1
+                return GenerateResponse("", usage=exc.response.usage, latency_s=latency)
             self.stats.failed[exc.cause] += 1
-            return dataclasses.replace(exc.response, latency_s=time.perf_counter() - start)
+            return dataclasses.replace(exc.response, latency_s=latency)
         raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
 
     async def _attempt(self, request: GenerateRequest) -> GenerateResponse:
@@ -240,6 +249,8 @@ class ReplicaPool:
         if (reply.error or "").startswith(NOT_SENT):
             replica.stats.sent -= 1  # the wrapped client made no call
             raise _NotSent(reply)
+        if reply.status == "ok" and not (reply.text or "").strip():
+            reply = GenerateResponse(None, "error", f"{EMPTY_CAUSE}: no text", reply.usage)
         if reply.status == "ok":
             if replica.level:  # recovered: every slot is free again
                 replica.level = 0
@@ -249,7 +260,7 @@ class ReplicaPool:
             return reply
         failure = _AttemptFailed(reply)
         replica.stats.failed[failure.cause] += 1
-        if is_retryable_cause(failure.cause) and failure.cause not in ANSWERED_CAUSES:
+        if is_retryable_cause(failure.cause) and failure.cause != EMPTY_CAUSE:
             self._back_off(replica, failure.cause)
         self._feed_breaker(failure)
         raise failure

@@ -17,7 +17,13 @@ from cultureqa.llm.fake import ScriptedModel
 from cultureqa.mocqa import metrics
 from cultureqa.mocqa.report import run_metrics
 from cultureqa.runlog import read_run
-from tests.mocqa_eval.test_mocqa_eval_stages import DATASET, _stage, workspace  # noqa: F401
+from cultureqa.testing import FakeOpenAIServer
+from tests.mocqa_eval.test_mocqa_eval_stages import (  # noqa: F401
+    DATASET,
+    _stage,
+    _use_server,
+    workspace,
+)
 
 
 def _scripted_model(dataset: pd.DataFrame) -> ScriptedModel:
@@ -72,3 +78,33 @@ def test_stage_scores_empty_replies_wrong_counts_them_and_does_not_fail(
     assert table["parse_error_rate"].tolist() == [0.0]
     english = run_metrics(preds[preds["language"] == "en"])
     assert english["empty_rate"] == pytest.approx(1 / 6) and english["error_rate"] == 0.0
+
+
+def test_empty_http_replies_over_two_replicas_end_to_end(workspace: Path) -> None:  # noqa: F811
+    """Real client, two fake servers: empty content is retried, then scored `empty`, rc 0."""
+    dataset = pd.read_parquet(workspace / DATASET)
+    gold = dataset.set_index("item_id")
+
+    def responder(messages: list[dict[str, Any]]) -> str:
+        found = re.search(r"\[(s\d+\.\w+\.\w+)\]", str(messages[-1]["content"]))
+        assert found is not None
+        item = gold.loc[found.group(1)]
+        if item["clue_type"] == "temporal":
+            return ""  # the server answers 200 with empty content, every time
+        return json.dumps({"province": item["province"], "answer": item["answer"]})
+
+    with FakeOpenAIServer(responder) as one, FakeOpenAIServer(responder) as two:
+        _use_server(workspace, [one.api_base, two.api_base])  # type: ignore[arg-type]
+        params = OmegaConf.load(workspace / "params.yaml")
+        params.mocqa_eval.max_error_share = 0.0
+        OmegaConf.save(params, workspace / "params.yaml")
+        assert _stage("mocqa_evaluate")(["--model", "model", "--prompt", "zero_shot"]) == 0
+        seen = {one.api_base: len(one.records), two.api_base: len(two.records)}
+    preds, run = read_run(workspace / "data/eval/mocqa/model/zero_shot")
+    temporal = int((preds["clue_type"] == "temporal").sum())
+    assert run["status_counts"]["empty"] == temporal and run["status_counts"]["error"] == 0
+    client = run["api"]["client"]
+    assert client["empty_replies"] == temporal
+    assert client["retries_by_cause"] == {"EmptyReply": 2 * temporal}  # attempts: 3
+    assert {b: r["sent"] for b, r in client["replicas"].items()} == seen
+    assert sum(seen.values()) == len(preds) + 2 * temporal

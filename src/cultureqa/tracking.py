@@ -270,9 +270,22 @@ def api_metrics(run_info: Mapping[str, Any]) -> dict[str, float]:
         out |= {"retries": client["retries"], "not_sent": client["not_sent"]}
         out |= {metric_key("retries", c): n for c, n in client["retries_by_cause"].items()}
         out |= {metric_key("failed", c): n for c, n in client["failed_by_cause"].items()}
+        out |= replica_metrics(client.get("replicas") or {})
     for name, value in (api.get("cache") or {}).items():
         out[metric_key("cache", name)] = value
     return {k: float(v) for k, v in out.items()}
+
+
+def replica_metrics(replicas: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
+    """Per-replica counters (``llm/replicas.py``) as ``replica.<host_port>.<counter>``."""
+    out: dict[str, float] = {}
+    for base, counts in replicas.items():
+        name = urlsplit(base).netloc or base
+        out |= {metric_key("replica", name, k): counts[k] for k in ("sent", "ok", "backoffs")}
+        out[metric_key("replica", name, "backoff_s")] = counts["backoff_s"]
+        for cause, n in counts["failed_by_cause"].items():
+            out[metric_key("replica", name, "failed", cause)] = n
+    return out
 
 
 def slice_metrics(tables: Mapping[str, pd.DataFrame]) -> dict[str, float]:
@@ -342,7 +355,8 @@ def evaluation_metrics(part: pd.DataFrame, slices: list[tuple[str, ...]]) -> dic
     row = overall_table(part).iloc[0]
     metrics = {"accuracy": row["accuracy"], "accuracy.ci_low": row["ci_low"],
                "accuracy.ci_high": row["ci_high"], "n": row["n"],
-               "parse_error_rate": row["parse_error_rate"], "error_rate": row["error_rate"],
+               "parse_error_rate": row["parse_error_rate"], "empty_rate": row["empty_rate"],
+               "error_rate": row["error_rate"],
                **usage_metrics(part)}  # fmt: skip
     usable = [s for s in slices if all(c in part.columns for c in s)]
     metrics.update(slice_metrics(slice_tables(part, usable)))

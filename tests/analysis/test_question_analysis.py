@@ -111,3 +111,16 @@ def test_without_a_model_the_report_says_why() -> None:
     assert "_Not run: `mocqa_eval.question_analysis.model` is null" in result.markdown()
     bare = analyze_questions(pd.DataFrame(ROWS).drop(columns="clue"), {}, project_root())
     assert "no `clue` column" in bare.markdown()
+
+
+def test_an_empty_judge_reply_is_counted_as_empty() -> None:
+    from cultureqa.llm.base import GenerateResponse
+    from cultureqa.mocqa.question_analysis import semantic_rows, semantic_table
+
+    replies = [GenerateResponse(""), GenerateResponse("no json"), GenerateResponse(None, "error")]
+    rows = semantic_rows(pd.DataFrame(ROWS), replies)
+    assert rows["status"].tolist() == ["empty", "parse_error", "error"]
+    table = semantic_table(rows).set_index(["clue_type", "language"])
+    entity = table.loc[("entity", "en")]
+    assert (entity["n_ok"], entity["n_parse_error"], entity["n_empty"]) == (0, 1, 1)
+    assert table.loc[("temporal", "id"), "n_error"] == 1

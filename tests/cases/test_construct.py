@@ -28,6 +28,7 @@ from cultureqa.cases.construct import (
     load_construct_template,
     parse_item,
 )
+from cultureqa.evaluation.parsing import EMPTY_ERROR
 from cultureqa.evaluation.prompts import Template
 from cultureqa.llm.base import GenerateRequest, GenerateResponse
 from cultureqa.llm.cached import CachedClient
@@ -180,6 +181,17 @@ def test_case_that_never_validates_is_reported_not_dropped_silently(template: Te
     assert result.failed == ("c2",)
     assert len(result.rejections) == 3 and set(result.rejections["case_id"]) == {"c2"}
     assert list(result.attempts["attempt"]) == [1, 1, 2, 3]
+
+
+def test_an_empty_reply_is_rejected_as_empty_and_retried_with_the_reason(
+    template: Template,
+) -> None:
+    model = ScriptedModel("m", ["", VALID])
+    result = _run(model, template, _cases())
+    assert list(result.attempts["status"]) == ["rejected", "ok"]
+    assert result.rejections.loc[0, "reason"] == EMPTY_ERROR
+    retry = model.generate_calls[1].messages  # differs from the first: the store's "" is not reused
+    assert retry[1].content == "" and EMPTY_ERROR in retry[2].content
 
 
 def test_transport_errors_are_retried_without_feedback(template: Template) -> None:

@@ -41,7 +41,7 @@ RECORD_KEYS = [
     "templates", "counts", "error_share", "max_error_share", "details", "provenance",
     "model_calls", "api", "timings",
 ]  # fmt: skip
-COUNT_KEYS = ["items", "ok", "errors", "parse_errors", "not_sent", "other"]
+COUNT_KEYS = ["items", "ok", "errors", "parse_errors", "empty", "not_sent"]
 
 
 def _cases_items(seed: int, n: int = 8) -> pd.DataFrame:
@@ -107,9 +107,7 @@ def test_every_family_returns_the_same_run_record(
     json.dumps(record.as_dict())  # JSON-ready as it stands
     counts = record.counts
     assert counts.items == len(preds) > 0
-    assert counts.ok + counts.errors + counts.parse_errors + sum(counts.other.values()) == len(
-        preds
-    )
+    assert counts.ok + counts.errors + counts.parse_errors + counts.empty == len(preds)
     assert record.settings and set(record.templates) and record.roster_entry == "model"
     assert record.model_calls == len(model.loglik_calls) + len(model.generate_calls)
     for column in ("latency_s", "cached", "prompt_tokens", "completion_tokens", "cost_usd"):

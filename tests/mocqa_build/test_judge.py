@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import itertools
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from cultureqa.evaluation.parsing import EMPTY, EMPTY_ERROR
 from cultureqa.knowledge.provinces import load_knowledge_base
+from cultureqa.llm.base import GenerateResponse
 from cultureqa.mocqa_build.judge import JudgeConfig, judge_variants
 from cultureqa.mocqa_build.judging import CATEGORIES, CRITERIA, Judgement, decide, keep, parse_reply
 
@@ -184,3 +187,25 @@ def test_rules_judge_rejects_a_changed_answer_and_names_what_it_cannot_decide(
     untouched = by_id[variants.at[variants.index[2], "variant_id"]]
     assert untouched.category in ("OK", "Minor")
     assert all(k in untouched.rationale for k in UNDECIDED)
+
+
+def test_an_empty_panel_reply_is_recorded_as_empty_and_counts_as_neither(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from cultureqa.mocqa_build import judge
+
+    def run_models(jobs: dict[str, object], store_path: object) -> dict[str, list[object]]:
+        replies = {"j1": "", "j2": _reply(category="OK"), "j3": _reply(category="Minor")}
+        return {name: [GenerateResponse(replies[name])] for name in jobs}
+
+    monkeypatch.setattr(judge, "run_models", run_models)
+    root = Path(__file__).resolve().parents[2]
+    panel = JudgeConfig(
+        "panel", 2, judges={j: {"id": j} for j in ("j1", "j2", "j3")},
+        prompt=root / "prompts/mocqa/judge/panel.en.txt",
+    )  # fmt: skip
+    judgements = judge.judge_panel(pd.DataFrame([_variant()]), panel, store_path=None)  # type: ignore[arg-type]
+    by_judge = {j.judge: j for j in judgements}
+    assert (by_judge["j1"].status, by_judge["j1"].error) == (EMPTY, EMPTY_ERROR)
+    assert by_judge["j1"].category is None
+    assert decide(judgements, 2)["keep"] and decide(judgements, 2)["n_valid"] == 2

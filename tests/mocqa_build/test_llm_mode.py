@@ -324,3 +324,25 @@ def test_a_refused_key_stops_the_llm_build_with_the_cause(  # type: ignore[no-un
     client = logged["api"]["generator"]["client"]
     assert client["sent"] == sent and "HTTP 401" in client["stopped"]
     assert "fix: set a valid key in CULTUREQA_TEST_KEY" in client["stopped"]
+
+
+def test_an_empty_generator_reply_is_named_empty_not_a_failed_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from types import SimpleNamespace
+
+    from cultureqa.evaluation.parsing import EMPTY_ERROR
+    from cultureqa.llm.base import GenerateRequest, GenerateResponse, Message
+    from cultureqa.mocqa_build.llm import generator as llm_generator
+
+    def run_models(jobs: dict[str, Any], store_path: object) -> dict[str, list[GenerateResponse]]:
+        return {"generator": [GenerateResponse(""), GenerateResponse(None, "error", "Timeout")]}
+
+    monkeypatch.setattr(llm_generator, "run_models", run_models)
+    request = GenerateRequest((Message("user", "write a clue"),))
+    jobs = [
+        llm_generator._Job(pd.Series({"province": "Aceh"}), "entity", ("en",), request)
+        for _ in range(2)
+    ]
+    llm_generator._ask(jobs, SimpleNamespace(model={"id": "g"}), Path("unused"))  # type: ignore[arg-type]
+    assert [llm_generator._problem(j) for j in jobs] == [EMPTY_ERROR, "model call failed: Timeout"]

@@ -19,10 +19,17 @@ def overall_table(predictions: pd.DataFrame) -> pd.DataFrame:
         predictions.assign(
             error=predictions["status"] == "error",
             parse_error=predictions["status"] == "parse_error",
+            empty=predictions["status"] == "empty",
         )
-        .groupby(KEYS, sort=True)[["error", "parse_error"]]
+        .groupby(KEYS, sort=True)[["error", "parse_error", "empty"]]
         .mean()
-        .rename(columns={"error": "error_rate", "parse_error": "parse_error_rate"})
+        .rename(
+            columns={
+                "error": "error_rate",
+                "parse_error": "parse_error_rate",
+                "empty": "empty_rate",
+            }
+        )
         .reset_index()
     )
     return table.merge(rates, on=KEYS, how="left")
@@ -51,6 +58,7 @@ def metrics_tree(overall: pd.DataFrame) -> dict[str, Any]:
             "ci_low": round(float(row["ci_low"]), 6),
             "ci_high": round(float(row["ci_high"]), 6),
             "parse_error_rate": round(float(row["parse_error_rate"]), 6),
+            "empty_rate": round(float(row["empty_rate"]), 6),
             "error_rate": round(float(row["error_rate"]), 6),
         }
     return tree

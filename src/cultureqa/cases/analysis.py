@@ -128,8 +128,10 @@ def overall_table(pred: pd.DataFrame, macro: str = "all_declared") -> pd.DataFra
     """Accuracy (Wilson 95% CI), macro accuracy and error rates per model and seed."""
     table = stats.accuracy_table(pred, ["model", "kind", "seed"])
     rates = pred.assign(
-        parse_error=pred["status"] == "parse_error", error=pred["status"] == "error"
-    ).groupby(["model", "seed"], sort=True)[["parse_error", "error"]]
+        parse_error=pred["status"] == "parse_error",
+        empty=pred["status"] == "empty",
+        error=pred["status"] == "error",
+    ).groupby(["model", "seed"], sort=True)[["parse_error", "empty", "error"]]
     table = table.merge(rates.mean().add_suffix("_rate").reset_index(), on=["model", "seed"])
     return table.merge(macro_accuracy(pred, macro), on=["model", "seed"], how="left")
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from cultureqa.evaluation.parsing import EMPTY_ERROR, is_empty_reply
 from cultureqa.evaluation.prompts import Template, TemplateError
 from cultureqa.llm.base import GenerateRequest, GenerateResponse, Message, ModelClient
 from cultureqa.paths import project_root
@@ -292,6 +293,8 @@ def _judge(
     """(item, status, reason) of one reply; a transport error is retried without feedback."""
     if resp.status != "ok" or resp.text is None:
         return None, "error", resp.error or "no reply"
+    if is_empty_reply(resp.status, resp.text):  # retried with the reason: the store holds ""
+        return None, "rejected", EMPTY_ERROR
     try:
         return parse_item(case_id, resp.text, config), "ok", ""
     except ItemRejected as exc:

@@ -97,7 +97,8 @@ def summary(result: CasesAnalysis) -> dict[str, Any]:
     out: dict[str, Any] = {"aggregate_models": list(result.aggregate_models), "models": {}}
     for r in t["overall"].to_dict("records"):
         entry = out["models"].setdefault(str(r["model"]), {"kind": r["kind"], "seeds": {}})
-        keys = ("n", "accuracy", "ci_low", "ci_high", "macro_accuracy", "parse_error_rate")
+        keys = ("n", "accuracy", "ci_low", "ci_high", "macro_accuracy", "parse_error_rate",
+                "empty_rate")  # fmt: skip
         entry["seeds"][str(r["seed"])] = {k: _num(r[k]) for k in keys}
     for r in t["robustness"].to_dict("records"):
         robust = None if r["robust"] is pd.NA else bool(r["robust"])
@@ -222,7 +223,7 @@ def run_metrics(part: pd.DataFrame) -> dict[str, float]:
     row = overall_table(pred).iloc[0]
     names = {"accuracy": "accuracy", "ci_low": "accuracy.ci_low", "ci_high": "accuracy.ci_high",
              "n": "n", "macro_accuracy": "macro_accuracy", "parse_error_rate": "parse_error_rate",
-             "error_rate": "error_rate"}  # fmt: skip
+             "empty_rate": "empty_rate", "error_rate": "error_rate"}  # fmt: skip
     metrics = {name: row[column] for column, name in names.items()}
     for column in ("domain", "continent", "weird_bin"):
         for r in accuracy_table(pred, [column]).to_dict("records"):

@@ -249,6 +249,7 @@ def summary_line(record: RunRecord) -> str:
     skipped = f", skipped {sorted(record.skipped)}" if record.skipped else ""
     return (
         f"{name}: {record.counts.items} items, {record.model_calls} model calls{retries}, "
+        f"{record.counts.empty} empty replies (scored wrong), "
         f"error share {record.error_share:.3f}{skipped}"
     )
 

@@ -20,6 +20,22 @@ _CUE = (
 )
 
 
+EMPTY = "empty"
+"""Prediction status of an item whose model answered with no text (after the client's retries)."""
+EMPTY_ERROR = "empty reply: the model answered with no text"
+"""The reason recorded with it (scorers: in ``error``; build stages: as the rejection reason)."""
+
+
+def is_empty_reply(status: str, text: str | None) -> bool:
+    """Whether a call succeeded but the reply holds no text (only whitespace counts as none).
+
+    Such an item is a wrong, unanswered answer with status :data:`EMPTY`, counted apart from
+    parse errors and never an infrastructure error: the endpoint answered, so it must not count
+    toward ``max_error_share`` and fail the stage.
+    """
+    return status == "ok" and not (text or "").strip()
+
+
 def _letters(k: int) -> str:
     return LETTERS[:k]
 

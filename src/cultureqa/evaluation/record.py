@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from cultureqa.evaluation.parsing import EMPTY
 from cultureqa.llm.base import NOT_SENT, GenerateResponse, LoglikResponse
 
 Reply = GenerateResponse | LoglikResponse
@@ -25,15 +26,16 @@ CONTENT_FIELDS = frozenset({"text", "status", "error", "usage", "logprobs", "tok
 
 @dataclass(frozen=True)
 class Counts:
-    """How the items ended; statuses other than these three are counted under ``other``."""
+    """How the items ended: every prediction status has its count (an unknown one is an error)."""
 
     items: int
     ok: int
     errors: int
     parse_errors: int
+    empty: int
+    """Answered with no text after the client's retries: scored wrong, never an error."""
     not_sent: int
     """Requests never sent (breaker open, stage stopping); their items count as errors."""
-    other: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -69,7 +71,7 @@ def model_sha(model_cfg: Mapping[str, Any]) -> str:
 
 
 def error_share(predictions: pd.DataFrame) -> float:
-    """Share of items whose model call failed; parse errors are wrong answers, not errors."""
+    """Share of items whose model call failed; parse errors and empty replies are wrong answers."""
     if predictions.empty:
         return 0.0
     return float((predictions["status"] == "error").mean())
@@ -88,6 +90,7 @@ def group_metrics(
         row = {name: round(float(part[column].mean()), 6) for name, column in measures.items()}
         out[str(key)] = {"n": len(part), **row} | {
             "parse_error_rate": round(float((part["status"] == "parse_error").mean()), 6),
+            "empty_rate": round(float((part["status"] == EMPTY).mean()), 6),
             "error_rate": round(float((part["status"] == "error").mean()), 6),
         }
     return out
@@ -148,13 +151,21 @@ def _combine(values: list[Any]) -> Any:
     return values[0]
 
 
+STATUSES = ("ok", "parse_error", EMPTY, "error")
+"""Every prediction status: answered, unreadable, answered with no text, failed call."""
+
+
 def count(predictions: pd.DataFrame) -> Counts:
-    """Items by status, and how many of the errors were requests never sent."""
+    """Items by status, and how many of the errors were requests never sent.
+
+    A status outside :data:`STATUSES` raises: a family that invents one must name it here,
+    so that no item ends in a count nobody reads.
+    """
     if predictions.empty:
-        return Counts(0, 0, 0, 0, 0)
+        return Counts(0, 0, 0, 0, 0, 0)
     statuses = predictions["status"].value_counts().to_dict()
-    known = ("ok", "error", "parse_error")
-    other = {str(k): int(v) for k, v in sorted(statuses.items()) if k not in known}
-    ok, errors, unparsed = (int(statuses.get(k, 0)) for k in known)
+    if unknown := sorted(set(statuses) - set(STATUSES)):
+        raise ValueError(f"predictions have unknown status values {unknown} (known: {STATUSES})")
+    ok, unparsed, empty, errors = (int(statuses.get(k, 0)) for k in STATUSES)
     not_sent = int(predictions["error"].astype(str).str.startswith(NOT_SENT).sum())
-    return Counts(len(predictions), ok, errors, unparsed, not_sent, other)
+    return Counts(len(predictions), ok, errors, unparsed, empty, not_sent)

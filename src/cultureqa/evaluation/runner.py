@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from cultureqa.evaluation.engine import Batch, Decoding, ModelView, run_batch
-from cultureqa.evaluation.parsing import parse_letter
+from cultureqa.evaluation.parsing import EMPTY, EMPTY_ERROR, is_empty_reply, parse_letter
 from cultureqa.evaluation.prompts import ANSWER_CUES, Template
 from cultureqa.llm.base import (
     GenerateRequest,
@@ -167,6 +167,9 @@ def _score_generation(item: McqItem, reply: GenerateResponse) -> dict[str, objec
     base["raw"] = reply.text or ""
     if reply.status != "ok":
         base.update(status="error", error=reply.error or "model error")
+        return base
+    if is_empty_reply(reply.status, reply.text):
+        base.update(status=EMPTY, error=EMPTY_ERROR)
         return base
     letter = parse_letter(reply.text, len(item.options))
     if letter is None:

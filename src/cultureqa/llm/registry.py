@@ -9,12 +9,13 @@ the answer (never keys, retries, timeouts or concurrency).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from cultureqa.llm.base import ModelClient, ModelConfigError
 from cultureqa.llm.baselines import FixedPositionBaseline, RandomBaseline
 from cultureqa.llm.litellm_client import LitellmClient, LitellmConfig
+from cultureqa.llm.replicas import ReplicaPool, single_attempt
 from cultureqa.llm.retry import RetryConfig
 from cultureqa.paths import user_cache_dir
 
@@ -82,10 +83,12 @@ def _litellm(cfg: Mapping[str, Any]) -> BuiltModel:
     opts = _options(cfg)
     price = dict(cfg.get("price") or {})
     retry = dict(cfg.get("retry") or {})
+    api_base = opts.get("api_base")
+    replicas = None if api_base is None or isinstance(api_base, str) else list(api_base)
     config = LitellmConfig(
         model_id=str(cfg["id"]),
         litellm_model=str(opts["litellm_model"]),
-        api_base=opts.get("api_base"),
+        api_base=None if replicas is not None else api_base,
         api_key_env=opts.get("api_key_env"),
         concurrency=int(cfg.get("concurrency", 8)),
         ramp_up_s=float(cfg.get("ramp_up_s", LitellmConfig.ramp_up_s)),
@@ -102,7 +105,14 @@ def _litellm(cfg: Mapping[str, Any]) -> BuiltModel:
         "extra_params": config.extra_params,
     }
     if opts.get("batch"):  # provider Batch API: one batch per call (cultureqa.llm.batch)
+        if replicas is not None:
+            raise ModelConfigError(
+                f"model '{config.model_id}': options.batch sends to one provider endpoint; "
+                "give one options.api_base, not a list of replicas"
+            )
         return BuiltModel(_batch_client(opts, config), identity, chunk_size=1_000_000)
+    if replicas is not None:
+        return _replica_pool(config, [str(b) for b in replicas], identity)
     return BuiltModel(LitellmClient(config), identity, chunk_size=1)
 
 
@@ -131,6 +141,23 @@ def _batch_client(opts: Mapping[str, Any], config: LitellmConfig) -> ModelClient
             output_cost_per_token=config.output_cost_per_token,
         )
     )
+
+
+def _replica_pool(config: LitellmConfig, bases: list[str], identity: dict[str, Any]) -> BuiltModel:
+    """One client per replica, one attempt each; the pool retries across them (llm/replicas.py).
+
+    The store identity names the served model, not the hosts: replicas give the same answers,
+    so adding, removing or moving one keeps every stored answer.
+    """
+    one_try = single_attempt(config.retry)
+
+    def make(base: str) -> LitellmClient:
+        return LitellmClient(replace(config, api_base=base, retry=one_try))
+
+    pool = ReplicaPool(
+        config.model_id, bases, make, config.retry, config.concurrency, config.api_key_env
+    )
+    return BuiltModel(pool, {**identity, "api_base": "replicas"}, chunk_size=1)
 
 
 @register_backend("local_hf")

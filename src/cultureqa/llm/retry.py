@@ -52,6 +52,20 @@ def is_retryable(exc: BaseException) -> bool:
     return isinstance(status, int) and status >= 500
 
 
+def is_retryable_cause(cause: str) -> bool:
+    """:func:`is_retryable` for a failure known only by its exception class name.
+
+    A wrapped client (``llm/replicas.py``) records a failed attempt as ``"<Class>: message"``;
+    the pool decides from that name whether another replica may succeed.
+    """
+    return cause in _RETRYABLE_NAMES
+
+
+def hopeless_cause(cause: str) -> int | None:
+    """The HTTP status of a 400/401/403/404 failure known by its class name, else None."""
+    return _HOPELESS_NAMES.get(cause)
+
+
 def retry_after_seconds(exc: BaseException | None) -> float | None:
     """Seconds the server asked us to wait, from the error's response headers, if any."""
     if exc is None:

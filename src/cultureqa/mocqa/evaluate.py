@@ -37,6 +37,7 @@ from omegaconf import DictConfig
 
 from cultureqa.config import select
 from cultureqa.evaluation.engine import Batch, ModelView, RunSpec
+from cultureqa.evaluation.parsing import EMPTY, EMPTY_ERROR, is_empty_reply
 from cultureqa.evaluation.record import conform, group_metrics, model_sha
 from cultureqa.io import SourceError
 from cultureqa.knowledge.provinces import KnowledgeBase, load_knowledge_base
@@ -245,6 +246,9 @@ def _generation_row(row: Mapping[str, Any], reply: GenerateResponse, sha: str) -
     out["raw"] = reply.text or ""
     if reply.status != "ok":
         out.update(status="error", error=reply.error or "model error")
+        return out
+    if is_empty_reply(reply.status, reply.text):  # wrong on both hops, counted apart
+        out.update(status=EMPTY, error=EMPTY_ERROR)
         return out
     parsed = parse_reply(reply.text, row["options"])
     out.update(scored_fields(parsed, str(row["province"]), str(row["answer"])))

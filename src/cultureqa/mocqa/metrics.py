@@ -68,7 +68,7 @@ def slice_table(preds: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
 
     Columns: keys, ``n``, ``multi_hop`` (+ ``_ci_low``/``_ci_high``), ``first_hop`` (+ CIs),
     one share per :data:`OUTCOMES`, ``parse_error_rate``, ``province_parse_error_rate``,
-    ``answer_parse_error_rate``, ``error_rate``.
+    ``answer_parse_error_rate``, ``empty_rate`` (empty replies), ``error_rate``.
     """
     keys = [*KEYS, *by]
     table = None
@@ -84,6 +84,7 @@ def slice_table(preds: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
         {
             **{o: outcome(preds) == o for o in OUTCOMES},
             "parse_error_rate": preds["status"] == "parse_error",
+            "empty_rate": preds["status"] == "empty",
             "province_parse_error_rate": parse.str.contains("province"),
             "answer_parse_error_rate": parse.str.contains("answer"),
             "error_rate": preds["status"] == "error",
@@ -247,6 +248,9 @@ def summary(slices: dict[str, pd.DataFrame]) -> dict[str, Any]:
         node = tree.setdefault(str(row["model"]), {}).setdefault(str(row["prompt"]), {})
         node[str(row["language"])] = {
             "n": int(row["n"]),
-            **{k: round(float(row[k]), 6) for k in ("multi_hop", "first_hop", "parse_error_rate")},
+            **{
+                k: round(float(row[k]), 6)
+                for k in ("multi_hop", "first_hop", "parse_error_rate", "empty_rate")
+            },
         }
     return tree

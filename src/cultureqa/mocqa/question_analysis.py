@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from cultureqa.analysis.tables import to_markdown
+from cultureqa.evaluation.parsing import EMPTY, is_empty_reply
 from cultureqa.evaluation.prompts import Template
 from cultureqa.llm.base import GenerateRequest, GenerateResponse, Message
 
@@ -185,11 +186,16 @@ def parse_semantic(text: str | None) -> dict[str, Any] | None:
 
 
 def semantic_rows(dataset: pd.DataFrame, replies: Sequence[GenerateResponse]) -> pd.DataFrame:
-    """One row per item: status ok / parse_error / error and the rubric values when parsed."""
+    """One row per item: status ok / parse_error / empty / error and the rubric values when parsed.
+
+    An empty reply is the judge declining to answer, not a failed call: counted as ``empty``.
+    """
     rows = []
     for row, reply in zip(dataset.to_dict("records"), replies, strict=True):
         parsed = parse_semantic(reply.text) if reply.status == "ok" else None
         status = "error" if reply.status != "ok" else ("ok" if parsed else "parse_error")
+        if is_empty_reply(reply.status, reply.text):
+            status = EMPTY
         rows.append({"item_id": row["item_id"], **{k: row[k] for k in KEYS},
                      "status": status, **(parsed or {})})  # fmt: skip
     return pd.DataFrame(rows)
@@ -199,7 +205,7 @@ def semantic_table(rows: pd.DataFrame) -> pd.DataFrame:
     """Per clue type × language (and ``all``): rubric shares and means over parsed replies."""
     both = pd.concat([rows, rows.assign(clue_type="all")], ignore_index=True)
     counts = both.groupby(KEYS, sort=True)["status"].value_counts().unstack(fill_value=0)
-    counts = counts.reindex(columns=["ok", "parse_error", "error"], fill_value=0)
+    counts = counts.reindex(columns=["ok", "parse_error", EMPTY, "error"], fill_value=0)
     table = counts.rename(columns=lambda s: f"n_{s}")
     ok = both[both["status"] == "ok"]
     if not ok.empty:

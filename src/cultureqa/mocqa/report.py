@@ -217,7 +217,7 @@ def run_metrics(part: pd.DataFrame) -> dict[str, float]:
     out |= {f"accuracy{s}": out[f"multi_hop{s}"] for s in ("", ".ci_low", ".ci_high")}
     out |= {f"breakdown.{o}": top[o] for o in m.OUTCOMES}
     rates = ("parse_error_rate", "province_parse_error_rate", "answer_parse_error_rate")
-    out |= {r: top[r] for r in (*rates, "error_rate")}
+    out |= {r: top[r] for r in (*rates, "empty_rate", "error_rate")}
     for row in m.slice_table(part, ["clue_type", "language"]).to_dict("records"):
         cell = (row["clue_type"], row["language"])
         out[metric_key("acc", *cell)] = row["multi_hop"]

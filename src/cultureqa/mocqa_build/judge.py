@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from cultureqa.evaluation.parsing import EMPTY, EMPTY_ERROR, is_empty_reply
 from cultureqa.knowledge.provinces import KnowledgeBase
 from cultureqa.mocqa.models import load_prompt, run_models
 from cultureqa.mocqa.schema import (
@@ -87,6 +88,8 @@ def judge_panel(variants: pd.DataFrame, config: JudgeConfig, store_path: Path) -
             vid = str(row["variant_id"])
             if response.status != "ok" or response.text is None:
                 out.append(Judgement(vid, name, status="error", error=response.error or "no reply"))
+            elif is_empty_reply(response.status, response.text):  # neither valid nor an error
+                out.append(Judgement(vid, name, status=EMPTY, error=EMPTY_ERROR))
             else:
                 out.append(parse_reply(vid, name, response.text))
     return out

@@ -38,7 +38,7 @@ class Judgement:
     category: str | None = None
     rationale: str = ""
     status: str = "ok"
-    """``ok``, ``malformed`` (reply not parseable) or ``error`` (call failed)."""
+    """``ok``, ``malformed`` (unparseable), ``empty`` (no text) or ``error`` (call failed)."""
     error: str = ""
     raw: str = ""
 

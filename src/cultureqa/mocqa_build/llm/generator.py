@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from cultureqa.evaluation.parsing import EMPTY_ERROR, is_empty_reply
 from cultureqa.knowledge.gazetteer import normalize_province
 from cultureqa.knowledge.provinces import KnowledgeBase
 from cultureqa.llm.base import GenerateRequest, Message
@@ -159,7 +160,9 @@ def _ask(jobs: list[_Job], config: LlmGeneratorConfig, store_path: Path) -> None
     for job, response in zip(jobs, answers["generator"], strict=True):
         job.reply, job.error = None, ""
         job.reply_text = response.text or ""
-        if response.status == "ok" and response.text:
+        if is_empty_reply(response.status, response.text):
+            job.error = EMPTY_ERROR  # answered with nothing: named as such, not a failed call
+        elif response.status == "ok" and response.text:
             job.reply = parse_labelled(response.text)
         else:
             job.error = f"model call failed: {response.error}"

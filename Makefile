@@ -45,7 +45,7 @@ params: setup ## recompose params.yaml from conf/ (what `dvc exp run` does)
 	$(BIN)/python -m cultureqa.compose > params.yaml.tmp && mv params.yaml.tmp params.yaml
 
 # DVC lists every dep path and all of params.yaml; keep the headline metrics and what a sweep varies.
-EXPS_DROP := --drop '.*/|^(expectations|prompts)$$' --drop '^(base|baselines|benchmarks|cases|evaluate|generator|judge|mocqa|mocqa_eval|source|tracking)\.'
+EXPS_DROP := --drop '.*/|^(expectations|prompts)$$' --drop '^(base|baselines|benchmarks|cases|evaluate|generator|judge|mocqa|mocqa_eval|source|spend|tracking)\.'
 exps: ## compare experiments in a terminal: headline metrics, model and prompt (about 55 columns)
 	@dvc exp show --no-pager $(EXPS_DROP) $(ARGS)
 

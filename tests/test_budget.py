@@ -65,7 +65,7 @@ def test_the_cap_stops_the_stage_and_a_higher_cap_sends_only_the_rest(tmp_path: 
         ws = _workspace(tmp_path, server.api_base, n_items)
         _set_budget(ws, cap)
         first = _evaluate(ws)
-        sent_first = len(server.records)
+        sent_first = server.hits
         record = _run_record(ws)
         predictions = pd.read_parquet(ws / OUT / "predictions.parquet")
 
@@ -88,7 +88,7 @@ def test_the_cap_stops_the_stage_and_a_higher_cap_sends_only_the_rest(tmp_path: 
     assert len(unsent) == held and (unsent["status"] == "error").all()
 
     assert second.returncode == 0, second.stderr
-    assert len(server.records) == n_items  # the rerun sent only the held-back requests
+    assert server.hits == n_items  # the rerun sent only the held-back requests
     assert set(prompts.values()) == {1}  # and none twice
 
 
@@ -97,7 +97,7 @@ def test_a_cap_of_zero_sends_nothing(tmp_path: Path) -> None:
         ws = _workspace(tmp_path, server.api_base, 4)
         _set_budget(ws, 0)
         done = _evaluate(ws)
-        sent = len(server.records)
+        sent = server.hits
     assert done.returncode == 2 and "4 requests not sent (reason: budget)" in done.stderr
     assert sent == 0
 
@@ -108,7 +108,7 @@ def test_no_cap_by_default_and_a_bad_cap_is_named(tmp_path: Path) -> None:
         ws = _workspace(tmp_path, server.api_base, 3)
         _set_budget(ws, "lots")
         done = _evaluate(ws)
-        sent = len(server.records)
+        sent = server.hits
     assert done.returncode == 2 and sent == 0
     assert done.stderr.strip() == (
         "error: params.yaml: 'spend.budget_usd' must be null or a non-negative number of USD, "
@@ -134,5 +134,5 @@ def test_a_build_stage_stops_on_the_budget_like_on_a_tripped_breaker(tmp_path: P
                 run_models({"judge": (model, requests)}, tmp_path / "store.sqlite")
         finally:
             BUDGET.reset(None)
-        sent = len(server.records)
+        sent = server.hits
     assert 2 <= sent <= 2 + 2 * CONCURRENCY

@@ -49,15 +49,15 @@ def test_dry_run_counts_are_the_requests_a_real_run_sends(in_workspace: Path) ->
     with FakeOpenAIServer() as server:
         make_api_workspace(ROOT, ws, 8, server.api_base, 4)
         before = _dry_run(ws)
-        assert len(server.records) == 0  # a dry run sends nothing
+        assert server.hits == 0  # a dry run sends nothing
         assert not (ws / ".cultureqa" / "responses.sqlite").exists()  # and creates no store
         _evaluate(ws)
-        first_run = len(server.records)
+        first_run = server.hits
 
         write_synthetic_benchmark(ws / "data" / "synthetic.jsonl", 12)  # 4 new items
         after = _dry_run(ws)
         _evaluate(ws)
-        second_run = len(server.records) - first_run
+        second_run = server.hits - first_run
 
     assert (before.requests, before.stored, before.to_send) == (8, 0, 8)
     assert first_run == before.to_send
@@ -197,7 +197,7 @@ def test_the_fake_server_speaks_the_batch_api_litellm_calls() -> None:
         (json.loads(x)["custom_id"], json.loads(x)["response"]["status_code"]) for x in err
     ] == [("r1", 400)]
     assert ops[:2] == ["upload", "create"] and ops.count("retrieve") == 3
-    assert len(server.records) == 0  # no chat request: everything went through the batch
+    assert server.hits == 0  # no chat request: everything went through the batch
 
 
 def test_a_batch_model_is_priced_at_the_batch_price(

@@ -80,7 +80,7 @@ def test_a_live_writer_is_refused_with_its_pid(tmp_path: Path) -> None:
         finally:
             holder.kill()
             holder.wait()
-        sent = len(server.records)
+        sent = server.hits
     assert done.returncode == 2
     assert f"is being written by PID {holder.pid}; wait or kill it" in done.stderr
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: ")
@@ -137,12 +137,12 @@ def test_killing_dvc_repro_stops_the_stage_and_the_rerun_sends_each_prompt_once(
         dvc = subprocess.Popen(
             repro, cwd=ws, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
-        _wait_for(lambda: len(server.records) >= 30)
+        _wait_for(lambda: server.hits >= 30)
         dvc.send_signal(signal.SIGKILL)  # dvc only: the stage is its (grand)child
         dvc.wait()
         _wait_for(lambda: _lock_free(ws), timeout=30)
         assert _lock_free(ws), "the stage outlived the dvc repro that started it"
-        first = len(server.records)
+        first = server.hits
         assert 30 <= first < n
         again = subprocess.run(repro, cwd=ws, env=env, capture_output=True, text=True)
         prompts = _prompts(server)
@@ -157,14 +157,14 @@ import asyncio, json, sys, time
 from pathlib import Path
 from cultureqa.llm.base import GenerateRequest, Message
 from cultureqa.llm.cached import CachedClient
-from cultureqa.llm.litellm_client import LitellmClient, LitellmConfig
+from cultureqa.llm.chat_client import ChatClient, ChatConfig
 from cultureqa.llm.retry import RetryConfig
 from cultureqa.llm.store import ResponseStore
 
 api_base, store_path, go, n = sys.argv[1], sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
-client = LitellmClient(LitellmConfig(model_id="m", litellm_model="openai/m", api_base=api_base,
+client = ChatClient(ChatConfig(model_id="m", litellm_model="openai/m", api_base=api_base,
     concurrency=8, ramp_up_s=0, retry=RetryConfig(attempts=3, initial_wait_s=0.01, timeout_s=5)))
-client._lib()  # the import takes seconds: load it before the start line
+client.transport._lib()  # the import takes seconds: load it before the start line
 store = ResponseStore(store_path)
 cached = CachedClient(client, store, {"m": "m"}, poll_s=0.05)
 requests = [GenerateRequest((Message("user", f"prompt {i}"),)) for i in range(n)]
@@ -229,7 +229,7 @@ def test_a_server_failing_every_request_stops_the_run_with_the_cause(
             retry=FAST_RETRY,
         )
         done = _evaluate(ws, CULTUREQA_TEST_KEY="sk-test-key-123", CULTUREQA_LOG_LEVEL="INFO")
-        sent = len(server.records)
+        sent = server.hits
     assert done.returncode == 2
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("error: api-model: stopped after 10 consecutive failures")
@@ -266,7 +266,7 @@ def test_an_unset_api_key_env_is_one_line_and_zero_requests(tmp_path: Path) -> N
         done = subprocess.run(
             [*EVALUATE, "--model", "model"], cwd=ws, env=env, capture_output=True, text=True
         )
-        sent = len(server.records)
+        sent = server.hits
     assert done.returncode == 2 and sent == 0
     assert done.stderr.splitlines() == [
         "error: model 'api-model': options.api_key_env names CULTUREQA_UNSET_KEY, which is not "
@@ -301,12 +301,12 @@ def test_a_sigterm_finishes_requests_in_flight_and_sends_nothing_new(tmp_path: P
             stderr=subprocess.PIPE,
             text=True,
         )
-        _wait_for(lambda: len(server.records) >= 12)
+        _wait_for(lambda: server.hits >= 12)
         os.kill(stage.pid, signal.SIGTERM)
         _, err = stage.communicate(timeout=60)
-        first = len(server.records)
+        first = server.hits
         time.sleep(0.3)
-        assert len(server.records) == first  # nothing was left in flight
+        assert server.hits == first  # nothing was left in flight
         again = _evaluate(ws)
         prompts = _prompts(server)
     assert stage.returncode == 130 and "a rerun sends only the rest" in err

@@ -18,7 +18,8 @@ def _predictions(correct: list[bool]) -> pd.DataFrame:
     return pd.DataFrame({
         "benchmark": "indoculture", "model": "random", "setting": "mcq_en",
         "item_id": [f"i{i}" for i in range(n)], "correct": correct, "status": "ok",
-        "prompt_tokens": 10, "completion_tokens": 1, "cost_usd": 0.0, "latency_s": 0.2,
+        "prompt_tokens": 10, "completion_tokens": 1, "cost_usd": 0.0, "latency_s": 0.9,
+        "server_latency_s": 0.2, "wait_s": 0.5,
     })  # fmt: skip
 
 
@@ -84,5 +85,6 @@ def test_retracking_keeps_one_run_per_result(
     assert metrics["accuracy"] == 0.75 and metrics["requests"] == 12
     assert metrics["retries"] == 2 and metrics["retries.RateLimitError"] == 1
     assert metrics["not_sent"] == 1 and metrics["failed.InternalServerError"] == 1
-    assert metrics["cache.hits"] == 3 and metrics["latency.item.p50"] == pytest.approx(0.2)
+    assert metrics["cache.hits"] == 3 and metrics["latency.server.p50"] == pytest.approx(0.2)
+    assert metrics["wait.item.p50"] == pytest.approx(0.5) and "latency.item.p50" not in metrics
     assert run.data.tags["roster_entry"] == "model" and run.data.tags["setting"] == "mcq_en"

@@ -81,9 +81,9 @@ def _parser() -> argparse.ArgumentParser:
 def _cost(args: argparse.Namespace, root: Path) -> int:
     from cultureqa.dryrun import STAGES, as_json, plan, quiet_stage_logs, render_table
 
-    quiet_stage_logs()
     try:
-        groups, notes = plan(root, args.sets, tuple(args.stages or STAGES))
+        with quiet_stage_logs():
+            groups, notes = plan(root, args.sets, tuple(args.stages or STAGES))
     except ValueError as exc:  # a -S the sweep parser or Hydra rejects
         raise UserError(f"cost: {exc}") from exc
     if args.json:

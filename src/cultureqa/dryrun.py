@@ -261,6 +261,16 @@ def as_json(groups: Sequence[Group], notes: Sequence[str]) -> dict[str, Any]:
     return {"groups": [g.as_dict() for g in groups], "totals": totals(groups), "notes": list(notes)}
 
 
-def quiet_stage_logs() -> None:
-    """Stage warnings (a CoT setting skipped for completion scoring) belong to real runs."""
-    logging.getLogger("cultureqa").setLevel(logging.ERROR)
+@contextlib.contextmanager
+def quiet_stage_logs() -> Iterator[None]:
+    """Stage warnings (a CoT setting skipped for completion scoring) belong to real runs.
+
+    The level is restored afterwards, so a caller in the same process keeps its warnings.
+    """
+    logger = logging.getLogger("cultureqa")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)

@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from cultureqa.runlog import CALL_COLUMNS
+
 Scoring = Literal["completion", "mcq"]
 LETTERS = "ABCDEFGHIJ"
 
@@ -71,11 +73,10 @@ PREDICTION_COLUMNS: dict[str, str] = {
     "error": "str",
     "raw": "str",
     "scores": "str",
-    "latency_s": "float64",
     "prompt_tokens": "int64",
     "completion_tokens": "int64",
     "cost_usd": "float64",
-    "cached": "bool",
+    **CALL_COLUMNS,
 }
 
 

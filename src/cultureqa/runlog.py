@@ -17,22 +17,69 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from cultureqa.io import write_json, write_parquet
 from cultureqa.provenance import file_md5, git_revision
 
+if TYPE_CHECKING:
+    from cultureqa.llm.base import GenerateResponse, LoglikResponse
+
 log = logging.getLogger(__name__)
 
-VOLATILE_COLUMNS = ("latency_s", "cached")
+CALL_COLUMNS: dict[str, str] = {
+    "latency_s": "float64",
+    "cached": "bool",
+    "attempts": "int64",
+    "retries_by_cause": "str",
+    "server_latency_s": "float64",
+    "wait_s": "float64",
+}
+"""How each item's answer was obtained (the accounting fields of a response), with dtypes.
+
+``latency_s`` is the item's whole time in the client; ``server_latency_s`` the successful HTTP
+exchange alone; ``wait_s`` the slot wait and backoff sleeps; ``attempts`` the HTTP requests made
+for it; ``retries_by_cause`` a JSON object such as ``{"429": 1}`` (``{}`` when none)."""
+
+VOLATILE_COLUMNS = tuple(CALL_COLUMNS)
 """Prediction columns that differ between a fresh run and a rerun from the response store."""
+
+NO_CALL: dict[str, Any] = {
+    "latency_s": 0.0,
+    "cached": False,
+    "attempts": 0,
+    "retries_by_cause": "{}",
+    "server_latency_s": 0.0,
+    "wait_s": 0.0,
+}
+"""The call columns of a row no response filled in."""
 
 VOLATILE_KEYS = ("model_calls", "api", "timings")
 """Run-record keys that count this process's work (calls, retries, leases, time), not the result."""
 
 RUNLOG = ".runlog"
+
+
+def call_columns(*responses: GenerateResponse | LoglikResponse) -> dict[str, Any]:
+    """The call columns of a prediction row answered by ``responses`` (summed over them).
+
+    Every driver fills its rows through this one function, so the accounting reaches all
+    predictions alike. A log-likelihood response (local model) has no HTTP exchange: its
+    ``latency_s`` is the model's own time and counts as its server latency.
+    """
+    retries: dict[str, int] = {}
+    out = {**NO_CALL, "cached": bool(responses) and all(r.cached for r in responses)}
+    for r in responses:
+        out["latency_s"] += r.latency_s
+        out["attempts"] += getattr(r, "attempts", 0)
+        out["server_latency_s"] += getattr(r, "server_latency_s", r.latency_s)
+        out["wait_s"] += getattr(r, "wait_s", 0.0)
+        for cause, n in getattr(r, "retries_by_cause", {}).items():
+            retries[cause] = retries.get(cause, 0) + n
+    out["retries_by_cause"] = json.dumps(dict(sorted(retries.items())))
+    return out
 
 
 def runlog_dir(out_dir: Path, root: Path | None = None) -> Path:
@@ -89,8 +136,8 @@ def read_run(out_dir: Path, project: Path | None = None) -> tuple[pd.DataFrame, 
         record["runlog"] = f"{problem}; git revision read at tracking time"
         now = volatile_provenance(project) if project else {"git": {"commit": None, "dirty": None}}
         record.setdefault("provenance", {}).update(now)
-        predictions["latency_s"] = float("nan")
-        predictions["cached"] = pd.Series([pd.NA] * len(predictions), dtype="boolean")
+        for column, dtype in CALL_COLUMNS.items():
+            predictions[column] = _unknown(dtype, len(predictions))
         return predictions, record
     volatile = json.loads((side / "run.json").read_text(encoding="utf-8"))
     calls = pd.read_parquet(side / "calls.parquet")
@@ -99,6 +146,14 @@ def read_run(out_dir: Path, project: Path | None = None) -> tuple[pd.DataFrame, 
     record.update({k: volatile[k] for k in VOLATILE_KEYS if k in volatile})
     record.setdefault("provenance", {}).update(volatile.get("provenance", {}))
     return predictions, record
+
+
+def _unknown(dtype: str, n: int) -> pd.Series:  # type: ignore[type-arg]
+    """A column of ``n`` missing values that keeps its kind (NaN floats, NA ints/bools/str)."""
+    if dtype == "float64":
+        return pd.Series([float("nan")] * n, dtype="float64")
+    nullable = {"bool": "boolean", "int64": "Int64", "str": "string"}
+    return pd.Series([pd.NA] * n, dtype=nullable[dtype])
 
 
 def _runlog_problem(out_dir: Path, side: Path) -> str:

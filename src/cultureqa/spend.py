@@ -105,7 +105,7 @@ def budget_from(params: Any) -> float | None:
 
 def api_stats(client: CachedClient) -> dict[str, Any]:
     """The cache layer's and (for API backends) the HTTP client's counters, JSON-ready."""
-    stats: dict[str, Any] = {"cache": dataclasses.asdict(client.stats)}
+    stats: dict[str, Any] = {"calls": client.calls, "cache": dataclasses.asdict(client.stats)}
     inner = getattr(client.inner, "stats", None)
     if inner is not None and hasattr(inner, "as_dict"):
         stats["client"] = inner.as_dict()
@@ -155,8 +155,8 @@ class ApiLedger:
 
     @property
     def calls(self) -> int:
-        """Requests the cache layer passed to a model (0 on a fully cached rerun)."""
-        return sum(int(job.get("cache", {}).get("sent", 0)) for job in self.jobs.values())
+        """Requests sent to models (HTTP requests for API models; 0 on a fully cached rerun)."""
+        return sum(int(job.get("calls", 0)) for job in self.jobs.values())
 
     @property
     def stopped(self) -> str | None:

@@ -240,18 +240,22 @@ def log_result(experiment_id: str, result: ResultRun) -> str:
 
 
 def usage_metrics(part: pd.DataFrame) -> dict[str, float]:
-    """Tokens, cost and per-item latency, named alike in every family's runs.
+    """Tokens, cost, server latency and client wait, named alike in every family's runs.
 
-    ``latency.item`` is the time an item took end to end in the client (queueing, backoff and
-    retries included), not the server's own latency.
+    ``latency.server`` is the successful HTTP exchange alone (the model's time for local
+    backends); ``wait.item`` the slot wait and backoff sleeps an item spent in the client. Their
+    columns are volatile: a run log restored without them (NaN) logs no latency metric.
     """
-    return {
+    out = {
         "tokens.prompt": float(part["prompt_tokens"].sum()),
         "tokens.completion": float(part["completion_tokens"].sum()),
         "cost_usd": float(part["cost_usd"].sum()),
-        "latency.item.p50": float(part["latency_s"].quantile(0.5)),
-        "latency.item.p95": float(part["latency_s"].quantile(0.95)),
     }
+    for name, column in (("latency.server", "server_latency_s"), ("wait.item", "wait_s")):
+        if column in part.columns:
+            out[f"{name}.p50"] = float(part[column].quantile(0.5))
+            out[f"{name}.p95"] = float(part[column].quantile(0.95))
+    return out
 
 
 def api_metrics(run_info: Mapping[str, Any]) -> dict[str, float]:

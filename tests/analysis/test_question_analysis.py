@@ -93,9 +93,9 @@ def test_semantic_analysis_through_the_model_layer(tmp_path: Path, monkeypatch) 
             "price": None,
         }  # fmt: skip
         result = analyze_questions(pd.DataFrame(ROWS), {"model": model}, project_root())
-        calls = len(server.records)
+        calls = server.hits
         again = analyze_questions(pd.DataFrame(ROWS), {"model": model}, project_root())
-        assert len(server.records) == calls == 3  # the rerun is answered from the store
+        assert server.hits == calls == 3  # the rerun is answered from the store
     assert again.semantic is not None and result.semantic is not None
     table = result.semantic.set_index(["clue_type", "language"])
     entity = table.loc[("entity", "en")]

@@ -1,6 +1,6 @@
 """LLM item construction: strict parsing, rejection with reasons, retries, attempt log.
 
-Unit tests drive a ScriptedModel; the integration tests go through the real LitellmClient to a
+Unit tests drive a ScriptedModel; the integration tests go through the real ChatClient to a
 fake OpenAI-compatible server on 127.0.0.1 with scripted replies.
 """
 
@@ -32,8 +32,8 @@ from cultureqa.evaluation.parsing import EMPTY_ERROR
 from cultureqa.evaluation.prompts import Template
 from cultureqa.llm.base import GenerateRequest, GenerateResponse
 from cultureqa.llm.cached import CachedClient
+from cultureqa.llm.chat_client import ChatClient, ChatConfig
 from cultureqa.llm.fake import ScriptedModel
-from cultureqa.llm.litellm_client import LitellmClient, LitellmConfig
 from cultureqa.llm.retry import RetryConfig
 from cultureqa.llm.store import ResponseStore
 from cultureqa.testing import FakeOpenAIServer, FaultPlan
@@ -229,9 +229,9 @@ def test_rerun_through_the_store_replays_rejections_without_calls(
 # --- the real litellm client against the fake OpenAI-compatible server -----------------------
 
 
-def _litellm(server: FakeOpenAIServer, attempts: int = 2) -> LitellmClient:
-    return LitellmClient(
-        LitellmConfig(
+def _litellm(server: FakeOpenAIServer, attempts: int = 2) -> ChatClient:
+    return ChatClient(
+        ChatConfig(
             model_id="fake-constructor",
             litellm_model="openai/fake-constructor",
             api_base=server.api_base,

@@ -191,7 +191,7 @@ def test_llm_construction_and_chat_evaluation(workspace: Path) -> None:
             assert _stage(name)() == 0, name
         assert _stage("cases_validate")() == 0
         assert _stage("cases_evaluate")(["--model", "fake_llm"]) == 0
-        requests = len(server.records)
+        requests = server.hits
 
     construct = _json(workspace / "metrics/cases/construct.json")
     calls = _json(runlog_dir(workspace / "data/build/cases/construct") / "construct.json")

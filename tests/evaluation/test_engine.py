@@ -31,7 +31,7 @@ from cultureqa.llm import registry
 from cultureqa.llm.base import GenerateRequest, GenerateResponse, LoglikRequest
 from cultureqa.llm.fake import ScriptedModel
 from cultureqa.mocqa.evaluate import EvalConfig, MocqaFamily
-from cultureqa.runlog import read_run, write_run
+from cultureqa.runlog import CALL_COLUMNS, read_run, write_run
 from tests.mocqa_eval.conftest import synthetic_dataset
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -158,19 +158,18 @@ def test_half_the_items_failing_fails_every_family_alike(
     assert "error: 50.0% of items failed (limit 10.0%)" in capsys.readouterr().err
 
 
-def test_accounting_sums_an_items_requests_and_copies_new_fields() -> None:
-    """A field a response gains later (attempts, waits) reaches the predictions unchanged."""
-
-    @dataclasses.dataclass(frozen=True)
-    class Counted(GenerateResponse):
-        attempts: int = 1
-        by_cause: dict[str, int] = dataclasses.field(default_factory=dict)
-
+def test_accounting_sums_an_items_requests_into_the_call_columns() -> None:
+    """An item scored from two requests: attempts, retries by cause and times are summed."""
     replies = [
-        Counted("A", latency_s=0.5, attempts=1, cached=True),
-        Counted("B", latency_s=0.25, attempts=3, by_cause={"429": 2}, cached=False),
-    ]
+        GenerateResponse("A", latency_s=0.5, attempts=1, server_latency_s=0.4, cached=True),
+        GenerateResponse(
+            "B", latency_s=1.25, attempts=3, retries_by_cause={"429": 2}, wait_s=0.75,
+            server_latency_s=0.5,
+        ),
+    ]  # fmt: skip
     columns = accounting(replies, per_item=2)
-    assert columns["latency_s"] == [0.75] and columns["attempts"] == [4]
-    assert columns["cached"] == [False] and columns["by_cause"] == ['{"429": 2}']
+    assert list(columns) == ["prompt_tokens", "completion_tokens", "cost_usd", *CALL_COLUMNS]
+    assert columns["latency_s"] == [1.75] and columns["attempts"] == [4]
+    assert columns["server_latency_s"] == [0.9] and columns["wait_s"] == [0.75]
+    assert columns["cached"] == [False] and columns["retries_by_cause"] == ['{"429": 2}']
     assert accounting(replies, per_item=1)["attempts"] == [1, 3]

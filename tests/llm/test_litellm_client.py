@@ -1,4 +1,8 @@
-"""The litellm client against a fake OpenAI-compatible server on 127.0.0.1."""
+"""The litellm transport's own concerns against a fake server on 127.0.0.1.
+
+Retries, accounting and outputs shared with the aiohttp transport are tested on both in
+``test_chat_client.py``.
+"""
 
 from __future__ import annotations
 
@@ -12,10 +16,10 @@ import pytest
 
 from cultureqa.llm.base import GenerateRequest, Message
 from cultureqa.llm.cached import CachedClient
-from cultureqa.llm.litellm_client import LitellmClient, LitellmConfig
+from cultureqa.llm.chat_client import ChatClient, ChatConfig
 from cultureqa.llm.retry import RetryConfig
 from cultureqa.llm.store import ResponseStore
-from cultureqa.testing import FakeOpenAIServer, FaultPlan
+from cultureqa.testing import FakeOpenAIServer
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -26,9 +30,9 @@ def _test_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CULTUREQA_TEST_KEY", "sk-test")
 
 
-def _client(server: FakeOpenAIServer, attempts: int = 4, timeout: float = 5.0) -> LitellmClient:
-    return LitellmClient(
-        LitellmConfig(
+def _client(server: FakeOpenAIServer, attempts: int = 4, timeout: float = 5.0) -> ChatClient:
+    return ChatClient(
+        ChatConfig(
             model_id="fake",
             litellm_model="openai/fake-model",
             api_base=server.api_base,
@@ -47,48 +51,6 @@ def _requests(n: int) -> list[GenerateRequest]:
     return [GenerateRequest(messages=(Message("user", f"question {i}"),)) for i in range(n)]
 
 
-def test_generates_with_usage_and_cost(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CULTUREQA_TEST_KEY", "sk-test")
-    with FakeOpenAIServer(responder=lambda m: "Jawaban: B") as server:
-        out = asyncio.run(_client(server).generate(_requests(3)))
-    assert [r.status for r in out] == ["ok"] * 3
-    assert out[0].text == "Jawaban: B"
-    assert out[0].usage.prompt_tokens == 2 and out[0].usage.completion_tokens == 2
-    assert out[0].usage.cost_usd == pytest.approx(2 * 1e-6 + 2 * 2e-6)
-
-
-def test_retries_rate_limit_and_server_errors() -> None:
-    plan = FaultPlan(script=["429", "500", "ok"], retry_after_s=0.05)
-    with FakeOpenAIServer(faults=plan) as server:
-        out = asyncio.run(_client(server).generate(_requests(1)))
-        outcomes = [r.outcome for r in server.records]
-    assert out[0].status == "ok"
-    assert outcomes == ["429", "500", "ok"]
-
-
-def test_never_retries_bad_request() -> None:
-    with FakeOpenAIServer(faults=FaultPlan(script=["400", "ok"])) as server:
-        out = asyncio.run(_client(server).generate(_requests(1)))
-        hits = len(server.records)
-    assert out[0].status == "error" and "BadRequest" in (out[0].error or "")
-    assert hits == 1
-
-
-def test_empty_content_is_retried_then_reported_not_scored() -> None:
-    with FakeOpenAIServer(faults=FaultPlan(script=["empty"] * 3)) as server:
-        out = asyncio.run(_client(server, attempts=3).generate(_requests(1)))
-        hits = len(server.records)
-    assert hits == 3
-    assert out[0].status == "error" and "EmptyReply" in (out[0].error or "")
-    assert out[0].text is None
-
-
-def test_malformed_reply_is_an_error_record() -> None:
-    with FakeOpenAIServer(faults=FaultPlan(script=["malformed"] * 2)) as server:
-        out = asyncio.run(_client(server, attempts=2).generate(_requests(1)))
-    assert out[0].status == "error"
-
-
 def test_store_makes_rerun_call_nothing(tmp_path) -> None:  # type: ignore[no-untyped-def]
     with FakeOpenAIServer(responder=lambda m: "C") as server:
         for expected_calls in (5, 0):
@@ -98,7 +60,7 @@ def test_store_makes_rerun_call_nothing(tmp_path) -> None:  # type: ignore[no-un
             store.close()
             assert cached.calls == expected_calls
             assert [r.text for r in out] == ["C"] * 5
-        assert len(server.records) == 5
+        assert server.hits == 5
 
 
 def test_loading_litellm_sends_nothing_and_leaves_the_collector_on() -> None:
@@ -107,13 +69,13 @@ def test_loading_litellm_sends_nothing_and_leaves_the_collector_on() -> None:
     with FakeOpenAIServer() as server:
         client = _client(server)
         assert gc.isenabled() and gc.get_freeze_count() == 0
-        client._lib()
+        client.transport._lib()  # type: ignore[attr-defined]
         assert gc.isenabled()
         assert gc.get_freeze_count() > 0  # litellm's import-time objects left to the permanent gen
         assert server.records == []
         out = asyncio.run(client.generate(_requests(2)))
         assert [r.status for r in out] == ["ok", "ok"]
-        assert len(server.records) == 2
+        assert server.hits == 2
 
 
 def test_loading_with_a_custom_price_is_quiet_and_logs_through_the_root_once(
@@ -122,7 +84,7 @@ def test_loading_with_a_custom_price_is_quiet_and_logs_through_the_root_once(
     """A self-hosted price (no cache prices in litellm's map) must not warn on every run, and
     litellm's own stderr handler must not double what the stage's logging already prints."""
     with FakeOpenAIServer() as server, caplog.at_level(logging.WARNING):
-        _client(server)._lib()
+        _client(server).transport._lib()  # type: ignore[attr-defined]
     assert [r.getMessage() for r in caplog.records if r.name.startswith("LiteLLM")] == []
     assert logging.getLogger("LiteLLM").handlers == []
 
@@ -131,7 +93,7 @@ def test_ramp_opens_one_slot_at_a_time_then_runs_all_slots() -> None:
     """Four slots over 0.6 s: the second request waits for the second slot (0.15 s), not for
     the first reply (0.3 s); once open, all four slots are in flight together."""
     with FakeOpenAIServer(responder=lambda m: "ok", latency_s=0.3) as server:
-        client = LitellmClient(dataclasses.replace(_client(server).config, ramp_up_s=0.6))
+        client = ChatClient(dataclasses.replace(_client(server).config, ramp_up_s=0.6))
         out = asyncio.run(client.generate(_requests(12)))
         spans = sorted((r.t_start, r.t_end) for r in server.records)
     assert [r.status for r in out] == ["ok"] * 12

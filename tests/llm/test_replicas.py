@@ -83,7 +83,7 @@ def test_failing_replica_is_backed_off_and_its_requests_answered_elsewhere(tmp_p
     faulty = FaultPlan(script=["ok"] * 5, server_error=1.0)
     with FakeOpenAIServer(latency_s=0.01) as good, FakeOpenAIServer(faults=faulty) as bad:
         out, stats = _run(_cfg([good.api_base, bad.api_base]), 60, tmp_path)
-        seen = {good.api_base: len(good.records), bad.api_base: len(bad.records)}
+        seen = {good.api_base: good.hits, bad.api_base: bad.hits}
     assert [r.status for r in out] == ["ok"] * 60
     per = stats["replicas"]
     assert {base: per[base]["sent"] for base in seen} == seen
@@ -104,7 +104,7 @@ def test_refused_replica_never_trips_the_breaker(tmp_path: Any) -> None:
     with FakeOpenAIServer() as good:
         cfg["options"]["api_base"] = [dead, good.api_base]
         out, stats = _run(cfg, 40, tmp_path)
-        served = len(good.records)
+        served = good.hits
     assert [r.text for r in out] == ["A"] * 40
     per = stats["replicas"]
     assert per[dead]["ok"] == 0 and per[dead]["backoffs"] >= 1
@@ -129,7 +129,7 @@ def test_a_rejected_key_on_every_replica_trips_the_breaker(tmp_path: Any) -> Non
     with FakeOpenAIServer(faults=plan) as one, FakeOpenAIServer(faults=plan) as two:
         cfg["options"]["api_base"] = [one.api_base, two.api_base]
         out, stats = _run(cfg, 30, tmp_path)
-        seen = len(one.records) + len(two.records)
+        seen = one.hits + two.hits
     assert all(r.status == "error" for r in out)
     assert stats["stopped"] and "HTTP 401" in stats["stopped"]
     assert "CULTUREQA_TEST_KEY" in stats["stopped"]  # the fix names the variable to set
@@ -142,16 +142,35 @@ def test_an_empty_reply_is_retried_without_backing_the_replica_off(tmp_path: Any
     with FakeOpenAIServer(faults=FaultPlan(script=["empty"])) as server:
         out, stats = _run(_cfg([server.api_base]), 1, tmp_path)
     assert [r.text for r in out] == ["A"]
-    assert stats["retries_by_cause"] == {"EmptyReply": 1}
+    assert stats["retries_by_cause"] == {"empty": 1}
     assert stats["replicas"][server.api_base]["backoffs"] == 0
+
+
+@pytest.mark.parametrize("transport", ["http", "litellm"])
+def test_each_item_records_its_attempts_retries_and_waits_across_attempts(
+    tmp_path: Any, transport: str
+) -> None:
+    """Per-item accounting through the pool: every attempt counted, retries by cause."""
+    plan = FaultPlan(script=["429", "500", "empty"], retry_after_s=0.01)
+    with FakeOpenAIServer(faults=plan, latency_s=0.05) as server:
+        cfg = _cfg([server.api_base], attempts=5)
+        cfg["options"]["transport"] = transport
+        cfg["price"] = {"input_per_token": 0.0, "output_per_token": 0.0}
+        (out,), stats = _run(cfg, 1, tmp_path)
+        hits = server.hits
+    assert out.text == "A" and hits == 4 == out.attempts
+    assert dict(out.retries_by_cause) == {"429": 1, "5xx": 1, "empty": 1}
+    assert stats["retries_by_cause"] == {"429": 1, "5xx": 1, "empty": 1}
+    assert 0.05 <= out.server_latency_s < out.latency_s
+    assert out.wait_s > 0 and out.wait_s + out.server_latency_s <= out.latency_s + 1e-6
 
 
 def test_empty_after_every_attempt_comes_back_ok_and_empty_for_the_scorers(tmp_path: Any) -> None:
     with FakeOpenAIServer(faults=FaultPlan(empty=1.0)) as server:
         out, stats = _run(_cfg([server.api_base], attempts=3), 2, tmp_path)
-        seen = len(server.records)
+        seen = server.hits
     assert [(r.status, r.text) for r in out] == [("ok", "")] * 2  # scored as `empty`, not errors
-    assert seen == 6 and stats["empty_replies"] == 2 and stats["failed_by_cause"] == {}
+    assert seen == 6 and stats["empty"] == 2 and stats["failed_by_cause"] == {}
     assert stats["replicas"][server.api_base]["backoffs"] == 0
 
 
@@ -166,13 +185,13 @@ def test_a_client_returning_ok_without_text_is_retried_the_same_way(
     pool = ReplicaPool("m", ["r1"], lambda base: ScriptedModel(replies=replies), fast)
     [reply] = asyncio.run(pool.generate(_requests(1)))
     assert (reply.status, reply.text) == expected
-    assert pool.stats.as_dict()["empty_replies"] == int(expected[1] == "")
+    assert pool.stats.as_dict()["empty"] == int(expected[1] == "")
 
 
 def test_least_outstanding_sends_more_to_the_faster_replica(tmp_path: Any) -> None:
     with FakeOpenAIServer(latency_s=0.01) as fast, FakeOpenAIServer(latency_s=0.25) as slow:
         out, stats = _run(_cfg([slow.api_base, fast.api_base], concurrency=2), 80, tmp_path)
-        fast_n, slow_n = len(fast.records), len(slow.records)
+        fast_n, slow_n = fast.hits, slow.hits
     assert [r.status for r in out] == ["ok"] * 80
     assert fast_n + slow_n == 80 and slow_n >= 2  # both used
     assert fast_n > 2 * slow_n

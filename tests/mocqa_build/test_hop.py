@@ -76,5 +76,5 @@ def test_a_refused_key_stops_the_hop_diagnostic_after_the_first_condition(  # ty
         }  # fmt: skip
         with pytest.raises(ApiStopped, match=r"refused-hop: stopped after 10 .*HTTP 401"):
             runners.run_hop(settings, model)
-        sent = len(refusing.records)
+        sent = refusing.hits
     assert 10 <= sent <= 14  # the first condition only: 10 refusals plus those in flight

@@ -1,5 +1,5 @@
 """LLM mode end to end: generator, panel, repair, review and translation through the real
-LitellmClient against fake OpenAI-compatible servers with scripted (and malformed) replies."""
+ChatClient against fake OpenAI-compatible servers with scripted (and malformed) replies."""
 
 from __future__ import annotations
 
@@ -281,9 +281,9 @@ def test_rebalance_translates_every_missing_side(llm_build) -> None:  # type: ig
 
 def test_rerun_makes_no_model_calls(llm_build) -> None:  # type: ignore[no-untyped-def]
     settings, _, servers, params = llm_build
-    before = {k: len(s.records) for k, s in servers.items()}
+    before = {k: s.hits for k, s in servers.items()}
     _run(settings, params, ("expand", "judge"))
-    assert {k: len(s.records) for k, s in servers.items()} == before
+    assert {k: s.hits for k, s in servers.items()} == before
 
 
 def test_a_refused_key_stops_the_llm_build_with_the_cause(  # type: ignore[no-untyped-def]
@@ -314,7 +314,7 @@ def test_a_refused_key_stops_the_llm_build_with_the_cause(  # type: ignore[no-un
 
         capsys.readouterr()
         assert run_stage(stage) == 2
-        sent = len(refusing.records)
+        sent = refusing.hits
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("error: refused-gen: stopped after 10 consecutive failures")
     assert "(HTTP 401)" in err[-1]

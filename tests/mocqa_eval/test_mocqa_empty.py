@@ -100,12 +100,12 @@ def test_empty_http_replies_over_two_replicas_end_to_end(workspace: Path) -> Non
         params.mocqa_eval.max_error_share = 0.0
         OmegaConf.save(params, workspace / "params.yaml")
         assert _stage("mocqa_evaluate")(["--model", "model", "--prompt", "zero_shot"]) == 0
-        seen = {one.api_base: len(one.records), two.api_base: len(two.records)}
+        seen = {one.api_base: one.hits, two.api_base: two.hits}
     preds, run = read_run(workspace / "data/eval/mocqa/model/zero_shot")
     temporal = int((preds["clue_type"] == "temporal").sum())
     assert run["counts"]["empty"] == temporal and run["counts"]["errors"] == 0
     client = run["api"]["client"]
-    assert client["empty_replies"] == temporal
-    assert client["retries_by_cause"] == {"EmptyReply": 2 * temporal}  # attempts: 3
+    assert client["empty"] == temporal
+    assert client["retries_by_cause"] == {"empty": 2 * temporal}  # attempts: 3
     assert {b: r["sent"] for b, r in client["replicas"].items()} == seen
     assert sum(seen.values()) == len(preds) + 2 * temporal

@@ -106,9 +106,9 @@ def test_evaluate_analyze_track_with_baselines_and_an_api_model(
         for entry in ROSTER:
             for prompt in PROMPTS:
                 assert _stage("mocqa_evaluate")(["--model", entry, "--prompt", prompt]) == 0
-        assert len(server.records) == 2 * len(dataset)  # one request per item × prompt
+        assert server.hits == 2 * len(dataset)  # one request per item × prompt
         assert _stage("mocqa_evaluate")(["--model", "model", "--prompt", "cot"]) == 0
-        assert len(server.records) == 2 * len(dataset)  # the rerun came from the store
+        assert server.hits == 2 * len(dataset)  # the rerun came from the store
     _, rerun = read_run(workspace / "data/eval/mocqa/model/cot")
     assert rerun["model_calls"] == 0 and set(rerun["templates"]) == {"en", "id"}
 

@@ -76,7 +76,7 @@ def test_a_live_holder_of_the_lock_is_refused_with_its_pid(
         finally:
             holder.kill()
             holder.wait()
-        sent = len(server.records)
+        sent = server.hits
     err = capsys.readouterr().err
     assert rc == 2 and sent == 0
     assert err.startswith("error: ") and f"is being written by PID {holder.pid}" in err
@@ -94,7 +94,7 @@ def test_a_server_refusing_the_key_stops_the_run_with_the_cause(
     with FakeOpenAIServer(faults=FaultPlan(fail_status=401)) as server:
         _workspace(in_workspace, dataset, server.api_base, "CULTUREQA_TEST_KEY")
         rc = run_stage(lambda: _main()(ARGS))
-        sent = len(server.records)
+        sent = server.hits
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2
     assert err[-1].startswith("error: api-model: stopped after 10 consecutive failures (HTTP 401)")
@@ -117,7 +117,7 @@ def test_api_counters_reach_the_run_record_through_the_run_log(
         first = read_run(in_workspace / OUT)[1]
         assert _main()(ARGS) == 0  # the rerun answers from the store
         rerun = read_run(in_workspace / OUT)[1]
-        sent = len(server.records)
+        sent = server.hits
     assert sent == len(dataset)
     assert first["api"]["client"]["sent"] == first["api"]["cache"]["sent"] == len(dataset)
     assert first["api"]["client"]["retries"] == 0 and first["api"]["client"]["stopped"] is None

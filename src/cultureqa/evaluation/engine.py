@@ -245,7 +245,11 @@ def summary_line(record: RunRecord) -> str:
     """One line for the stage's log: calls, retries, what was not sent, errors and skips."""
     client = record.api.get("client") or {}
     name = "/".join(x for x in (record.benchmark, str(record.model["id"]), record.prompt) if x)
-    retries = f" ({client['retries']} retries, {client['not_sent']} not sent)" if client else ""
+    retries = ""
+    if client:
+        causes = ", ".join(f"{k} {v}" for k, v in (client.get("retries_by_cause") or {}).items())
+        by_cause = f": {causes}" if causes else ""
+        retries = f" ({client['retries']} retries{by_cause}; {client['not_sent']} not sent)"
     skipped = f", skipped {sorted(record.skipped)}" if record.skipped else ""
     return (
         f"{name}: {record.counts.items} items, {record.model_calls} model calls{retries}, "

@@ -18,10 +18,9 @@ import pandas as pd
 
 from cultureqa.evaluation.parsing import EMPTY
 from cultureqa.llm.base import NOT_SENT, GenerateResponse, LoglikResponse
+from cultureqa.runlog import call_columns
 
 Reply = GenerateResponse | LoglikResponse
-CONTENT_FIELDS = frozenset({"text", "status", "error", "usage", "logprobs", "token_counts"})
-"""Response fields a family scores; every other field is per-item accounting the engine copies."""
 
 
 @dataclass(frozen=True)
@@ -106,12 +105,12 @@ def conform(frame: pd.DataFrame, contract: Mapping[str, str], name: str) -> pd.D
 
 
 def accounting(replies: Sequence[Reply], per_item: int) -> dict[str, list[Any]]:
-    """Per-item columns from the replies: usage summed, every other non-content field copied.
+    """Per-item columns from the replies: usage summed, the call columns of the run log.
 
-    Numbers are summed over an item's requests, flags are true only if true for all of them;
-    a field added to the responses (attempts, waits) lands in the predictions without a change
-    here. Columns are ``latency_s``, ``prompt_tokens``, ``completion_tokens``, ``cost_usd``,
-    ``cached`` and any such new field, in that order.
+    An item scored from several requests (ID-MoCQA log-likelihood asks twice) sums their
+    tokens, cost, attempts, retries and times; it is ``cached`` only if all of them were.
+    Columns are ``prompt_tokens``, ``completion_tokens``, ``cost_usd`` and
+    :data:`cultureqa.runlog.CALL_COLUMNS`, in that order.
     """
     columns: dict[str, list[Any]] = {}
     for start in range(0, len(replies), per_item):
@@ -122,33 +121,14 @@ def accounting(replies: Sequence[Reply], per_item: int) -> dict[str, list[Any]]:
 
 
 def _item_accounting(group: Sequence[Reply]) -> dict[str, Any]:
-    fields = [f.name for f in dataclasses.fields(group[0]) if f.name not in CONTENT_FIELDS]
-    out: dict[str, Any] = {"latency_s": 0.0, "prompt_tokens": 0, "completion_tokens": 0}
-    out |= {"cost_usd": 0.0, "cached": all(r.cached for r in group)}
+    out: dict[str, Any] = {"prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}
     for reply in group:
         usage = getattr(reply, "usage", None)
         if usage is not None:
             out["prompt_tokens"] += usage.prompt_tokens
             out["completion_tokens"] += usage.completion_tokens
             out["cost_usd"] += usage.cost_usd
-    for name in fields:
-        if name != "cached":
-            out[name] = _combine([getattr(r, name) for r in group])
-    return out
-
-
-def _combine(values: list[Any]) -> Any:
-    if all(isinstance(v, bool) for v in values):
-        return all(values)
-    if all(isinstance(v, int | float) for v in values):
-        return sum(values)
-    if all(isinstance(v, Mapping) for v in values):
-        total: dict[str, Any] = {}
-        for v in values:
-            for key, n in v.items():
-                total[key] = total.get(key, 0) + n
-        return json.dumps(total, sort_keys=True)
-    return values[0]
+    return out | call_columns(*group)
 
 
 STATUSES = ("ok", "parse_error", EMPTY, "error")

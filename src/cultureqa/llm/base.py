@@ -6,7 +6,7 @@ Hugging Face model and any litellm provider are interchangeable (DESIGN.md §4).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
@@ -55,7 +55,16 @@ class GenerateResponse:
     error: str | None = None
     usage: Usage = field(default_factory=Usage)
     latency_s: float = 0.0
+    """Time the item took in the client, end to end (slot wait, backoff and retries included)."""
     cached: bool = False
+    attempts: int = 0
+    """HTTP requests made for this item (0 for cache hits and non-HTTP backends)."""
+    retries_by_cause: Mapping[str, int] = field(default_factory=dict)
+    """Retries by cause (``retry.RETRY_CAUSES``: 429, 5xx, timeout, malformed, empty, ...)."""
+    server_latency_s: float = 0.0
+    """Duration of the successful HTTP exchange only (for local backends: the model's time)."""
+    wait_s: float = 0.0
+    """Time spent waiting for a concurrency slot plus backoff sleeps before retries."""
 
 
 @dataclass(frozen=True)

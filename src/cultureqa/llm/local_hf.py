@@ -241,7 +241,9 @@ class LocalHFClient:
                 else:
                     text, n_new = result[k]
                     usage = base.Usage(prompt_tokens=len(prompt), completion_tokens=n_new)
-                    out[i] = GenerateResponse(text, usage=usage, latency_s=share)
+                    out[i] = GenerateResponse(
+                        text, usage=usage, latency_s=share, server_latency_s=share
+                    )
         return out
 
     def _prompt_ids(self, req: GenerateRequest) -> list[int]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from cultureqa.llm.base import ModelClient, ModelConfigError
 from cultureqa.llm.baselines import FixedPositionBaseline, RandomBaseline
-from cultureqa.llm.litellm_client import LitellmClient, LitellmConfig
+from cultureqa.llm.chat_client import ChatClient, ChatConfig
 from cultureqa.llm.replicas import ReplicaPool, single_attempt
 from cultureqa.llm.retry import RetryConfig
 from cultureqa.paths import user_cache_dir
@@ -54,6 +54,8 @@ def build_model(cfg: Mapping[str, Any]) -> BuiltModel:
         )
     try:
         return _FACTORIES[backend](cfg)
+    except ModelConfigError:
+        raise  # already names the model and what to change
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelConfigError(
             f"model '{cfg.get('id')}' (backend {backend}): bad config: {exc!r}"
@@ -80,18 +82,29 @@ def _fixed(cfg: Mapping[str, Any]) -> BuiltModel:
 
 @register_backend("litellm")
 def _litellm(cfg: Mapping[str, Any]) -> BuiltModel:
+    """Every API model; ``options.transport`` picks aiohttp (``http``) or ``litellm``.
+
+    The transport is left out of the identity: both send the same request and get the same
+    answer, so switching it keeps every stored answer.
+    """
     opts = _options(cfg)
     price = dict(cfg.get("price") or {})
     retry = dict(cfg.get("retry") or {})
     api_base = opts.get("api_base")
     replicas = None if api_base is None or isinstance(api_base, str) else list(api_base)
-    config = LitellmConfig(
+    transport = str(opts.get("transport", "litellm"))
+    if transport not in ("http", "litellm"):
+        raise ModelConfigError(
+            f"model '{cfg.get('id')}': options.transport must be http or litellm, not {transport!r}"
+        )
+    config = ChatConfig(
         model_id=str(cfg["id"]),
         litellm_model=str(opts["litellm_model"]),
         api_base=None if replicas is not None else api_base,
         api_key_env=opts.get("api_key_env"),
+        transport=transport,  # type: ignore[arg-type]  # checked above
         concurrency=int(cfg.get("concurrency", 8)),
-        ramp_up_s=float(cfg.get("ramp_up_s", LitellmConfig.ramp_up_s)),
+        ramp_up_s=float(cfg.get("ramp_up_s", ChatConfig.ramp_up_s)),
         drop_params=bool(opts.get("drop_params", True)),
         extra_params=dict(opts.get("extra_params") or {}),
         input_cost_per_token=price.get("input_per_token"),
@@ -113,10 +126,10 @@ def _litellm(cfg: Mapping[str, Any]) -> BuiltModel:
         return BuiltModel(_batch_client(opts, config), identity, chunk_size=1_000_000)
     if replicas is not None:
         return _replica_pool(config, [str(b) for b in replicas], identity)
-    return BuiltModel(LitellmClient(config), identity, chunk_size=1)
+    return BuiltModel(ChatClient(config), identity, chunk_size=1)
 
 
-def _batch_client(opts: Mapping[str, Any], config: LitellmConfig) -> ModelClient:
+def _batch_client(opts: Mapping[str, Any], config: ChatConfig) -> ModelClient:
     import os
 
     from cultureqa.llm.batch import BatchClient, BatchConfig
@@ -143,7 +156,7 @@ def _batch_client(opts: Mapping[str, Any], config: LitellmConfig) -> ModelClient
     )
 
 
-def _replica_pool(config: LitellmConfig, bases: list[str], identity: dict[str, Any]) -> BuiltModel:
+def _replica_pool(config: ChatConfig, bases: list[str], identity: dict[str, Any]) -> BuiltModel:
     """One client per replica, one attempt each; the pool retries across them (llm/replicas.py).
 
     The store identity names the served model, not the hosts: replicas give the same answers,
@@ -151,8 +164,8 @@ def _replica_pool(config: LitellmConfig, bases: list[str], identity: dict[str, A
     """
     one_try = single_attempt(config.retry)
 
-    def make(base: str) -> LitellmClient:
-        return LitellmClient(replace(config, api_base=base, retry=one_try))
+    def make(base: str) -> ChatClient:
+        return ChatClient(replace(config, api_base=base, retry=one_try))
 
     pool = ReplicaPool(
         config.model_id, bases, make, config.retry, config.concurrency, config.api_key_env

@@ -42,6 +42,7 @@ from cultureqa.llm.retry import (
     hopeless_cause,
     hopeless_status,
     is_retryable_cause,
+    record_cause,
 )
 
 log = logging.getLogger(__name__)
@@ -98,7 +99,7 @@ class PoolStats:
     """Items that ended in an error after every attempt, by cause."""
     not_sent: int = 0
     stopped: str | None = None
-    empty_replies: int = 0
+    empty: int = 0
     """Items still answered with no text after every attempt (returned as ``ok``, text "")."""
 
     def as_dict(self) -> dict[str, Any]:
@@ -111,7 +112,7 @@ class PoolStats:
             "failed_by_cause": dict(sorted(self.failed.items())),
             "not_sent": self.not_sent,
             "stopped": self.stopped,
-            "empty_replies": self.empty_replies,
+            "empty": self.empty,
             "replicas": {base: r.as_dict() for base, r in self.replicas.items()},
         }
 
@@ -135,6 +136,35 @@ class _Replica:
     def available(self, now: float) -> bool:
         """A free slot, and healthy or cooled down (then one probe at a time)."""
         return now >= self.until and self.outstanding < (self.slots if self.level == 0 else 1)
+
+
+@dataclass
+class _ItemCount:
+    """One item's accounting across its attempts, whichever replicas served them."""
+
+    start: float = field(default_factory=time.perf_counter)
+    attempts: int = 0
+    retries: Counter[str] = field(default_factory=Counter)
+    wait_s: float = 0.0
+    """Routing waits (no replica had a free slot) and backoff sleeps between attempts."""
+    server_latency_s: float = 0.0
+
+    def add(self, reply: GenerateResponse) -> None:
+        """Count one wrapped attempt (its own slot wait included, normally none)."""
+        self.attempts += reply.attempts
+        self.wait_s += reply.wait_s
+        self.server_latency_s = reply.server_latency_s
+
+    def settle(self, reply: GenerateResponse) -> GenerateResponse:
+        """``reply`` with the item's whole accounting instead of its last attempt's."""
+        return dataclasses.replace(
+            reply,
+            latency_s=time.perf_counter() - self.start,
+            attempts=self.attempts,
+            retries_by_cause=dict(sorted(self.retries.items())),
+            server_latency_s=self.server_latency_s,
+            wait_s=self.wait_s,
+        )
 
 
 class _AttemptFailed(RuntimeError):
@@ -209,36 +239,36 @@ class ReplicaPool:
             await replica.client.aclose()
 
     async def _one(self, request: GenerateRequest) -> GenerateResponse:
-        start = time.perf_counter()
+        item = _ItemCount()
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.retry.attempts),
             wait=self._wait,
             retry=retry_if_exception(self._should_retry),
-            before_sleep=self._count_retry,
+            before_sleep=lambda state: self._count_retry(state, item),
             reraise=True,
         )
         try:
             async for attempt in retrying:
                 with attempt:
-                    reply = await self._attempt(request)
-                    return dataclasses.replace(reply, latency_s=time.perf_counter() - start)
+                    return item.settle(await self._attempt(request, item))
         except _NotSent as exc:
             self.stats.not_sent += 1
             return exc.response
         except _AttemptFailed as exc:
-            latency = time.perf_counter() - start
             if exc.cause == EMPTY_CAUSE:
-                self.stats.empty_replies += 1
-                return GenerateResponse("", usage=exc.response.usage, latency_s=latency)
+                self.stats.empty += 1
+                return item.settle(GenerateResponse("", usage=exc.response.usage))
             self.stats.failed[exc.cause] += 1
-            return dataclasses.replace(exc.response, latency_s=latency)
+            return item.settle(exc.response)
         raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
 
-    async def _attempt(self, request: GenerateRequest) -> GenerateResponse:
+    async def _attempt(self, request: GenerateRequest, item: _ItemCount) -> GenerateResponse:
         """One attempt on one replica; a failure backs the replica off when it is transient."""
         if self.breaker.is_open:
             raise _NotSent(GenerateResponse(None, "error", f"{NOT_SENT}{self.stats.stopped}"))
+        queued = time.perf_counter()
         replica = await self._pick()
+        item.wait_s += time.perf_counter() - queued
         replica.outstanding += 1
         replica.stats.sent += 1
         try:
@@ -249,6 +279,7 @@ class ReplicaPool:
         if (reply.error or "").startswith(NOT_SENT):
             replica.stats.sent -= 1  # the wrapped client made no call
             raise _NotSent(reply)
+        item.add(reply)
         if reply.status == "ok" and not (reply.text or "").strip():
             reply = GenerateResponse(None, "error", f"{EMPTY_CAUSE}: no text", reply.usage)
         if reply.status == "ok":
@@ -357,6 +388,11 @@ class ReplicaPool:
         """No wait while a healthy replica remains (routing waits for a slot); else backoff."""
         return 0.0 if self._any_healthy() else self._backoff(state)
 
-    def _count_retry(self, state: RetryCallState) -> None:
+    def _count_retry(self, state: RetryCallState, item: _ItemCount) -> None:
         exc = state.outcome.exception() if state.outcome else None
-        self.stats.retries[getattr(exc, "cause", type(exc).__name__)] += 1
+        cause = (
+            record_cause(exc.response.error or "") if isinstance(exc, _AttemptFailed) else "other"
+        )
+        self.stats.retries[cause] += 1
+        item.retries[cause] += 1
+        item.wait_s += state.upcoming_sleep

@@ -1,8 +1,10 @@
-"""One retry policy for every HTTP provider (DESIGN.md §4).
+"""One retry policy for every HTTP provider and both transports (DESIGN.md §4).
 
 Providers are called with ``max_retries=0`` so exactly this policy applies: exponential backoff
 with jitter, ``Retry-After`` honoured, and only transient failures retried — rate limits, timeouts,
-connection errors, 5xx and empty replies. A 400 or 401 will not fix itself, so it is never retried.
+connection errors, 5xx, malformed and empty replies. A 400 or 401 will not fix itself, so it is
+never retried. Failures are judged by class name (litellm's and openai's, which the aiohttp
+transport's own errors mirror) or by ``status_code``, so both transports classify alike.
 """
 
 from __future__ import annotations
@@ -16,7 +18,18 @@ from tenacity.wait import wait_random_exponential
 
 
 class EmptyReply(RuntimeError):
-    """The provider answered 200 with no content; worth a retry, never a silent wrong answer."""
+    """The provider answered 200 with no content: retried ``empty_attempts`` times, then counted.
+
+    ``reply`` is what came back (its token usage is still paid for).
+    """
+
+    def __init__(self, message: str, reply: Any = None) -> None:
+        super().__init__(message)
+        self.reply = reply
+
+
+class MalformedReply(RuntimeError):
+    """The provider answered 200 with a body that is not a chat completion: retried."""
 
 
 @dataclass(frozen=True)
@@ -29,6 +42,11 @@ class RetryConfig:
     timeout_s: float = 60.0
     breaker_after: int = 10
     """Stop sending after this many consecutive 400/401/403/404/refused failures."""
+    empty_attempts: int = 2
+    """Attempts that may come back empty before an empty reply is accepted (1: no retry).
+
+    After them the item is answered with ``text=""`` (status ok, counted as ``empty``): a model
+    that keeps answering nothing has answered, and scorers count it as unanswered and wrong."""
 
 
 _RETRYABLE_NAMES = {
@@ -40,7 +58,11 @@ _RETRYABLE_NAMES = {
     "ServiceUnavailableError",
     "BadGatewayError",
     "EmptyReply",
+    "MalformedReply",
 }
+
+RETRY_CAUSES = ("429", "5xx", "timeout", "malformed", "empty", "connection", "other")
+"""Names under which retries are counted, per item and per run (never exception class names)."""
 
 
 def is_retryable(exc: BaseException) -> bool:
@@ -49,7 +71,48 @@ def is_retryable(exc: BaseException) -> bool:
     if names & _RETRYABLE_NAMES:
         return True
     status = getattr(exc, "status_code", None)
-    return isinstance(status, int) and status >= 500
+    return isinstance(status, int) and (status >= 500 or status == 429)
+
+
+def retry_cause(exc: BaseException | None) -> str:
+    """The cause a retry is counted under (one of :data:`RETRY_CAUSES`)."""
+    if exc is None:
+        return "other"
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return _classify(names, getattr(exc, "status_code", None), str(exc))
+
+
+def record_cause(error: str) -> str:
+    """:func:`retry_cause` of a failure known only by its per-item record ``"<Class>: message"``.
+
+    A wrapped client (``llm/replicas.py``) reports a failed attempt that way.
+    """
+    name, _, message = error.partition(":")
+    name = name.strip()
+    return _classify({name}, hopeless_cause(name), message)
+
+
+def _classify(names: set[str], status: object, message: str) -> str:
+    """The cause from exception class names, HTTP status and message.
+
+    Order matters: litellm's ``Timeout`` subclasses openai's ``APIConnectionError``, and litellm
+    reports a refused connection as an ``InternalServerError`` saying "Connection error".
+    """
+    if "EmptyReply" in names:
+        return "empty"
+    if "MalformedReply" in names:
+        return "malformed"
+    if names & {"Timeout", "APITimeoutError", "TimeoutError"}:
+        return "timeout"
+    if "RateLimitError" in names or status == 429:
+        return "429"
+    if names & _HOPELESS_NAMES.keys() or status in _HOPELESS_STATUS:
+        return "other"
+    if "APIConnectionError" in names or "Connection error" in message:
+        return "connection"
+    if (isinstance(status, int) and status >= 500) or names & _RETRYABLE_NAMES:
+        return "5xx"
+    return "other"
 
 
 def is_retryable_cause(cause: str) -> bool:

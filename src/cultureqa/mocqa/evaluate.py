@@ -58,6 +58,7 @@ from cultureqa.mocqa.answers import (
 )
 from cultureqa.provenance import file_md5
 from cultureqa.records import scores_json
+from cultureqa.runlog import CALL_COLUMNS
 
 ITEM_COLUMNS = ("item_id", "source_id", "clue_type", "language", "province", "topic")
 DATASET_COLUMNS = (*ITEM_COLUMNS, "question", "options", "answer")
@@ -71,7 +72,7 @@ PREDICTION_COLUMNS: dict[str, str] = {
     "answer_pred": "str", "correct": "bool", "status": "str", "parse_error": "str",
     "error": "str", "raw": "str", "scores": "str", "prompt_tokens": "int64",
     "completion_tokens": "int64", "tokens": "int64", "cost_usd": "float64",
-    "latency_s": "float64", "cached": "bool", "template_sha256": "str",
+    **CALL_COLUMNS, "template_sha256": "str",
 }  # fmt: skip
 """Column contract of ``data/eval/mocqa/<entry>/<prompt>/predictions.parquet``."""
 

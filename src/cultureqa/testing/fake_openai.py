@@ -96,10 +96,21 @@ class FakeOpenAIServer:
         self.batches: dict[str, dict[str, Any]] = {}
         self._ids = itertools.count(1)
         self._in_flight = 0
+        self._hits = 0
         self.max_in_flight = 0
         self._httpd = _Server(("127.0.0.1", port), self._handler())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def hits(self) -> int:
+        """Chat requests received so far, counted on arrival.
+
+        ``records`` gets its entry only after the reply is written, so a client that has its
+        reply can still find the last record missing; count requests here instead.
+        """
+        with self._lock:
+            return self._hits
 
     @property
     def api_base(self) -> str:
@@ -179,6 +190,7 @@ class FakeOpenAIServer:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server._lock:
+                    server._hits += 1
                     server._in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server._in_flight)
                 outcome = server._next_fault()

@@ -42,8 +42,13 @@ def make_api_workspace(
     api_key_env: str | None = None,
     retry: dict[str, Any] | None = None,
     max_error_share: float = 0.1,
+    transport: str | None = None,
 ) -> Path:
-    """Build the workspace; returns it. ``root`` is the repository (for prompts and suites)."""
+    """Build the workspace; returns it. ``root`` is the repository (for prompts and suites).
+
+    ``transport`` is the model's ``options.transport``; by default ``http`` when there is an
+    ``api_base`` (as in the OpenAI-compatible configs of ``conf/model/``), else ``litellm``.
+    """
     shutil.copytree(root / "prompts", workspace / "prompts", dirs_exist_ok=True)
     shutil.copytree(root / "expectations", workspace / "expectations", dirs_exist_ok=True)
     shutil.copytree(root / "conf", workspace / "conf", dirs_exist_ok=True)  # params keys checked
@@ -78,6 +83,7 @@ def make_api_workspace(
             "api_base": api_base,
             "api_key_env": api_key_env,
             "drop_params": True,
+            "transport": transport or ("http" if api_base else "litellm"),
         },
         "retry": retry
         or {"attempts": 6, "initial_wait_s": 0.2, "max_wait_s": 5.0, "timeout_s": 10.0},

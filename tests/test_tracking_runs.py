@@ -27,7 +27,7 @@ def _run_info() -> dict[str, Any]:
     dataset = {"name": "indoculture", "version": "v1", "md5": "0" * 32,
                "source": "data/sources/indoculture.jsonl"}  # fmt: skip
     client = {"sent": 12, "ok": 10, "retries": 2, "not_sent": 1, "stopped": None,
-              "retries_by_cause": {"RateLimitError": 1, "Timeout": 1},
+              "retries_by_cause": {"429": 1, "timeout": 1},
               "failed_by_cause": {"InternalServerError": 1}}  # fmt: skip
     return {
         "benchmark": "indoculture", "roster_entry": "model", "model": {"id": "random"},
@@ -83,7 +83,7 @@ def test_retracking_keeps_one_run_per_result(
     assert "data/sources/indoculture.jsonl" in given.dataset.source
     metrics = run.data.metrics
     assert metrics["accuracy"] == 0.75 and metrics["requests"] == 12
-    assert metrics["retries"] == 2 and metrics["retries.RateLimitError"] == 1
+    assert metrics["retries"] == 2 and metrics["retries.429"] == 1
     assert metrics["not_sent"] == 1 and metrics["failed.InternalServerError"] == 1
     assert metrics["cache.hits"] == 3 and metrics["latency.server.p50"] == pytest.approx(0.2)
     assert metrics["wait.item.p50"] == pytest.approx(0.5) and "latency.item.p50" not in metrics

@@ -108,4 +108,4 @@ def test_empty_http_replies_over_two_replicas_end_to_end(workspace: Path) -> Non
     assert client["empty"] == temporal
     assert client["retries_by_cause"] == {"empty": 2 * temporal}  # attempts: 3
     assert {b: r["sent"] for b, r in client["replicas"].items()} == seen
-    assert sum(seen.values()) == len(preds) + 2 * temporal
+    assert sum(seen.values()) == len(preds) + 2 * temporal == run["model_calls"]

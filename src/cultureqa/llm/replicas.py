@@ -221,6 +221,11 @@ class ReplicaPool:
         return self._model_id
 
     @property
+    def requests_sent(self) -> int:
+        """HTTP requests made on every replica (retries included): the run's ``model_calls``."""
+        return sum(r.stats.sent for r in self._replicas)
+
+    @property
     def max_in_flight(self) -> int:
         """Requests the cache layer should lease at once: every slot busy, one wave queued."""
         return 2 * sum(r.slots for r in self._replicas)

@@ -62,7 +62,7 @@ def _wait_for(condition: object, timeout: float = 60.0) -> None:
 
 def _lock_free(ws: Path) -> bool:
     try:
-        with output_lock(ws / OUT, ws / ".cultureqa" / "locks"):
+        with output_lock(ws / OUT):
             return True
     except RuntimeError:
         return False
@@ -74,7 +74,7 @@ def _lock_free(ws: Path) -> bool:
 def test_a_live_writer_is_refused_with_its_pid(tmp_path: Path) -> None:
     with FakeOpenAIServer() as server:
         ws = make_api_workspace(ROOT, tmp_path / "ws", 6, server.api_base, 2, retry=FAST_RETRY)
-        holder = hold_output_lock(ws / OUT, ws / ".cultureqa/locks", _env(ws))
+        holder = hold_output_lock(ws / OUT, _env(ws))
         try:
             done = _evaluate(ws)
         finally:
@@ -90,21 +90,21 @@ def test_a_live_writer_is_refused_with_its_pid(tmp_path: Path) -> None:
 def test_a_lock_left_by_a_killed_process_is_taken_over_and_logged(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    outputs, locks = tmp_path / "out", tmp_path / "locks"
-    holder = hold_output_lock(outputs, locks, _env(tmp_path))
+    outputs = tmp_path / "out"
+    holder = hold_output_lock(outputs, _env(tmp_path))
     holder.send_signal(signal.SIGKILL)
     holder.wait()
-    with caplog.at_level("WARNING"), output_lock(outputs, locks) as info:
+    with caplog.at_level("WARNING"), output_lock(outputs) as info:
         assert info.took_over_from == holder.pid
     assert f"left by PID {holder.pid}, which is no longer running" in caplog.text
-    with output_lock(outputs, locks) as clean:  # a clean release leaves nothing to take over
+    with output_lock(outputs) as clean:  # a clean release leaves nothing to take over
         assert clean.took_over_from is None
 
 
 def test_the_guard_leaves_the_callers_signal_handlers_as_it_found_them(tmp_path: Path) -> None:
     """Stages also run inside test processes: the graceful-stop handlers must not leak."""
     before = signal.getsignal(signal.SIGINT)
-    with stage_guard(tmp_path / "out", tmp_path / "locks"):
+    with stage_guard(tmp_path / "out"):
         assert signal.getsignal(signal.SIGINT) is not before
     assert signal.getsignal(signal.SIGINT) is before
 

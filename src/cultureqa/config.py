@@ -78,9 +78,11 @@ def check_params_keys(cfg: DictConfig, path: Path) -> None:
     if conf_dir is None:
         logging.getLogger(__name__).warning("%s: keys not checked (no conf/ beside it)", path)
         return
-    raw = OmegaConf.to_container(cfg, resolve=False)
-    problems = check_keys(cast(dict[str, Any], raw), conf_schema(conf_dir))
+    raw = cast(dict[str, Any], OmegaConf.to_container(cfg, resolve=False))
+    schema = conf_schema(conf_dir)
+    problems = check_keys(raw, schema)
     if not problems:
+        check_params_values(cfg, schema, path)
         return
     shown = "; ".join(p.describe() for p in problems[:5])
     more = f" (+{len(problems) - 5} more)" if len(problems) > 5 else ""
@@ -90,6 +92,20 @@ def check_params_keys(cfg: DictConfig, path: Path) -> None:
         else f"fix the key in {conf_dir}/ (or the -S override) and run `make params`"
     )
     raise ParamsError(f"{path}: {shown}{more}; {fix}")
+
+
+def check_params_values(cfg: DictConfig, schema: Any, path: Path) -> None:
+    """Reject out-of-range numbers and non-boolean flags, naming key, value and range."""
+    from cultureqa.params_schema import check_values
+
+    try:
+        resolved = cast(dict[str, Any], OmegaConf.to_container(cfg, resolve=True))
+    except Exception:  # an unresolvable ${...}: the stage that reads it names it
+        return
+    problems = check_values(resolved, schema)
+    if problems:
+        more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
+        raise ConfigTypeError(f"{path}: {'; '.join(problems[:3])}{more}")
 
 
 def select(cfg: DictConfig, key: str) -> dict[str, Any]:

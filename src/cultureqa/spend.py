@@ -75,6 +75,8 @@ class Budget:
         self.over_estimate = 0
         """Replies that cost more than their reservation: the bound failed (reported, never 0
         unless the provider billed beyond ``max_tokens``)."""
+        self.worst_usd = 0.0
+        """The largest worst case a request asked to reserve (how far below the cap it stops)."""
         self._waiters: list[asyncio.Future[None]] = []
 
     @property
@@ -90,6 +92,7 @@ class Budget:
         """
         if self.cap_usd is None:
             return True
+        self.worst_usd = max(self.worst_usd, worst_usd)
         while True:
             if self.refused or self.spent_usd + worst_usd > self.cap_usd:
                 self.refused += 1
@@ -105,6 +108,7 @@ class Budget:
         """:meth:`reserve` without waiting (one provider batch reserves all its lines at once)."""
         if self.cap_usd is None:
             return True
+        self.worst_usd = max(self.worst_usd, worst_usd)
         if self.refused or self.spent_usd + self.reserved_usd + worst_usd > self.cap_usd:
             self.refused += 1
             return False
@@ -145,6 +149,7 @@ class Budget:
             "requests": self.requests,
             "refused": self.refused,
             "over_estimate": self.over_estimate,
+            "worst_usd": self.worst_usd,
         }
 
 

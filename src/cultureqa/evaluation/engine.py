@@ -251,7 +251,9 @@ def summary_line(record: RunRecord) -> str:
         by_cause = f": {causes}" if causes else ""
         # the items' own count (run.json counts.not_sent): the budget's, the breaker's and a
         # stopping stage's alike, never only the HTTP client's share of them
-        retries = f" ({client.get('retries', 0)} retries{by_cause}; {record.counts.not_sent} not sent)"
+        retries = (
+            f" ({client.get('retries', 0)} retries{by_cause}; {record.counts.not_sent} not sent)"
+        )
     skipped = f", skipped {sorted(record.skipped)}" if record.skipped else ""
     return (
         f"{name}: {record.counts.items} items, {record.model_calls} model calls{retries}, "

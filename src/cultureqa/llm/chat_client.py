@@ -37,6 +37,7 @@ from cultureqa.llm.base import (
     UnsupportedOperation,
     Usage,
 )
+from cultureqa.llm.pricing import worst_case_tokens
 from cultureqa.llm.retry import (
     CircuitBreaker,
     EmptyReply,
@@ -46,7 +47,6 @@ from cultureqa.llm.retry import (
     is_retryable,
     retry_cause,
 )
-from cultureqa.llm.pricing import worst_case_tokens
 from cultureqa.runlock import stop_requested
 from cultureqa.spend import BUDGET, BUDGET_REASON
 

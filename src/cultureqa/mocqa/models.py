@@ -1,10 +1,10 @@
 """Model calls for the LLM generator, the judge panel, repairs and translation.
 
-Every call goes through the one door (:func:`cultureqa.llm.door.open_client`) and its response store, so a rerun of a build
-stage makes no calls for answered requests and a crash loses nothing already paid for. Prompts
-are files under ``prompts/mocqa/`` filled with ``string.Template`` (``$name``): their JSON
-examples keep their braces, and each prompt's hash is part of the request, so editing a prompt
-invalidates its stored answers.
+Every call goes through the one door (:func:`cultureqa.llm.door.open_client`) and its response
+store, so a rerun of a build stage makes no calls for answered requests and a crash loses nothing
+already paid for. Prompts are files under ``prompts/mocqa/`` filled with ``string.Template``
+(``$name``): their JSON examples keep their braces, and each prompt's hash is part of the request,
+so editing a prompt invalidates its stored answers.
 """
 
 from __future__ import annotations

@@ -124,7 +124,7 @@ def run_stage(main: Callable[[], int]) -> int:
     written atomically, so a stage that stops here leaves earlier outputs intact.
     """
     from cultureqa.benchmarks.spec import SpecError
-    from cultureqa.errors import one_line
+    from cultureqa.errors import OPENED, one_line
     from cultureqa.evaluation.prompts import TemplateError
     from cultureqa.io import SourceError
     from cultureqa.knowledge.provinces import KnowledgeBaseError
@@ -141,6 +141,7 @@ def run_stage(main: Callable[[], int]) -> int:
         OutputBusy,
         ApiStopped,
     )
+    OPENED.clear()  # an error line names the databases this run opened, not an earlier run's
     try:
         return main()
     except known as exc:

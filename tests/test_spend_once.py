@@ -203,6 +203,45 @@ def test_two_workers_on_one_store_send_each_prompt_once(tmp_path: Path) -> None:
     assert all(r["sent"] > 0 for r in reports), reports  # the work was split, not serialised
 
 
+def test_a_writer_on_another_store_is_refused_naming_both_stores(tmp_path: Path) -> None:
+    """The lock lives beside the output: a different CULTUREQA_STATE_DIR does not get past it."""
+    with FakeOpenAIServer() as server:
+        ws = make_api_workspace(ROOT, tmp_path / "ws", 6, server.api_base, 2, retry=FAST_RETRY)
+        theirs = tmp_path / "state-a" / "responses.sqlite"
+        holder = hold_output_lock(ws / OUT, _env(ws), store=theirs)
+        try:
+            done = _evaluate(ws, CULTUREQA_STATE_DIR=str(tmp_path / "state-b"))
+        finally:
+            holder.kill()
+            holder.wait()
+        sent = server.hits
+    assert done.returncode == 2 and sent == 0
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: ")
+    assert f"is being written by PID {holder.pid} with response store {theirs.resolve()}" in (
+        done.stderr
+    )
+    assert f"this run uses {(tmp_path / 'state-b' / 'responses.sqlite').resolve()}" in done.stderr
+
+
+def test_two_runs_differing_only_in_their_state_dir_pay_once(tmp_path: Path) -> None:
+    """Both write one output; before, each store's leases were blind to the other's: 2 × n paid."""
+    n = 24
+    with FakeOpenAIServer(latency_s=0.5) as server:  # the first run takes ~6 s
+        ws = make_api_workspace(ROOT, tmp_path / "ws", n, server.api_base, 2, retry=FAST_RETRY)
+        first = subprocess.Popen(
+            [*EVALUATE, "--model", "model"], cwd=ws, text=True, stderr=subprocess.PIPE,
+            stdout=subprocess.PIPE, env=_env(ws, CULTUREQA_STATE_DIR=str(tmp_path / "a")),
+        )  # fmt: skip
+        _wait_for(lambda: server.hits > 0)
+        second = _evaluate(ws, CULTUREQA_STATE_DIR=str(tmp_path / "b"))
+        overlapped = first.poll() is None
+        first.communicate(timeout=240)
+        prompts = _prompts(server)
+    assert overlapped and first.returncode == 0
+    assert second.returncode == 2 and "is being written by PID" in second.stderr
+    assert len(prompts) == n and max(prompts.values()) == 1  # each prompt paid once
+
+
 # --- 2. stop early, say why --------------------------------------------------------------------
 
 

@@ -180,3 +180,50 @@ def test_the_spend_never_passes_the_cap_at_concurrency_16(tmp_path: Path) -> Non
     assert record["counts"]["not_sent"] == held
     assert record["api"]["cache"]["not_sent_budget"] == held
     assert f"{held} requests not sent (reason: budget)" in done.stderr
+
+
+def test_reservations_keep_hundreds_of_concurrent_requests_under_the_cap() -> None:
+    """The arithmetic alone: 500 requests race for a $1 cap with random worst cases and bills."""
+    import asyncio
+    import random
+
+    from cultureqa.spend import Budget
+
+    budget, rng = Budget(), random.Random(0)
+    budget.reset(1.0)
+
+    async def one() -> None:
+        worst = rng.uniform(0.01, 0.1)
+        if await budget.reserve(worst):
+            await asyncio.sleep(rng.uniform(0.0, 0.002))
+            budget.settle(worst, worst * rng.random())
+
+    async def race() -> None:
+        await asyncio.gather(*(one() for _ in range(500)))
+
+    asyncio.run(race())
+    assert budget.spent_usd <= 1.0
+    assert budget.spent_usd > 1.0 - budget.worst_usd  # it stopped only when the next could not fit
+    assert budget.reserved_usd == pytest.approx(0.0) and budget.over_estimate == 0
+
+
+def test_a_cap_on_a_model_nobody_can_price_stops_before_any_request(tmp_path: Path) -> None:
+    """litellm transport, a model litellm's table lacks, no configured price: a cap is unkeepable."""
+    from cultureqa.llm.base import ModelConfigError
+
+    requests = [GenerateRequest(messages=(Message("user", "q"),), max_tokens=1)]
+    with FakeOpenAIServer() as server:
+        model = {
+            "id": "mystery", "backend": "litellm", "concurrency": 1,
+            "options": {"litellm_model": "openai/mystery-model", "api_base": server.api_base,
+                        "transport": "litellm"},
+            "retry": FAST_RETRY, "price": None,
+        }  # fmt: skip
+        BUDGET.reset(1.0)
+        try:
+            with pytest.raises(ModelConfigError, match="litellm has no price for openai/mystery"):
+                run_models({"judge": (model, requests)}, tmp_path / "store.sqlite")
+        finally:
+            BUDGET.reset(None)
+        sent = server.hits
+    assert sent == 0

@@ -68,3 +68,59 @@ def test_every_client_is_built_behind_the_door() -> None:
         f"unexpected: {sorted(sites - EXPECTED)}; gone: {sorted(EXPECTED - sites)}; route new "
         "model calls through cultureqa.llm.door.open_client"
     )
+
+
+# --- the prompt-length guard (issue 25 item 7) ---------------------------------------------------
+
+
+def _api_model(api_base: str, **extra: object) -> dict[str, object]:
+    return {
+        "id": "api", "backend": "litellm", "concurrency": 4,
+        "options": {"litellm_model": "openai/api", "api_base": api_base, "transport": "http"},
+        "retry": {"attempts": 2, "initial_wait_s": 0.01, "max_wait_s": 0.1, "timeout_s": 5.0},
+        "price": {"input_per_token": 1e-6, "output_per_token": 2e-6}, **extra,
+    }  # fmt: skip
+
+
+def test_a_five_million_token_prompt_is_an_item_error_and_never_sent(tmp_path: Path) -> None:
+    from cultureqa.llm.base import GenerateRequest, Message
+    from cultureqa.mocqa.models import run_models
+    from cultureqa.spend import LEDGER
+    from cultureqa.testing import FakeOpenAIServer
+
+    huge = GenerateRequest(messages=(Message("user", "word " * 5_000_000),), max_tokens=4)
+    short = GenerateRequest(messages=(Message("user", "a short question"),), max_tokens=4)
+    LEDGER.clear()
+    with FakeOpenAIServer() as server:
+        answers = run_models({"job": (_api_model(server.api_base), [huge, short])}, tmp_path / "s")
+        sent = server.hits
+    assert sent == 1  # only the short one
+    assert answers["job"][1].status == "ok"
+    refused = answers["job"][0]
+    assert refused.status == "error" and refused.error is not None
+    assert refused.error.startswith("prompt too long: 6,250,000 tokens (characters / 4) > ")
+    assert "1,000,000 (default; set max_prompt_tokens to change)" in refused.error
+    assert LEDGER.jobs["job"]["cache"]["prompt_too_long"] == 1  # counted by reason
+
+
+def test_a_configured_maximum_refuses_before_pricing_and_is_counted(tmp_path: Path) -> None:
+    """``max_prompt_tokens`` on the model; the refused prompt is not priced by the budget either."""
+    from cultureqa.llm.base import GenerateRequest, Message
+    from cultureqa.mocqa.models import run_models
+    from cultureqa.spend import BUDGET
+    from cultureqa.testing import FakeOpenAIServer
+
+    long = GenerateRequest(messages=(Message("user", "x" * 4_000),), max_tokens=4)
+    BUDGET.reset(1.0)
+    try:
+        with FakeOpenAIServer() as server:
+            model = _api_model(server.api_base, max_prompt_tokens=500)
+            [refused] = run_models({"job": (model, [long])}, tmp_path / "s")["job"]
+            sent = server.hits
+        worst = BUDGET.worst_usd
+    finally:
+        BUDGET.reset(None)
+    assert sent == 0 and worst == 0.0  # never reserved, never sent
+    assert refused.error == (
+        "prompt too long: 1,000 tokens (characters / 4) > 500 (model.max_prompt_tokens); not sent"
+    )

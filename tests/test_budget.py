@@ -208,7 +208,7 @@ def test_reservations_keep_hundreds_of_concurrent_requests_under_the_cap() -> No
 
 
 def test_a_cap_on_a_model_nobody_can_price_stops_before_any_request(tmp_path: Path) -> None:
-    """litellm transport, a model litellm's table lacks, no configured price: a cap is unkeepable."""
+    """litellm transport, a model litellm's table lacks, no configured price: no cap is keepable."""
     from cultureqa.llm.base import ModelConfigError
 
     requests = [GenerateRequest(messages=(Message("user", "q"),), max_tokens=1)]

@@ -65,7 +65,7 @@ def test_an_out_of_range_setting_is_one_line_with_key_value_and_range(
 
 def test_a_flag_that_is_not_a_boolean_is_named(tmp_path: Path) -> None:
     path = _params_with(tmp_path, "evaluate.progress", "maybe")
-    with pytest.raises(ConfigTypeError, match="'evaluate.progress' = 'maybe' is not a boolean"):
+    with pytest.raises(ConfigTypeError, match=r"'evaluate\.progress' = 'maybe' is not a boolean"):
         load_params(path)
 
 

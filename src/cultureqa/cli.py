@@ -31,13 +31,13 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script."""
     parser = _parser()
     args = parser.parse_args(argv)
-    from cultureqa.config import run_stage
+    from cultureqa.config import print_error, run_stage
 
     def run() -> int:
         try:
             return int(args.func(args, Path(args.root).resolve()))
         except UserError as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            print_error(str(exc))
             return 2
 
     return run_stage(run)
@@ -157,7 +157,7 @@ def _check(args: argparse.Namespace, root: Path) -> int:
     templates = preflight(spec, root, str(params.prompt.style))
     loaded = load_checked(spec, root)
     assert spec.expectations, "every benchmark declares a GX suite"
-    report = run_suite(root / spec.expectations, loaded.frame)
+    report = run_suite(root / spec.expectations, loaded.frame, root)
     print(f"{loaded.origin}: {len(loaded.frame)} item rows, templates {sorted(templates)}, "
           f"option labels stripped on {loaded.counts.labels_stripped} items")  # fmt: skip
     if not report.success or report.crashes:

@@ -145,23 +145,34 @@ def run_stage(main: Callable[[], int]) -> int:
     try:
         return main()
     except known as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(str(exc))
         return 2
     except KeyError as exc:
-        print(f"error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        print_error(str(exc.args[0] if exc.args else exc))
         return 2
     except (FileNotFoundError, ConfigTypeError, ParamsError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(str(exc))
         return 2
     except StageInterrupted as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(str(exc))
         return 130
     except Exception as exc:
         line = one_line(exc)
         if line is None:
             raise
-        print(f"error: {line}", file=sys.stderr)
+        print_error(line)
         return 2
+
+
+def print_error(message: str) -> None:
+    """One ``error: …`` line on stderr, on a line of its own even while a progress bar is drawn.
+
+    ``tqdm.write`` clears a live bar, writes the line and redraws the bar below it; with no bar
+    it is a plain print.
+    """
+    from tqdm import tqdm
+
+    tqdm.write(f"error: {message}", file=sys.stderr)
 
 
 def setup_stage() -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ import pandas as pd
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
+from cultureqa.config import print_error
 from cultureqa.evaluation.record import Reply, RunRecord, accounting, count, error_share, model_sha
 from cultureqa.io import write_json
 from cultureqa.llm.base import (
@@ -284,13 +284,12 @@ def exit_code(record: RunRecord, predictions: Path) -> int:
     stage, after its outputs are written so the failures can be inspected.
     """
     if (reason := stopped_reason(record.api)) is not None:
-        print(f"error: {reason}", file=sys.stderr)
+        print_error(reason)
         return 2
     share, limit = record.error_share, record.max_error_share
     if share <= limit:
         return 0
-    print(
-        f"error: {share:.1%} of items failed (limit {limit:.1%}); see {predictions} column 'error'",
-        file=sys.stderr,
+    print_error(
+        f"{share:.1%} of items failed (limit {limit:.1%}); see {predictions} column 'error'"
     )
     return 1

@@ -18,7 +18,6 @@ from typing import Any
 import pandas as pd
 
 from cultureqa.io import SourceError
-from cultureqa.paths import project_root
 
 SHOWN = 10
 """Failing item ids listed per expectation; the count always covers all of them."""
@@ -48,17 +47,17 @@ class SuiteReport:
 
 
 def load_suite(suite_path: Path, root: Path | None = None) -> dict[str, Any]:
-    """The suite JSON at ``suite_path``, which must lie inside the project (``root``).
+    """The suite JSON at ``suite_path``, which must lie inside the project ``root`` when given.
 
     A suite is a declared input like a source: outside the project DVC would not track it, and
     a missing file or one that is not JSON is one error line naming the file, never a traceback.
     """
-    root = (root or project_root()).resolve()
     resolved = suite_path.resolve()
-    if resolved != root and root not in resolved.parents:
+    if root is not None and root.resolve() not in resolved.parents:
         raise SourceError(
             suite_path,
-            f"expectations suite outside the project ({root}); keep it under expectations/",
+            f"expectations suite outside the project ({root.resolve()}); keep it under "
+            "expectations/",
         )
     try:
         text = suite_path.read_text(encoding="utf-8")

@@ -41,8 +41,8 @@ format: setup
 typecheck: setup
 	$(BIN)/mypy
 
-params: setup ## recompose params.yaml from conf/ (what `dvc exp run` does)
-	$(BIN)/python -m cultureqa.compose > params.yaml.tmp && mv params.yaml.tmp params.yaml
+params: setup ## recompose params.yaml from conf/ (keeps an applied experiment's values unless FORCE=1)
+	$(BIN)/python -m cultureqa.cli params compose $(if $(FORCE),--force)
 
 # DVC lists every dep path and all of params.yaml; keep the headline metrics and what a sweep varies.
 EXPS_DROP := --drop '.*/|^(expectations|prompts)$$' --drop '^(base|baselines|benchmarks|cases|evaluate|generator|judge|mocqa|mocqa_eval|source|spend|tracking)\.'

@@ -23,8 +23,7 @@ from cultureqa.cases.construct import (
 from cultureqa.cases.ingest import load_sample_items
 from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import write_json, write_parquet
-from cultureqa.llm.cached import CachedClient
-from cultureqa.llm.registry import build_model
+from cultureqa.llm.door import open_client
 from cultureqa.llm.store import ResponseStore
 from cultureqa.paths import state_dir
 from cultureqa.runlog import VOLATILE_COLUMNS, runlog_dir
@@ -34,22 +33,20 @@ from cultureqa.spend import LEDGER, budget_from, build_guard
 def construct_with_model(
     cases: pd.DataFrame, model_cfg: dict[str, Any], config: ConstructConfig, root: Path
 ) -> tuple[ConstructionResult, int]:
-    built = build_model(model_cfg)
-    store = ResponseStore(state_dir() / "responses.sqlite")
-    client = CachedClient(built.client, store, built.identity, built.chunk_size)
     template = load_construct_template(root)
-
-    async def run() -> ConstructionResult:
-        try:
-            return await construct_items(cases, client, template, config)
-        finally:
-            await client.aclose()
-
+    store = ResponseStore(state_dir() / "responses.sqlite")
     try:
+        client = open_client(str(model_cfg["id"]), model_cfg, store)
+
+        async def run() -> ConstructionResult:
+            try:
+                return await construct_items(cases, client, template, config)
+            finally:
+                await client.aclose()  # records the client's counters in the ledger
+
         return asyncio.run(run()), client.calls
     finally:
         store.close()
-        LEDGER.record(str(model_cfg["id"]), client)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
             "rerun stages); save it under data/sources and set source.path to track it",
             file=sys.stderr,
         )
-    report = run_suite(root / spec.expectations, loaded.frame)
+    report = run_suite(root / spec.expectations, loaded.frame, root)
     summary = {
         "source": loaded.origin,
         "rows": len(loaded.frame),

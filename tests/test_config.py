@@ -22,7 +22,7 @@ def test_committed_params_equal_composed_conf() -> None:
 
 
 MODEL_KEYS = {"id", "backend", "batch_size", "concurrency", "ramp_up_s", "decoding", "options"}
-MODEL_KEYS |= {"retry", "price"}
+MODEL_KEYS |= {"retry", "price", "max_prompt_tokens"}
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in (CONF / "model").glob("*.yaml")))

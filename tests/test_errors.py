@@ -16,6 +16,7 @@ import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -274,3 +275,57 @@ def test_damaged_store_behind_a_valid_header_is_named(
     assert _run("evaluate", ENTRY) == 2
     line = _one_error_line(capsys)
     assert str(store) in line and f"mv {store}" in line
+
+
+def test_a_full_disk_under_a_healthy_store_is_not_called_damage(
+    workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite's own "database or disk is full", planted for real: the store may not grow a page.
+
+    Moving the store aside (the old advice) would have paid for every stored answer again.
+    """
+    from cultureqa.errors import integrity
+    from cultureqa.llm.store import ResponseStore
+
+    store = workspace / ".cultureqa" / "responses.sqlite"
+    for path in store.parent.glob("responses.sqlite*"):
+        path.unlink()  # every answer is a miss, so the run writes
+    real = ResponseStore._put_rows
+
+    def no_room(self: ResponseStore, *args: Any) -> None:
+        pages = self._conn.execute("PRAGMA page_count").fetchone()[0]
+        self._conn.execute(f"PRAGMA max_page_count = {pages}")  # what a full disk leaves
+        real(self, *args)
+
+    monkeypatch.setattr(ResponseStore, "_put_rows", no_room)
+    capsys.readouterr()
+    assert _run("evaluate", ENTRY) == 2
+    line = _one_error_line(capsys)
+    assert line.startswith(f"error: {store}: database or disk is full: the disk is full")
+    assert "the database is not damaged" in line and f"df -h {store.parent}" in line
+    assert "mv " not in line and "aside" not in line and "mlflow.db" not in line
+    assert integrity(store) == "ok"
+
+
+def test_an_io_error_or_an_unrunnable_check_never_advises_moving_the_store(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a check that ran and failed is damage; a check that could not run says nothing."""
+    from cultureqa import errors
+
+    store = workspace / ".cultureqa" / "responses.sqlite"
+    monkeypatch.setattr(errors, "OPENED", {store})
+    io_line = errors.describe_database_error(sqlite3.OperationalError("disk I/O error"))
+    assert io_line.startswith(f"{store}: disk I/O error (its integrity check passes)")
+    assert "keep the database where it is" in io_line and "mv " not in io_line
+    real_connect = sqlite3.connect
+
+    def no_temp_space(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        if "mode=ro" in str(args[0]):
+            raise sqlite3.OperationalError("database or disk is full")
+        return real_connect(*args, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", no_temp_space)
+    assert errors.integrity(store) == "unknown"
+    line = errors.describe_database_error(sqlite3.OperationalError("disk I/O error"))
+    assert "(its integrity check could not run)" in line and "mv " not in line

@@ -62,7 +62,7 @@ def _wait_for(condition: object, timeout: float = 60.0) -> None:
 
 def _lock_free(ws: Path) -> bool:
     try:
-        with output_lock(ws / OUT, ws / ".cultureqa" / "locks"):
+        with output_lock(ws / OUT):
             return True
     except RuntimeError:
         return False
@@ -74,7 +74,7 @@ def _lock_free(ws: Path) -> bool:
 def test_a_live_writer_is_refused_with_its_pid(tmp_path: Path) -> None:
     with FakeOpenAIServer() as server:
         ws = make_api_workspace(ROOT, tmp_path / "ws", 6, server.api_base, 2, retry=FAST_RETRY)
-        holder = hold_output_lock(ws / OUT, ws / ".cultureqa/locks", _env(ws))
+        holder = hold_output_lock(ws / OUT, _env(ws))
         try:
             done = _evaluate(ws)
         finally:
@@ -90,21 +90,21 @@ def test_a_live_writer_is_refused_with_its_pid(tmp_path: Path) -> None:
 def test_a_lock_left_by_a_killed_process_is_taken_over_and_logged(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    outputs, locks = tmp_path / "out", tmp_path / "locks"
-    holder = hold_output_lock(outputs, locks, _env(tmp_path))
+    outputs = tmp_path / "out"
+    holder = hold_output_lock(outputs, _env(tmp_path))
     holder.send_signal(signal.SIGKILL)
     holder.wait()
-    with caplog.at_level("WARNING"), output_lock(outputs, locks) as info:
+    with caplog.at_level("WARNING"), output_lock(outputs) as info:
         assert info.took_over_from == holder.pid
     assert f"left by PID {holder.pid}, which is no longer running" in caplog.text
-    with output_lock(outputs, locks) as clean:  # a clean release leaves nothing to take over
+    with output_lock(outputs) as clean:  # a clean release leaves nothing to take over
         assert clean.took_over_from is None
 
 
 def test_the_guard_leaves_the_callers_signal_handlers_as_it_found_them(tmp_path: Path) -> None:
     """Stages also run inside test processes: the graceful-stop handlers must not leak."""
     before = signal.getsignal(signal.SIGINT)
-    with stage_guard(tmp_path / "out", tmp_path / "locks"):
+    with stage_guard(tmp_path / "out"):
         assert signal.getsignal(signal.SIGINT) is not before
     assert signal.getsignal(signal.SIGINT) is before
 
@@ -201,6 +201,45 @@ def test_two_workers_on_one_store_send_each_prompt_once(tmp_path: Path) -> None:
     assert len(prompts) == n and max(prompts.values()) == 1
     assert sum(r["sent"] for r in reports) == n
     assert all(r["sent"] > 0 for r in reports), reports  # the work was split, not serialised
+
+
+def test_a_writer_on_another_store_is_refused_naming_both_stores(tmp_path: Path) -> None:
+    """The lock lives beside the output: a different CULTUREQA_STATE_DIR does not get past it."""
+    with FakeOpenAIServer() as server:
+        ws = make_api_workspace(ROOT, tmp_path / "ws", 6, server.api_base, 2, retry=FAST_RETRY)
+        theirs = tmp_path / "state-a" / "responses.sqlite"
+        holder = hold_output_lock(ws / OUT, _env(ws), store=theirs)
+        try:
+            done = _evaluate(ws, CULTUREQA_STATE_DIR=str(tmp_path / "state-b"))
+        finally:
+            holder.kill()
+            holder.wait()
+        sent = server.hits
+    assert done.returncode == 2 and sent == 0
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: ")
+    assert f"is being written by PID {holder.pid} with response store {theirs.resolve()}" in (
+        done.stderr
+    )
+    assert f"this run uses {(tmp_path / 'state-b' / 'responses.sqlite').resolve()}" in done.stderr
+
+
+def test_two_runs_differing_only_in_their_state_dir_pay_once(tmp_path: Path) -> None:
+    """Both write one output; before, each store's leases were blind to the other's: 2 × n paid."""
+    n = 24
+    with FakeOpenAIServer(latency_s=0.5) as server:  # the first run takes ~6 s
+        ws = make_api_workspace(ROOT, tmp_path / "ws", n, server.api_base, 2, retry=FAST_RETRY)
+        first = subprocess.Popen(
+            [*EVALUATE, "--model", "model"], cwd=ws, text=True, stderr=subprocess.PIPE,
+            stdout=subprocess.PIPE, env=_env(ws, CULTUREQA_STATE_DIR=str(tmp_path / "a")),
+        )  # fmt: skip
+        _wait_for(lambda: server.hits > 0)
+        second = _evaluate(ws, CULTUREQA_STATE_DIR=str(tmp_path / "b"))
+        overlapped = first.poll() is None
+        first.communicate(timeout=240)
+        prompts = _prompts(server)
+    assert overlapped and first.returncode == 0
+    assert second.returncode == 2 and "is being written by PID" in second.stderr
+    assert len(prompts) == n and max(prompts.values()) == 1  # each prompt paid once
 
 
 # --- 2. stop early, say why --------------------------------------------------------------------

@@ -21,6 +21,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from cultureqa.benchmarks.spec import BenchmarkSpec
+from cultureqa.params_state import ParamsState
 
 
 class UserError(ValueError):
@@ -31,13 +32,13 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script."""
     parser = _parser()
     args = parser.parse_args(argv)
-    from cultureqa.config import run_stage
+    from cultureqa.config import print_error, run_stage
 
     def run() -> int:
         try:
             return int(args.func(args, Path(args.root).resolve()))
         except UserError as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            print_error(str(exc))
             return 2
 
     return run_stage(run)
@@ -61,8 +62,12 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("name")
     check.set_defaults(func=_check)
     params = groups.add_parser("params", help="params.yaml tools")
-    params.add_argument("verb", choices=["check"])
-    params.set_defaults(func=_params_check)
+    params.add_argument("verb", choices=["check", "compose"])
+    params.add_argument(
+        "--force", action="store_true",
+        help="compose: overwrite an applied experiment's values (they are listed)",
+    )  # fmt: skip
+    params.set_defaults(func=_params)
     cost = groups.add_parser("cost", help="dry run: requests, tokens and cost of a sweep")
     cost.add_argument(
         "-S", "--set-param", dest="sets", action="append", default=[], metavar="OVERRIDE",
@@ -157,7 +162,7 @@ def _check(args: argparse.Namespace, root: Path) -> int:
     templates = preflight(spec, root, str(params.prompt.style))
     loaded = load_checked(spec, root)
     assert spec.expectations, "every benchmark declares a GX suite"
-    report = run_suite(root / spec.expectations, loaded.frame)
+    report = run_suite(root / spec.expectations, loaded.frame, root)
     print(f"{loaded.origin}: {len(loaded.frame)} item rows, templates {sorted(templates)}, "
           f"option labels stripped on {loaded.counts.labels_stripped} items")  # fmt: skip
     if not report.success or report.crashes:
@@ -169,25 +174,60 @@ def _check(args: argparse.Namespace, root: Path) -> int:
     return 0
 
 
-def _params_check(args: argparse.Namespace, root: Path) -> int:
-    _params_fresh(root)
-    print("params.yaml matches conf/")
+def _params(args: argparse.Namespace, root: Path) -> int:
+    if args.verb == "compose":
+        return _params_compose(root, args.force)
+    state = _params_fresh(root)
+    if state.kind == "fresh":
+        print("params.yaml matches conf/")
+    else:
+        print(
+            "params.yaml holds an applied experiment's values (it was written after conf/, by "
+            f"`dvc exp run`, `dvc exp apply` or by hand); running them: {state.describe()}"
+        )
     return 0
 
 
-def _params_fresh(root: Path) -> None:
-    """Raise when params.yaml differs from the composed conf/ (DVC would read stale values)."""
+def _params_fresh(root: Path) -> ParamsState:
+    """Raise when params.yaml has unknown keys or predates conf/ (DVC would read stale values)."""
+    from cultureqa.params_state import params_state
+
+    if not (root / "params.yaml").exists():
+        raise UserError("params.yaml not found; run make params")
+    state = params_state(root)
+    if state.kind == "stale":
+        raise UserError(
+            "params.yaml is stale (conf/ changed after it was composed), so DVC would run the "
+            "old config or say \"Stage 'validate@<name>' not found\"; run make params; it "
+            f"differs in: {state.describe()}"
+        )
+    return state
+
+
+def _params_compose(root: Path, force: bool) -> int:
+    """Write params.yaml from conf/; an applied experiment's values are kept unless ``force``."""
     from cultureqa.compose import compose_params
+    from cultureqa.io import write_text
+    from cultureqa.params_state import params_state
 
     path = root / "params.yaml"
-    if not path.exists():
-        raise UserError("params.yaml not found; run make params")
-    current = OmegaConf.to_container(OmegaConf.load(path))
-    if current != compose_params(root / "conf"):
-        raise UserError(
-            "params.yaml is stale (conf/ changed since it was composed), so DVC would run the old "
-            "config or say \"Stage 'validate@<name>' not found\"; run make params"
-        )
+    if path.exists():
+        try:
+            state = params_state(root)
+        except (ValueError, TypeError):  # unknown keys or bad values: conf/ decides, say what
+            state = None
+        if state is not None and state.kind == "experiment" and not force:
+            raise UserError(
+                "params.yaml holds an applied experiment's values that conf/ does not: "
+                f"{state.describe()}; keep them (dvc exp save, or put them in conf/) or run "
+                "`make params FORCE=1` to replace them"
+            )
+        if state is not None and state.differences:
+            print(f"params.yaml: replacing {state.describe(limit=20)}")
+    params = compose_params(root / "conf")
+    write_text(path, OmegaConf.to_yaml(OmegaConf.create(params)))
+    print("params.yaml composed from conf/")
+    return 0
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ DVC calls Hydra's compose API, resolves interpolations and dumps YAML; doing the
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,9 +26,29 @@ def compose_params(conf_dir: Path, overrides: list[str] | None = None) -> dict[s
     return {str(k): v for k, v in container.items()}
 
 
-def main() -> int:
-    """Print the composed params as YAML (``python -m cultureqa.compose [overrides...]``)."""
-    params = compose_params(Path("conf"), sys.argv[1:])
+def main(argv: list[str] | None = None) -> int:
+    """Print the composed params as YAML (``python -m cultureqa.compose [overrides...]``).
+
+    A bad override or config is one ``error:`` line with exit code 2, never a traceback.
+    """
+    parser = argparse.ArgumentParser(
+        prog="python -m cultureqa.compose",
+        description="Compose conf/ into the params.yaml `dvc exp run` writes; print it as YAML.",
+    )
+    parser.add_argument(
+        "overrides", nargs="*", metavar="OVERRIDE",
+        help="Hydra overrides as in `dvc exp run -S` (model=gpt_4o, evaluate.progress=false)",
+    )  # fmt: skip
+    args = parser.parse_args(argv)
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        params = compose_params(Path("conf"), args.overrides)
+    except (HydraException, OmegaConfBaseException, ValueError) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        print(f"error: cannot compose conf/ with {args.overrides}: {first}", file=sys.stderr)
+        return 2
     sys.stdout.write(OmegaConf.to_yaml(OmegaConf.create(params)))  # what DVC writes
     return 0
 

@@ -78,9 +78,11 @@ def check_params_keys(cfg: DictConfig, path: Path) -> None:
     if conf_dir is None:
         logging.getLogger(__name__).warning("%s: keys not checked (no conf/ beside it)", path)
         return
-    raw = OmegaConf.to_container(cfg, resolve=False)
-    problems = check_keys(cast(dict[str, Any], raw), conf_schema(conf_dir))
+    raw = cast(dict[str, Any], OmegaConf.to_container(cfg, resolve=False))
+    schema = conf_schema(conf_dir)
+    problems = check_keys(raw, schema)
     if not problems:
+        check_params_values(cfg, schema, path)
         return
     shown = "; ".join(p.describe() for p in problems[:5])
     more = f" (+{len(problems) - 5} more)" if len(problems) > 5 else ""
@@ -90,6 +92,20 @@ def check_params_keys(cfg: DictConfig, path: Path) -> None:
         else f"fix the key in {conf_dir}/ (or the -S override) and run `make params`"
     )
     raise ParamsError(f"{path}: {shown}{more}; {fix}")
+
+
+def check_params_values(cfg: DictConfig, schema: Any, path: Path) -> None:
+    """Reject out-of-range numbers and non-boolean flags, naming key, value and range."""
+    from cultureqa.params_schema import check_values
+
+    try:
+        resolved = cast(dict[str, Any], OmegaConf.to_container(cfg, resolve=True))
+    except Exception:  # an unresolvable ${...}: the stage that reads it names it
+        return
+    problems = check_values(resolved, schema)
+    if problems:
+        more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
+        raise ConfigTypeError(f"{path}: {'; '.join(problems[:3])}{more}")
 
 
 def select(cfg: DictConfig, key: str) -> dict[str, Any]:
@@ -108,7 +124,7 @@ def run_stage(main: Callable[[], int]) -> int:
     written atomically, so a stage that stops here leaves earlier outputs intact.
     """
     from cultureqa.benchmarks.spec import SpecError
-    from cultureqa.errors import one_line
+    from cultureqa.errors import OPENED, one_line
     from cultureqa.evaluation.prompts import TemplateError
     from cultureqa.io import SourceError
     from cultureqa.knowledge.provinces import KnowledgeBaseError
@@ -125,26 +141,38 @@ def run_stage(main: Callable[[], int]) -> int:
         OutputBusy,
         ApiStopped,
     )
+    OPENED.clear()  # an error line names the databases this run opened, not an earlier run's
     try:
         return main()
     except known as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(str(exc))
         return 2
     except KeyError as exc:
-        print(f"error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        print_error(str(exc.args[0] if exc.args else exc))
         return 2
     except (FileNotFoundError, ConfigTypeError, ParamsError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(str(exc))
         return 2
     except StageInterrupted as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(str(exc))
         return 130
     except Exception as exc:
         line = one_line(exc)
         if line is None:
             raise
-        print(f"error: {line}", file=sys.stderr)
+        print_error(line)
         return 2
+
+
+def print_error(message: str) -> None:
+    """One ``error: …`` line on stderr, on a line of its own even while a progress bar is drawn.
+
+    ``tqdm.write`` clears a live bar, writes the line and redraws the bar below it; with no bar
+    it is a plain print.
+    """
+    from tqdm import tqdm
+
+    tqdm.write(f"error: {message}", file=sys.stderr)
 
 
 def setup_stage() -> None:

@@ -22,6 +22,11 @@ _WRITABLE_FIX = (
 )
 
 
+OPENED: set[Path] = set()
+"""SQLite files this process opened (the response store registers itself): an error line names
+these, not every database the project has."""
+
+
 def state_databases() -> dict[Path, str]:
     """The SQLite files a stage may open, with what moving one aside costs."""
     return {
@@ -32,6 +37,19 @@ def state_databases() -> dict[Path, str]:
     }
 
 
+def _involved(exc: BaseException) -> dict[Path, str]:
+    """The databases ``exc`` can come from: MLflow's for SQLAlchemy errors, else those opened."""
+    known = state_databases()
+    mlflow_db = project_root() / "mlflow.db"
+    if _is_sqlalchemy_db_error(exc):
+        return {mlflow_db: known[mlflow_db]}
+    opened = {p.resolve() for p in OPENED}
+    chosen = {p: cost for p, cost in known.items() if p.resolve() in opened}
+    for path in sorted(opened - {p.resolve() for p in known}):  # a store at a custom path
+        chosen[path] = known[state_dir() / "responses.sqlite"]
+    return chosen or known
+
+
 def is_sqlite_file(path: Path) -> bool:
     """True when ``path`` starts with the SQLite header (an empty file is a fresh database)."""
     with path.open("rb") as fh:
@@ -39,47 +57,82 @@ def is_sqlite_file(path: Path) -> bool:
     return head in (b"", SQLITE_HEADER)
 
 
-def passes_quick_check(path: Path) -> bool:
-    """SQLite's own consistency check (read-only), for a file whose header is intact."""
+def integrity(path: Path) -> str:
+    """SQLite's own consistency check (read-only): ``ok``, ``damaged``, or ``unknown``.
+
+    ``unknown`` when the check itself could not run (a full disk leaves no room for its
+    temporary pages, an I/O error, a lock): that says nothing about the file, so it is never
+    reported as damage. Only a check that ran and found faults, or a file SQLite refuses to
+    read as a database, is ``damaged``.
+    """
     try:
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
-            return bool(db.execute("PRAGMA quick_check").fetchone() == ("ok",))
-    except sqlite3.DatabaseError:
-        return False
+            rows = db.execute("PRAGMA quick_check").fetchall()
+    except sqlite3.DatabaseError as exc:
+        text = str(exc).lower()
+        return "damaged" if "malformed" in text or "not a database" in text else "unknown"
+    return "ok" if rows == [("ok",)] else "damaged"
+
+
+def passes_quick_check(path: Path) -> bool:
+    """Whether the integrity check ran and found nothing (see :func:`integrity`)."""
+    return integrity(path) == "ok"
+
+
+_DISK_FULL = ("disk is full", "no space left")
+_IO_ERROR = ("disk i/o error",)
 
 
 def describe_database_error(exc: BaseException) -> str:
-    """Which state database failed and how to fix it, from a sqlite3/SQLAlchemy error."""
+    """Which state database failed and how to fix it, from a sqlite3/SQLAlchemy error.
+
+    A full disk or an I/O error is told apart from a damaged file: moving a healthy response
+    store aside would make every answer be requested, and paid, again, so that advice is given
+    only when the file is no database or SQLite's integrity check ran and failed.
+    """
     message = str(getattr(exc, "orig", None) or exc).splitlines()[0]
-    for path, cost in state_databases().items():
+    involved = _involved(exc)
+    lowered = message.lower()
+    for path, cost in involved.items():
         if path.is_file() and not is_sqlite_file(path):
             return (
                 f"{path}: not an SQLite database ({message}); move it aside "
                 f"(mv {path} {path}.corrupt) and {cost}"
             )
-    for path, cost in state_databases().items():
-        if path.is_file() and not passes_quick_check(path):
+    if any(k in lowered for k in _DISK_FULL):
+        folders = " ".join(sorted({str(p.parent) for p in involved}))
+        return (
+            f"{_listed(involved)}: {message}: the disk is full, the database is not damaged; "
+            f"free space (df -h {folders}) and rerun: stored answers are kept, none is paid again"
+        )
+    verdicts = {path: integrity(path) for path in involved if path.is_file()}
+    for path, verdict in verdicts.items():
+        if verdict == "damaged":
             return (
-                f"{path}: damaged SQLite database ({message}); move it aside "
-                f"(mv {path} {path}.corrupt) and {cost}"
+                f"{path}: damaged SQLite database ({message}; its integrity check fails); move "
+                f"it aside (mv {path} {path}.corrupt) and {involved[path]}"
             )
-    lowered = message.lower()
-    if "disk is full" in lowered or "disk i/o" in lowered:
-        return f"{_db_list()}: {message}; free space on that disk and rerun"
+    if any(k in lowered for k in _IO_ERROR):
+        checked = "passes" if verdicts and set(verdicts.values()) == {"ok"} else "could not run"
+        return (
+            f"{_listed(involved)}: {message} (its integrity check {checked}); the disk or file "
+            "system failed a read or write: check it (dmesg, df -h) and rerun; keep the "
+            "database where it is: moving it aside would pay for every answer again"
+        )
     if "readonly" in lowered or "unable to open" in lowered:
-        for path in state_databases():
+        for path in involved:
             folder = path.parent
             if (path.exists() and not os.access(path, os.W_OK)) or (
                 folder.exists() and not os.access(folder, os.W_OK)
             ):
                 return f"{path}: not writable ({message}); {_WRITABLE_FIX.format(folder=folder)}"
-        folders = " or ".join(sorted({str(p.parent) for p in state_databases()}))
-        return f"{_db_list()}: {message}; {_WRITABLE_FIX.format(folder=folders)}"
-    return f"{_db_list()}: database error: {message}"
+        folders = " or ".join(sorted({str(p.parent) for p in involved}))
+        return f"{_listed(involved)}: {message}; {_WRITABLE_FIX.format(folder=folders)}"
+    return f"{_listed(involved)}: database error: {message}"
 
 
-def _db_list() -> str:
-    return " or ".join(str(p) for p in state_databases())
+def _listed(paths: dict[Path, str]) -> str:
+    return " or ".join(str(p) for p in paths)
 
 
 def describe_os_error(exc: OSError) -> str:

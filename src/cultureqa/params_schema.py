@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import difflib
 import functools
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,10 +32,13 @@ class Node:
     children: dict[str, Node] = field(default_factory=dict)
     open: bool = False
     required: set[str] = field(default_factory=set)
+    kinds: set[str] = field(default_factory=set)
+    """Types of the leaf values conf/ gives this key (``bool``, ``int``, ``float``, ``str``)."""
 
     def merge(self, other: Node, *, union_required: bool) -> None:
         """Widen this node by ``other`` (keys of either; required only where both require)."""
         self.open = self.open or other.open
+        self.kinds |= other.kinds
         if union_required:
             self.required |= other.required
         else:
@@ -51,7 +55,7 @@ def _from_value(value: Any) -> Node:
     if value is None or value == {} or interpolation:  # ${source}: whatever that group holds
         return Node(open=True)
     if not isinstance(value, dict):
-        return Node()
+        return Node(kinds={type(value).__name__})
     node = Node(children={str(k): _from_value(v) for k, v in value.items()})
     node.required = set(node.children)
     return node
@@ -171,4 +175,101 @@ def check_keys(params: dict[str, Any], schema: Node, prefix: str = "") -> list[K
     if isinstance(params, dict) and not schema.open:
         for key in sorted(schema.required - {str(k) for k in params}):
             problems.append(KeyProblem(f"{prefix}{key}", "missing"))
+    return problems
+
+
+# --- value ranges --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Range:
+    """The values a numeric setting may take: bounds (inclusive unless ``open_low``), integers."""
+
+    low: float | None = None
+    high: float | None = None
+    integer: bool = False
+    nullable: bool = False
+    open_low: bool = False
+
+    def describe(self) -> str:
+        """The range in words, e.g. ``an integer >= 1`` or ``a number in [0, 1]``."""
+        kind = "an integer" if self.integer else "a number"
+        if self.low is not None and self.high is not None:
+            left = "(" if self.open_low else "["
+            text = f"{kind} in {left}{self.low:g}, {self.high:g}]"
+        elif self.low is not None:
+            text = f"{kind} {'>' if self.open_low else '>='} {self.low:g}"
+        else:
+            text = kind
+        return text + (" or null" if self.nullable else "")
+
+    def admits(self, value: Any) -> bool:
+        """Whether ``value`` is in range (a bool is no number; NaN and infinities never are)."""
+        if value is None:
+            return self.nullable
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return False
+        if not math.isfinite(value) or (self.integer and not isinstance(value, int)):
+            return False
+        if self.low is not None and (value <= self.low if self.open_low else value < self.low):
+            return False
+        return self.high is None or value <= self.high
+
+
+_COUNT = Range(1, integer=True)
+_COUNT0 = Range(0, integer=True)
+_SECONDS = Range(0)
+_SHARE = Range(0, 1)
+_PRICE = Range(0, nullable=True)
+
+RANGES: dict[str, Range] = {
+    # models: concurrency, decoding, retries, prices, batches, the local backend
+    "concurrency": _COUNT, "batch_size": _COUNT, "ramp_up_s": _SECONDS,
+    "max_tokens": _COUNT, "temperature": Range(0, 2), "top_p": Range(0, 1, open_low=True),
+    "seed": Range(0, integer=True, nullable=True),
+    "max_prompt_tokens": Range(1, integer=True, nullable=True),
+    "attempts": _COUNT, "initial_wait_s": _SECONDS, "max_wait_s": _SECONDS,
+    "timeout_s": Range(0, open_low=True), "breaker_after": _COUNT, "empty_attempts": _COUNT,
+    "input_per_token": _PRICE, "output_per_token": _PRICE,
+    "batch_poll_s": Range(0, open_low=True), "batch_wait_s": _SECONDS,
+    "max_length": _COUNT, "num_threads": _COUNT, "position": _COUNT0,
+    # stages: error rules, spend, limits
+    "max_error_share": _SHARE, "max_failed_share": _SHARE, "budget_usd": _PRICE,
+    "limit": Range(1, integer=True, nullable=True), "min_max_tokens": _COUNT0,
+    "zero_shot": _COUNT0, "cot": _COUNT0, "version": _COUNT0,
+    # ID-MoCQA build and judges
+    "copy_ngram": _COUNT, "repair_attempts": _COUNT0, "max_revisions": _COUNT0,
+    "per_stratum": _COUNT, "min_acceptable": _COUNT, "max_attempts": _COUNT,
+    "max_clue_words": _COUNT, "max_question_words": _COUNT, "min_question_words": _COUNT0,
+    "min_answer_words": _COUNT0, "ok": Range(0, 16, integer=True),
+    "minor": Range(0, 16, integer=True), "moderate": Range(0, 16, integer=True),
+    # analysis
+    "fdr_alpha": Range(0, 1, open_low=True), "min_models": _COUNT, "min_topic_n": _COUNT0,
+    "small_cell_n": _COUNT0, "min_category_n": _COUNT0, "min_fragment_length": _COUNT0,
+    "robustness_threshold_pp": Range(0, 100),
+}  # fmt: skip
+"""Ranges of numeric settings by key name, wherever the key sits (a model's ``concurrency`` is
+checked under ``model``, ``baselines.*``, a judge panel or ``cases.construct.model`` alike).
+``tests/test_params_ranges.py`` fails when conf/ gains a numeric key without a range here."""
+
+
+def check_values(params: dict[str, Any], schema: Node, prefix: str = "") -> list[str]:
+    """Every out-of-range number and non-boolean flag of ``params``, as ``key = value: range``.
+
+    Run with the key check when params.yaml is read, so a stage fails before any model call.
+    """
+    problems: list[str] = []
+    for key, value in params.items():
+        path = f"{prefix}{key}"
+        node = schema.children.get(str(key)) or schema.children.get(WILDCARD) or Node(open=True)
+        if isinstance(value, dict):
+            problems.extend(check_values(value, node, f"{path}."))
+            continue
+        rule = RANGES.get(str(key))
+        textual = isinstance(value, str) and "str" in node.kinds  # e.g. a version "2024-01"
+        if rule is not None and not isinstance(value, list) and not textual:
+            if not rule.admits(value):
+                problems.append(f"'{path}' = {value!r} is out of range (must be {rule.describe()})")
+        elif node.kinds == {"bool"} and not isinstance(value, bool):
+            problems.append(f"'{path}' = {value!r} is not a boolean (must be true or false)")
     return problems

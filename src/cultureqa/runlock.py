@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import logging
 import os
-import re
 import signal
 import threading
 from collections.abc import Callable, Iterator
@@ -50,42 +48,44 @@ class LockInfo:
     took_over_from: int | None = None
 
 
-def lock_path(outputs: Path, lock_dir: Path) -> Path:
-    """Lock file for ``outputs``: in the state dir, named by the absolute output path.
+LOCK_SUFFIX = ".cultureqa-lock"
+
+
+def lock_path(outputs: Path) -> Path:
+    """Lock file for ``outputs``: beside them, ``<parent>/.<name>.cultureqa-lock``.
 
     Not inside the outputs (DVC deletes them before it runs a stage, and a deleted lock file
-    locks nothing) and keyed by absolute path, so queued experiments in separate temp copies
-    never block each other while two runs in one workspace do.
+    locks nothing), and not in the state folder: a lock there followed ``CULTUREQA_STATE_DIR``,
+    so two runs that differed only in it both wrote one output and paid for every prompt twice.
+    Beside the outputs, every run that writes them meets the same lock, whatever its
+    environment, while queued experiments (separate temp copies) never block each other.
     """
-    absolute = str(outputs.resolve())
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", "/".join(outputs.parts[-3:]))[-80:]
-    digest = hashlib.sha256(absolute.encode()).hexdigest()[:12]
-    return lock_dir / f"{slug}-{digest}.lock"
+    return outputs.parent / f".{outputs.name}{LOCK_SUFFIX}"
 
 
 @contextlib.contextmanager
-def output_lock(outputs: Path, lock_dir: Path) -> Iterator[LockInfo]:
-    """Hold the lock for ``outputs`` while the block runs; refuse if a live process holds it."""
-    path = lock_path(outputs, lock_dir)
+def output_lock(outputs: Path, store: Path | None = None) -> Iterator[LockInfo]:
+    """Hold the lock for ``outputs`` while the block runs; refuse if a live process holds it.
+
+    ``store`` (the response store the run uses) is written into the lock, so a run refused
+    while another one, on a different store, writes the same outputs names both stores.
+    """
+    path = lock_path(outputs)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = _read_pid(fd)
-            who = f"PID {holder}" if holder else "another process"
-            raise OutputBusy(
-                f"{outputs} is being written by {who}; wait or kill it (lock file {path})"
-            ) from None
-        info = LockInfo(path, _stale_owner(_read_pid(fd)))
+            raise OutputBusy(_busy(outputs, path, *_read_owner(fd), store)) from None
+        info = LockInfo(path, _stale_owner(_read_owner(fd)[0]))
         if info.took_over_from is not None:
             log.warning(
                 "took over the lock on %s left by PID %d, which is no longer running",
                 outputs,
                 info.took_over_from,
             )
-        _write_pid(fd)
+        _write_owner(fd, store)
         try:
             yield info
         finally:
@@ -94,16 +94,32 @@ def output_lock(outputs: Path, lock_dir: Path) -> Iterator[LockInfo]:
         os.close(fd)  # closing the descriptor releases the flock
 
 
-def _read_pid(fd: int) -> int | None:
+def _busy(outputs: Path, path: Path, pid: int | None, theirs: str | None, ours: Path | None) -> str:
+    """The refusal: who writes ``outputs``, and both stores when they differ."""
+    who = f"PID {pid}" if pid else "another process"
+    if theirs and ours is not None and Path(theirs) != ours.resolve():
+        return (
+            f"{outputs} is being written by {who} with response store {theirs}, while this run "
+            f"uses {ours.resolve()} (CULTUREQA_STATE_DIR differs): both would pay for the same "
+            f"prompts; wait or kill it, and run with its store (lock file {path})"
+        )
+    return f"{outputs} is being written by {who}; wait or kill it (lock file {path})"
+
+
+def _read_owner(fd: int) -> tuple[int | None, str | None]:
+    """PID and response store the lock file names (either may be absent)."""
     os.lseek(fd, 0, os.SEEK_SET)
-    text = os.read(fd, 64).decode("ascii", "replace").split()
-    return int(text[0]) if text and text[0].isdigit() else None
+    lines = os.read(fd, 4096).decode("utf-8", "replace").splitlines()
+    pid = int(lines[0]) if lines and lines[0].strip().isdigit() else None
+    store = lines[1].strip() if len(lines) > 1 and lines[1].strip() else None
+    return pid, store
 
 
-def _write_pid(fd: int) -> None:
+def _write_owner(fd: int, store: Path | None) -> None:
     os.ftruncate(fd, 0)
     os.lseek(fd, 0, os.SEEK_SET)
-    os.write(fd, f"{os.getpid()}\n".encode())
+    text = f"{os.getpid()}\n" + (f"{store.resolve()}\n" if store is not None else "")
+    os.write(fd, text.encode())
 
 
 def _stale_owner(pid: int | None) -> int | None:
@@ -190,12 +206,12 @@ def stop_gracefully_on_signals() -> Callable[[], None]:
 
 
 @contextlib.contextmanager
-def stage_guard(outputs: Path, lock_dir: Path) -> Iterator[LockInfo]:
+def stage_guard(outputs: Path, store: Path | None = None) -> Iterator[LockInfo]:
     """Everything a spending stage needs: parent watchdog, graceful stop, output lock."""
     restore = stop_gracefully_on_signals()
     watchdog = exit_with_parent()
     try:
-        with output_lock(outputs, lock_dir) as info:
+        with output_lock(outputs, store) as info:
             yield info
     except KeyboardInterrupt:
         raise StageInterrupted(

@@ -16,6 +16,7 @@ Each stage that can send a request wraps its model work in one of two guards, bo
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 from collections.abc import Iterator, Mapping
@@ -34,39 +35,102 @@ API_LOG = "api.json"
 """The build stages' run-log file: model calls and API counters of the last run."""
 
 
+BUDGET_REASON = "budget"
+"""What follows ``not sent: `` in the answer of a request the budget held back."""
+
+
 class ApiStopped(RuntimeError):
     """The circuit breaker opened: the provider refuses every request (a user error: rc 2)."""
 
 
 class Budget:
-    """What this process's sent requests cost, against an optional cap (USD).
+    """What this process's sent requests cost, against an optional cap (USD), never past it.
 
     The cap bounds one stage run (one process): answers from the response store cost nothing
     and are not counted, so a rerun with a higher cap pays only for what the store lacks.
-    Requests already in flight when the cap is reached still land (and are stored): a run can
-    overshoot by at most the cost of one wave of ``2 × concurrency`` requests.
+    Before a request leaves, the client *reserves* its worst case (prompt tokens bounded from
+    above at the input price plus ``max_tokens`` at the output price, :mod:`cultureqa.llm.pricing`);
+    on the reply the reservation is replaced by the reply's real cost. Reservations never make
+    ``spent + reserved`` pass the cap, so the spend cannot pass it at any concurrency: a request
+    that would overdraw waits while others are in flight (their unused reservations come back)
+    and is refused once it cannot fit even with nothing in flight. After the first refusal the
+    stage sends nothing more (``not sent: budget``; a rerun with a higher cap sends the rest).
+
+    One event loop thread uses it at a time (every client of a stage runs in one loop).
     """
 
     KEY = "spend.budget_usd"
 
     def __init__(self) -> None:
-        self.cap_usd: float | None = None
-        self.spent_usd = 0.0
-        self.requests = 0
+        self.reset(None)
 
     def reset(self, cap_usd: float | None) -> None:
-        """Start a stage run: nothing spent yet, under ``cap_usd`` (None: no cap)."""
-        self.cap_usd, self.spent_usd, self.requests = cap_usd, 0.0, 0
+        """Start a stage run: nothing spent or reserved yet, under ``cap_usd`` (None: no cap)."""
+        self.cap_usd = cap_usd
+        self.spent_usd = 0.0
+        self.reserved_usd = 0.0
+        self.requests = 0
+        self.refused = 0
+        """Requests whose worst case did not fit under the cap (they were not sent)."""
+        self.over_estimate = 0
+        """Replies that cost more than their reservation: the bound failed (reported, never 0
+        unless the provider billed beyond ``max_tokens``)."""
+        self.worst_usd = 0.0
+        """The largest worst case a request asked to reserve (how far below the cap it stops)."""
+        self._waiters: list[asyncio.Future[None]] = []
 
-    def charge(self, cost_usd: float, requests: int = 1) -> None:
-        """Add the cost of answered requests (cache hits never reach here)."""
+    @property
+    def capped(self) -> bool:
+        """Whether a cap is set (only then do clients price requests before sending)."""
+        return self.cap_usd is not None
+
+    async def reserve(self, worst_usd: float) -> bool:
+        """Hold ``worst_usd`` of the cap for one request; False: it must not be sent.
+
+        Waits while requests in flight hold the room it needs; refuses once the cap is reached
+        or the request cannot fit even when nothing else is in flight.
+        """
+        if self.cap_usd is None:
+            return True
+        self.worst_usd = max(self.worst_usd, worst_usd)
+        while True:
+            if self.refused or self.spent_usd + worst_usd > self.cap_usd:
+                self.refused += 1
+                return False
+            if self.spent_usd + self.reserved_usd + worst_usd <= self.cap_usd:
+                self.reserved_usd += worst_usd
+                return True
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            await waiter
+
+    def try_reserve(self, worst_usd: float) -> bool:
+        """:meth:`reserve` without waiting (one provider batch reserves all its lines at once)."""
+        if self.cap_usd is None:
+            return True
+        self.worst_usd = max(self.worst_usd, worst_usd)
+        if self.refused or self.spent_usd + self.reserved_usd + worst_usd > self.cap_usd:
+            self.refused += 1
+            return False
+        self.reserved_usd += worst_usd
+        return True
+
+    def settle(self, reserved_usd: float, cost_usd: float, requests: int = 1) -> None:
+        """Replace a reservation by what the reply cost (0 for a failed, unbilled request)."""
+        if self.cap_usd is not None:
+            self.reserved_usd = max(0.0, self.reserved_usd - reserved_usd)
+            self.over_estimate += int(cost_usd > reserved_usd + 1e-12)
         self.spent_usd += cost_usd
         self.requests += requests
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
 
     @property
     def exhausted(self) -> bool:
-        """Whether the cap is set and reached: nothing more may be sent."""
-        return self.cap_usd is not None and self.spent_usd >= self.cap_usd
+        """Whether the cap is set and a request was refused: nothing more may be sent."""
+        return self.cap_usd is not None and (self.refused > 0 or self.spent_usd >= self.cap_usd)
 
     def message(self, not_sent: int) -> str:
         """The one-line stop reason: cap, spend, what was held back, how to go on."""
@@ -79,7 +143,14 @@ class Budget:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready state for the run record."""
-        return {"cap_usd": self.cap_usd, "spent_usd": self.spent_usd, "requests": self.requests}
+        return {
+            "cap_usd": self.cap_usd,
+            "spent_usd": self.spent_usd,
+            "requests": self.requests,
+            "refused": self.refused,
+            "over_estimate": self.over_estimate,
+            "worst_usd": self.worst_usd,
+        }
 
 
 BUDGET = Budget()
@@ -174,11 +245,14 @@ LEDGER = ApiLedger()
 
 
 def guard(
-    out_dir: Path, budget_usd: float | None = None
+    out_dir: Path, budget_usd: float | None = None, store: Path | None = None
 ) -> contextlib.AbstractContextManager[LockInfo]:
-    """:func:`stage_guard` on ``out_dir`` with the project's lock folder; sets the budget cap."""
+    """:func:`stage_guard` on ``out_dir`` (lock beside it); sets the budget cap.
+
+    ``store`` is the response store the stage uses (default: the project's), named in the lock.
+    """
     BUDGET.reset(budget_usd)
-    return stage_guard(out_dir, state_dir() / "locks")
+    return stage_guard(out_dir, store or state_dir() / "responses.sqlite")
 
 
 @contextlib.contextmanager

@@ -77,7 +77,7 @@ def test_a_live_holder_of_the_lock_is_refused_with_its_pid(
     with FakeOpenAIServer() as server:
         _set(built, fake_llm=_fake_llm(server.api_base))
         env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-        holder = hold_output_lock(built / OUT, built / ".cultureqa/locks", env)
+        holder = hold_output_lock(built / OUT, env)
         capsys.readouterr()
         try:
             rc = run_stage(lambda: _stage("cases_evaluate")(["--model", "fake_llm"]))

@@ -70,7 +70,7 @@ def test_a_live_holder_of_the_lock_is_refused_with_its_pid(
     with FakeOpenAIServer() as server:
         _workspace(in_workspace, make_dataset(2), server.api_base, None)
         env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-        holder = hold_output_lock(in_workspace / OUT, in_workspace / ".cultureqa/locks", env)
+        holder = hold_output_lock(in_workspace / OUT, env)
         try:
             rc = run_stage(lambda: _main()(ARGS))
         finally:

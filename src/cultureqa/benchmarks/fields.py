@@ -63,6 +63,8 @@ def resolve(row: Mapping[str, Any], expr: str) -> Any:
             return _compiled(expr).render(**{k: _plain(v) for k, v in row.items()}).strip()
         except jinja2.TemplateError as exc:
             raise FieldError(f"template {expr!r} failed: {exc}") from exc
+        except OverflowError as exc:  # the sandbox's limit, e.g. range() past 100,000 items
+            raise FieldError(f"template {expr!r} failed: the sandbox refused it ({exc})") from exc
     if expr in row:
         return _plain(row[expr])
     value: Any = row

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ import pandas as pd
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
+from cultureqa.config import print_error
 from cultureqa.evaluation.record import Reply, RunRecord, accounting, count, error_share, model_sha
 from cultureqa.io import write_json
 from cultureqa.llm.base import (
@@ -31,13 +31,12 @@ from cultureqa.llm.base import (
     LoglikRequest,
     ModelClient,
 )
-from cultureqa.llm.cached import CachedClient
-from cultureqa.llm.registry import build_model
+from cultureqa.llm.door import open_client
 from cultureqa.llm.store import ResponseStore
 from cultureqa.paths import project_root
 from cultureqa.provenance import provenance
 from cultureqa.runlog import write_run
-from cultureqa.spend import LEDGER, api_stats, guard, stopped_reason
+from cultureqa.spend import api_stats, guard, stopped_reason
 
 
 @dataclass(frozen=True)
@@ -167,17 +166,19 @@ def evaluate(family: Family, run: RunSpec) -> Result:
     call goes through the response store, so a rerun is free and a crash loses nothing answered.
     """
     started = time.perf_counter()
-    built = build_model(run.model_cfg)
+    store = ResponseStore(run.store_path)
+    try:
+        client = open_client(run.roster_entry, run.model_cfg, store)
+    except BaseException:
+        store.close()
+        raise
     decoding = decoding_of(run.model_cfg, family.max_tokens_floor)
-    view = ModelView(str(run.model_cfg["id"]), built.client.supports_loglik, decoding)
+    view = ModelView(str(run.model_cfg["id"]), client.supports_loglik, decoding)
     plan = list(family.plan(view))
     total = sum(len(p.requests) if isinstance(p, Batch) else p.requests for p in plan)
     label = "/".join(x for x in (family.benchmark, view.model_id, run.prompt) if x)
     bar = tqdm(total=total, desc=label, disable=not run.progress, unit="req")
-    store = ResponseStore(run.store_path)
-    client = CachedClient(
-        built.client, store, built.identity, built.chunk_size, on_progress=_progress_hook(bar)
-    )
+    client.on_progress = _progress_hook(bar)
 
     async def run_all() -> list[pd.DataFrame]:
         frames = []
@@ -196,8 +197,7 @@ def evaluate(family: Family, run: RunSpec) -> Result:
             frames = asyncio.run(run_all())
     finally:
         bar.close()
-        store.close()
-        LEDGER.record(run.roster_entry, client)  # the hop stage sums three runs
+        store.close()  # the client recorded itself in the ledger on closing (hop sums three)
     predictions = pd.DataFrame()
     if frames:
         predictions = family.finish(pd.concat(frames, ignore_index=True), run)
@@ -246,10 +246,14 @@ def summary_line(record: RunRecord) -> str:
     client = record.api.get("client") or {}
     name = "/".join(x for x in (record.benchmark, str(record.model["id"]), record.prompt) if x)
     retries = ""
-    if client:
+    if client or record.counts.not_sent:
         causes = ", ".join(f"{k} {v}" for k, v in (client.get("retries_by_cause") or {}).items())
         by_cause = f": {causes}" if causes else ""
-        retries = f" ({client['retries']} retries{by_cause}; {client['not_sent']} not sent)"
+        # the items' own count (run.json counts.not_sent): the budget's, the breaker's and a
+        # stopping stage's alike, never only the HTTP client's share of them
+        retries = (
+            f" ({client.get('retries', 0)} retries{by_cause}; {record.counts.not_sent} not sent)"
+        )
     skipped = f", skipped {sorted(record.skipped)}" if record.skipped else ""
     return (
         f"{name}: {record.counts.items} items, {record.model_calls} model calls{retries}, "
@@ -264,7 +268,7 @@ def run_and_write(family: Family, run: RunSpec, out_dir: Path, metrics_path: Pat
     Outputs are written before the error-share rule is applied, so a failed run can be
     inspected; a tripped circuit breaker (rc 2) is reported before the error share (rc 1).
     """
-    with guard(out_dir, run.budget_usd) as lock:
+    with guard(out_dir, run.budget_usd, run.store_path) as lock:
         record, predictions = evaluate(family, run)
         record.api["lock_taken_over_from_pid"] = lock.took_over_from
         write_run(out_dir, predictions, record.as_dict(), project_root())
@@ -280,13 +284,12 @@ def exit_code(record: RunRecord, predictions: Path) -> int:
     stage, after its outputs are written so the failures can be inspected.
     """
     if (reason := stopped_reason(record.api)) is not None:
-        print(f"error: {reason}", file=sys.stderr)
+        print_error(reason)
         return 2
     share, limit = record.error_share, record.max_error_share
     if share <= limit:
         return 0
-    print(
-        f"error: {share:.1%} of items failed (limit {limit:.1%}); see {predictions} column 'error'",
-        file=sys.stderr,
+    print_error(
+        f"{share:.1%} of items failed (limit {limit:.1%}); see {predictions} column 'error'"
     )
     return 1

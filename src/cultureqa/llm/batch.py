@@ -32,10 +32,13 @@ from cultureqa.llm.base import (
     GenerateResponse,
     LoglikRequest,
     LoglikResponse,
+    ModelConfigError,
     UnsupportedOperation,
     Usage,
 )
+from cultureqa.llm.pricing import worst_case_tokens
 from cultureqa.runlock import stop_requested
+from cultureqa.spend import BUDGET, BUDGET_REASON
 
 BATCH_DISCOUNT = 0.5
 """Price factor of batch requests where litellm's table has no batch price (OpenAI: half)."""
@@ -107,6 +110,33 @@ class BatchClient:
         from cultureqa.llm.litellm_client import _import_litellm
 
         litellm = _import_litellm()
+        reserved = self._reserve(requests)
+        fits = [i for i, worst in enumerate(reserved) if worst is not None]
+        out = [_unsent(f"{BUDGET_REASON} (the line's worst case passes the cap)")] * len(requests)
+        self.stats.not_sent += len(requests) - len(fits)
+        if not fits:
+            return out
+        try:
+            replies = await self._submit_and_wait(litellm, [requests[i] for i in fits])
+        except BaseException:
+            BUDGET.settle(sum(reserved[i] or 0.0 for i in fits), 0.0, requests=0)
+            raise
+        for i, reply in zip(fits, replies, strict=True):
+            out[i] = reply
+            BUDGET.settle(reserved[i] or 0.0, reply.usage.cost_usd, int(reply.status == "ok"))
+        return out
+
+    def _reserve(self, requests: Sequence[GenerateRequest]) -> list[float | None]:
+        """Each line's worst case held under the cap (None: it does not fit; nothing held)."""
+        if not BUDGET.capped:
+            return [0.0] * len(requests)
+        worst = [self._cost(*worst_case_tokens(r), strict=True) for r in requests]
+        return [w if BUDGET.try_reserve(w) else None for w in worst]
+
+    async def _submit_and_wait(
+        self, litellm: Any, requests: Sequence[GenerateRequest]
+    ) -> list[GenerateResponse]:
+        """Submit (or resume) the batch, poll it, and read its answers."""
         lines = [self._line(i, r) for i, r in enumerate(requests)]
         data = "".join(json.dumps(x, sort_keys=True) + "\n" for x in lines).encode("utf-8")
         state = self.config.state_dir / f"{hashlib.sha256(data).hexdigest()[:24]}.json"
@@ -213,8 +243,11 @@ class BatchClient:
             text=str(text), usage=Usage(prompt, completion, self._cost(prompt, completion))
         )
 
-    def _cost(self, prompt: int, completion: int) -> float:
-        """Batch price: configured price × the discount, or litellm's batch (or halved) price."""
+    def _cost(self, prompt: int, completion: int, strict: bool = False) -> float:
+        """Batch price: configured price × the discount, or litellm's batch (or halved) price.
+
+        ``strict``: an unknown price raises (a budget cap cannot be kept without one).
+        """
         if self.config.input_cost_per_token is not None:
             full = prompt * self.config.input_cost_per_token + completion * (
                 self.config.output_cost_per_token or 0.0
@@ -232,6 +265,12 @@ class BatchClient:
                 model=self.config.litellm_model, prompt_tokens=prompt, completion_tokens=completion
             )
         except Exception:  # not in litellm's table and no configured price: cost unknown, 0
+            if strict:
+                raise ModelConfigError(
+                    f"model '{self.model_id}': spend.budget_usd is set but litellm has no price "
+                    f"for {self.config.litellm_model}; set price.input_per_token and "
+                    "price.output_per_token in its config"
+                ) from None
             return 0.0
         return float(p + c) * BATCH_DISCOUNT
 

@@ -10,7 +10,8 @@ so two processes on one store split the work); a key leased by another live proc
 sent again: this client waits for that answer and takes it over only if its owner dies.
 
 Two hooks sit at the point where a request would leave: the budget (:data:`cultureqa.spend.BUDGET`:
-once this process's sends cost the cap, the rest come back ``not sent: budget``, never stored)
+the client reserves each request's worst case before sending; once one does not fit, the rest
+come back ``not sent: budget`` without being leased, never stored)
 and the dry run (:data:`DRY_RUN`: ``cultureqa cost`` sees every request a stage builds, and
 which the store holds, and nothing is sent or leased).
 """
@@ -40,13 +41,16 @@ from cultureqa.llm.base import (
 )
 from cultureqa.llm.store import ResponseStore, StoredResponse, request_key
 from cultureqa.runlock import StageInterrupted, stop_requested
-from cultureqa.spend import BUDGET
+from cultureqa.spend import BUDGET, BUDGET_REASON, LEDGER
 
 log = logging.getLogger(__name__)
+
+_BUDGET_NOT_SENT = f"{NOT_SENT}{BUDGET_REASON}"
 
 Req = TypeVar("Req", GenerateRequest, LoglikRequest)
 Resp = TypeVar("Resp", GenerateResponse, LoglikResponse)
 ProgressHook = Callable[[Sequence[Any]], None]
+PromptCheck = Callable[[GenerateRequest], str | None]
 PlanHook = Callable[["CachedClient", str, Sequence[Any], list[str], Mapping[str, Any]], None]
 
 DRY_RUN: ContextVar[PlanHook | None] = ContextVar("cultureqa_dry_run", default=None)
@@ -141,6 +145,8 @@ class CacheStats:
     """Leases taken from owners that died or stopped renewing."""
     not_sent_budget: int = 0
     """Requests held back because the budget cap was reached (a rerun sends them)."""
+    prompt_too_long: int = 0
+    """Requests refused before pricing or sending: the prompt is over the model's limit."""
 
 
 class CachedClient:
@@ -154,8 +160,14 @@ class CachedClient:
         chunk_size: int = 1,
         on_progress: ProgressHook | None = None,
         poll_s: float = 0.25,
+        prompt_guard: PromptCheck | None = None,
+        ledger: str | None = None,
     ) -> None:
         self.inner = inner
+        self.prompt_guard = prompt_guard
+        """Refuses a generation request before it is priced or sent (``llm.door``: too long)."""
+        self.ledger = ledger
+        """Name under which :meth:`aclose` records this client in :data:`cultureqa.spend.LEDGER`."""
         self.store = store
         self.identity = dict(identity)
         self.chunk_size = max(1, chunk_size)
@@ -200,8 +212,12 @@ class CachedClient:
         )
 
     async def aclose(self) -> None:
-        """Close the wrapped client (the store is owned by the caller)."""
-        await self.inner.aclose()
+        """Close the wrapped client and record its counters (the store is owned by the caller)."""
+        try:
+            await self.inner.aclose()
+        finally:
+            if self.ledger is not None:
+                LEDGER.record(self.ledger, self)
 
     async def _run(
         self,
@@ -221,8 +237,10 @@ class CachedClient:
                 first.setdefault(key, i)
         self.stats.duplicates += sum(k not in stored for k in keys) - len(first)
         answers: dict[str, Resp] = {k: from_payload(p) for k, p in stored.items()}
+        refused = self._refuse(kind, requests, first, answers)
         if (plan := DRY_RUN.get()) is not None:
-            plan(self, kind, requests, keys, stored)
+            kept = [i for i, k in enumerate(keys) if k not in refused]
+            plan(self, kind, [requests[i] for i in kept], [keys[i] for i in kept], stored)
             return [answers[k] if k in answers else not_sent(kind, "dry run") for k in keys]  # type: ignore[misc]
         hits: list[Any] = [answers[k] for k in keys if k in answers]
         if hits and self.on_progress:
@@ -241,6 +259,29 @@ class CachedClient:
         if self.stats.not_sent_budget:
             self.budget_stopped = BUDGET.message(self.stats.not_sent_budget)
         return [answers[k] for k in keys]
+
+    def _refuse(
+        self, kind: str, requests: Sequence[Any], first: dict[str, int], answers: dict[str, Any]
+    ) -> set[str]:
+        """Answer the misses the prompt guard refuses with its reason (an item error, counted).
+
+        They leave ``first`` (never leased, priced or sent) and are not stored: the guard
+        decides again on every run, from the configuration of that run.
+        """
+        if self.prompt_guard is None or kind != "generate":
+            return set()
+        refused: dict[str, GenerateResponse] = {}
+        for key, index in first.items():
+            reason = self.prompt_guard(requests[index])
+            if reason is not None:
+                refused[key] = GenerateResponse(text=None, status="error", error=reason)
+        for key in refused:
+            del first[key]
+        self.stats.prompt_too_long += len(refused)
+        answers.update(refused)
+        if refused and self.on_progress:
+            self.on_progress(list(refused.values()))
+        return set(refused)
 
     async def _send_all(
         self, batch: _Batch[Req, Resp], pending: list[str], first: dict[str, int], since: float
@@ -314,7 +355,7 @@ class CachedClient:
     def _hold_back(self, batch: _Batch[Req, Resp], keys: list[str]) -> None:
         """The budget is spent: answer ``keys`` as not sent (counted; a rerun sends them)."""
         self.stats.not_sent_budget += len(keys)
-        held = [not_sent(batch.kind, "budget") for _ in keys]
+        held = [not_sent(batch.kind, BUDGET_REASON) for _ in keys]
         batch.answers.update(zip(keys, held, strict=True))  # type: ignore[arg-type]
         if self.on_progress:
             self.on_progress(held)
@@ -333,8 +374,9 @@ class CachedClient:
         except BaseException:  # nothing to store: free the keys for whoever comes next
             self.store.release(chunk, self.owner)
             raise
-        sent = [r for r in replies if not (r.error or "").startswith(NOT_SENT)]
-        BUDGET.charge(sum(_cost(r) for r in sent), len(sent))
+        self.stats.not_sent_budget += sum(
+            (r.error or "").startswith(_BUDGET_NOT_SENT) for r in replies
+        )  # refused by the client's reservation (it charges what the others cost)
         rows, unsent = [], []
         for key, answer in zip(chunk, replies, strict=True):
             batch.answers[key] = answer
@@ -351,12 +393,6 @@ class CachedClient:
             self.store.release(unsent, self.owner)
         if self.on_progress:
             self.on_progress(replies)
-
-
-def _cost(answer: Any) -> float:
-    """What one answer cost (0 for log-likelihood scores and unsent requests)."""
-    usage = getattr(answer, "usage", None)
-    return float(getattr(usage, "cost_usd", 0.0) or 0.0)
 
 
 def _first_failure(tasks: list[asyncio.Task[None]]) -> BaseException | None:

@@ -37,6 +37,7 @@ from cultureqa.llm.base import (
     UnsupportedOperation,
     Usage,
 )
+from cultureqa.llm.pricing import worst_case_tokens
 from cultureqa.llm.retry import (
     CircuitBreaker,
     EmptyReply,
@@ -47,6 +48,7 @@ from cultureqa.llm.retry import (
     retry_cause,
 )
 from cultureqa.runlock import stop_requested
+from cultureqa.spend import BUDGET, BUDGET_REASON
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +106,10 @@ class ChatTransport(Protocol):
 
     async def send(self, request: GenerateRequest, api_key: str | None) -> ChatReply:
         """One HTTP request; raises on any failure (``EmptyReply`` for empty content)."""
+        ...
+
+    def price(self, prompt_tokens: int, completion_tokens: int) -> float:
+        """USD for these token counts; ``ModelConfigError`` when the price is unknown."""
         ...
 
     async def aclose(self) -> None:
@@ -205,6 +211,8 @@ class ChatClient:
         """Send all requests concurrently (bounded by the slots)."""
         await self.transport.prepare()  # before the first wave: the ramp clock starts after it
         self.check_credentials()
+        if BUDGET.capped:
+            self.transport.price(1, 1)  # an unknown price stops the stage before any request
         if self._ramp_pending:
             self._ramp_pending = False
             self._ramp_task = asyncio.create_task(self._open_slots())
@@ -285,12 +293,19 @@ class ChatClient:
                 raise NotSent(f"{NOT_SENT}{self.stats.stopped}")
             if stop_requested():
                 raise NotSent(f"{NOT_SENT}the stage is stopping (signal or parent gone)")
+            worst = self._worst_case(request)
+            if not await BUDGET.reserve(worst):
+                raise NotSent(f"{NOT_SENT}{BUDGET_REASON} (worst case ${worst:.6f} does not fit)")
             self.stats.sent += 1
             item.attempts += 1
             started = time.perf_counter()
+            cost = 0.0  # a failed request is not billed
             try:
                 reply = await self.transport.send(request, self._key_or_none())
-            except EmptyReply:
+                cost = self._usage(reply).cost_usd
+            except EmptyReply as exc:
+                if isinstance(exc.reply, ChatReply):  # an empty answer is still billed
+                    cost = self._usage(exc.reply).cost_usd
                 item.empties += 1
                 item.server_latency_s = time.perf_counter() - started
                 self.breaker.success()  # the server answered
@@ -300,6 +315,8 @@ class ChatClient:
                 if self.breaker.is_open and self.stats.stopped is None:
                     self._stop()
                 raise
+            finally:
+                BUDGET.settle(worst, cost)
             item.server_latency_s = time.perf_counter() - started
         self.breaker.success()
         self.stats.ok += 1
@@ -317,6 +334,12 @@ class ChatClient:
         item.retries[cause] += 1
         self.stats.retries[cause] += 1
         item.wait_s += state.upcoming_sleep
+
+    def _worst_case(self, request: GenerateRequest) -> float:
+        """The most ``request`` can cost (0 when no budget cap is set: nothing to reserve)."""
+        if not BUDGET.capped:
+            return 0.0
+        return self.transport.price(*worst_case_tokens(request))
 
     def _usage(self, reply: ChatReply) -> Usage:
         cost = reply.cost_usd

@@ -111,6 +111,11 @@ class HttpTransport:
     def check_credentials(self) -> None:
         """Keyless by configuration: a key is sent only when ``api_key_env`` names one."""
 
+    def price(self, prompt_tokens: int, completion_tokens: int) -> float:
+        """USD for these token counts at the configured price (required by this transport)."""
+        out = self.config.output_cost_per_token or 0.0
+        return prompt_tokens * (self.config.input_cost_per_token or 0.0) + completion_tokens * out
+
     async def aclose(self) -> None:
         """Close the session and its connections."""
         if self._session is not None and not self._session.closed:

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from cultureqa.llm.base import GenerateRequest
+from cultureqa.llm.base import GenerateRequest, ModelConfigError
 from cultureqa.llm.chat_client import ChatConfig, ChatReply, MissingKey
 from cultureqa.llm.retry import EmptyReply, MalformedReply
 
@@ -42,6 +42,30 @@ class LitellmTransport:
 
     async def aclose(self) -> None:
         """Nothing to release: litellm manages its HTTP clients."""
+
+    def price(self, prompt_tokens: int, completion_tokens: int) -> float:
+        """USD for these token counts: the configured price, else litellm's price table.
+
+        Raises :class:`ModelConfigError` when neither knows the model: a budget cap cannot be
+        kept for a request nobody can price.
+        """
+        if self.config.input_cost_per_token is not None:
+            out = self.config.output_cost_per_token or 0.0
+            return prompt_tokens * self.config.input_cost_per_token + completion_tokens * out
+        litellm = self._lib()
+        try:
+            prompt, completion = litellm.cost_per_token(
+                model=self.config.litellm_model,
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
+            )
+        except Exception as exc:  # litellm raises its own "not mapped" errors
+            raise ModelConfigError(
+                f"model '{self.config.model_id}': spend.budget_usd is set but litellm has no price "
+                f"for {self.config.litellm_model} ({type(exc).__name__}); set "
+                "price.input_per_token and price.output_per_token in its config"
+            ) from None
+        return float(prompt) + float(completion)
 
     def _lib(self) -> Any:
         if self._litellm is None:

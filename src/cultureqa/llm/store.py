@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from cultureqa.errors import OPENED
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
     key TEXT PRIMARY KEY,
@@ -97,6 +99,7 @@ class ResponseStore:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        OPENED.add(self.path)  # an error line names the databases this stage opened
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._writer: ThreadPoolExecutor | None = None

@@ -1,10 +1,10 @@
 """Model calls for the LLM generator, the judge panel, repairs and translation.
 
-Every call goes through the project's response store (``CachedClient``), so a rerun of a build
-stage makes no calls for answered requests and a crash loses nothing already paid for. Prompts
-are files under ``prompts/mocqa/`` filled with ``string.Template`` (``$name``): their JSON
-examples keep their braces, and each prompt's hash is part of the request, so editing a prompt
-invalidates its stored answers.
+Every call goes through the one door (:func:`cultureqa.llm.door.open_client`) and its response
+store, so a rerun of a build stage makes no calls for answered requests and a crash loses nothing
+already paid for. Prompts are files under ``prompts/mocqa/`` filled with ``string.Template``
+(``$name``): their JSON examples keep their braces, and each prompt's hash is part of the request,
+so editing a prompt invalidates its stored answers.
 """
 
 from __future__ import annotations
@@ -19,10 +19,9 @@ from string import Template
 from typing import Any
 
 from cultureqa.llm.base import GenerateRequest, GenerateResponse, Message
-from cultureqa.llm.cached import CachedClient
-from cultureqa.llm.registry import build_model
+from cultureqa.llm.door import open_client
 from cultureqa.llm.store import ResponseStore
-from cultureqa.spend import LEDGER, ApiStopped, api_stats, stopped_reason
+from cultureqa.spend import ApiStopped, api_stats, stopped_reason
 
 _SPLIT = "---user---"
 
@@ -76,13 +75,11 @@ async def _generate(
     requests: Sequence[GenerateRequest],
     store: ResponseStore,
 ) -> list[GenerateResponse]:
-    built = build_model(model_cfg)
-    client = CachedClient(built.client, store, built.identity, chunk_size=built.chunk_size)
+    client = open_client(name, model_cfg, store)
     try:
         responses = await client.generate(requests)
     finally:
-        await client.aclose()
-        LEDGER.record(name, client)
+        await client.aclose()  # records the client's counters in the ledger
     if (reason := stopped_reason(api_stats(client))) is not None:
         raise ApiStopped(reason)
     return responses

@@ -108,14 +108,18 @@ def stage_env(workspace: Path) -> dict[str, str]:
     }
 
 
-def hold_output_lock(outputs: Path, locks: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+def hold_output_lock(
+    outputs: Path, env: dict[str, str], store: Path | None = None
+) -> subprocess.Popen[str]:
     """Start a process that takes the output lock on ``outputs``, says so, and sleeps.
 
-    The caller kills it. Tests use it as the "live writer" a second run of a stage must refuse.
+    The caller kills it. Tests use it as the "live writer" a second run of a stage must refuse;
+    ``store`` is the response store the holder names in the lock.
     """
+    named = "None" if store is None else f"Path({str(store)!r})"
     code = (
         "import time; from pathlib import Path; from cultureqa.runlock import output_lock\n"
-        f"with output_lock(Path({str(outputs)!r}), Path({str(locks)!r})):"
+        f"with output_lock(Path({str(outputs)!r}), {named}):"
         "\n    print('held', flush=True); time.sleep(120)"
     )
     holder = subprocess.Popen(

@@ -9,12 +9,15 @@ column(s) it checked, so a failure points at the rows rather than at a count.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from cultureqa.io import SourceError
 
 SHOWN = 10
 """Failing item ids listed per expectation; the count always covers all of them."""
@@ -43,17 +46,67 @@ class SuiteReport:
         return "\n".join(lines)
 
 
-def run_suite(suite_path: Path, frame: pd.DataFrame) -> SuiteReport:
-    """Validate ``frame`` against the suite JSON at ``suite_path``."""
+def load_suite(suite_path: Path, root: Path | None = None) -> dict[str, Any]:
+    """The suite JSON at ``suite_path``, which must lie inside the project ``root`` when given.
+
+    A suite is a declared input like a source: outside the project DVC would not track it, and
+    a missing file or one that is not JSON is one error line naming the file, never a traceback.
+    """
+    resolved = suite_path.resolve()
+    if root is not None and root.resolve() not in resolved.parents:
+        raise SourceError(
+            suite_path,
+            f"expectations suite outside the project ({root.resolve()}); keep it under "
+            "expectations/",
+        )
+    try:
+        text = suite_path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SourceError(
+            suite_path, "expectations suite not found; check the expectations: path"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SourceError(suite_path, f"expectations suite cannot be read ({exc})") from None
+    try:
+        spec = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SourceError(
+            suite_path,
+            f"expectations suite is not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
+        ) from None
+    if not isinstance(spec, dict) or "name" not in spec:
+        raise SourceError(suite_path, "expectations suite must be a JSON object with a 'name'")
+    return spec
+
+
+def quiet_gx() -> None:
+    """GX logs dozens of INFO lines per run (docs registration, an empty datasource list "[]").
+
+    Its package logger is raised to WARNING before the import (import-time records), and again
+    after it for the modules that set their own level to INFO when they load.
+    """
+    names = ["great_expectations"] + [
+        name for name in logging.root.manager.loggerDict if name.startswith("great_expectations.")
+    ]
+    for name in names:
+        logger = logging.getLogger(name)
+        logger.setLevel(max(logger.level, logging.WARNING))
+
+
+def run_suite(suite_path: Path, frame: pd.DataFrame, root: Path | None = None) -> SuiteReport:
+    """Validate ``frame`` against the suite JSON at ``suite_path`` (inside ``root``)."""
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+    spec = load_suite(suite_path, root)
+    quiet_gx()
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
+
+    quiet_gx()  # after the import: GX sets its own loggers' levels when it loads
 
     # Importing registers the custom expectation types (generic, and the MCQ invariants).
     import cultureqa.validation.expectations
     import cultureqa.validation.mcq_expectations  # noqa: F401
 
-    spec = json.loads(suite_path.read_text(encoding="utf-8"))
     ctx = gx.get_context(mode="ephemeral")
     ctx.variables.progress_bars = ProgressBarsConfig(globally=False)
     suite = ctx.suites.add(gx.ExpectationSuite(**spec))

@@ -251,15 +251,25 @@ def dimension_trends(
 
 
 def bin_table(primary: pd.DataFrame, examples: int = 5) -> pd.DataFrame:
-    """Countries and cases per WEIRD bin 0–5, with the countries with most cases as examples."""
+    """Countries and cases per WEIRD bin 0–5, with the countries with most cases as examples.
+
+    A country whose levels are partly set by hand (no official figure) is marked ``(hand)`` in
+    the examples and counted in ``n_hand_countries``.
+    """
     cases = primary.drop_duplicates("case_id").dropna(subset=["weird_bin"])
+    marked: set[str] = set()
+    if "hand_annotated" in cases.columns:
+        hand = cases["hand_annotated"].fillna(False).astype(bool)
+        marked = set(cases.loc[hand, "country"].astype(str))
     rows = []
     for b in BINS:
         part = cases[cases["weird_bin"] == b]
         counts = part["country"].astype(str).value_counts()
         counts = counts.sort_index().sort_values(ascending=False, kind="stable")
-        shown = ", ".join(f"{c} ({n})" for c, n in counts.head(examples).items())
+        shown = ", ".join(f"{c}{' (hand)' if c in marked else ''} ({n})"
+                          for c, n in counts.head(examples).items())  # fmt: skip
         rows.append({"weird_bin": b, "n_countries": len(counts), "n_cases": len(part),
+                     "n_hand_countries": len(set(counts.index) & marked),
                      "example_countries": shown or "—"})  # fmt: skip
     return pd.DataFrame(rows)
 

@@ -26,9 +26,11 @@ def main(argv: list[str] | None = None) -> int:
     write_csv(out / "weird_levels.csv", table)
     write_json(out / "cuts.json", {**cuts.as_dict(), "method": summary["quantile_method"]})
     write_json(root / cfg["paths"]["metrics"] / "weird.json", summary)
-    hand = ", ".join(summary["hand_annotated"]) or "none"
-    print(f"cases weird: {summary['binned']} of {summary['members']} UN members binned "
-          f"(hand-annotated: {hand}; I by HDR GNI proxy: {', '.join(summary['proxy'])})")  # fmt: skip
+    hand, proxy = (", ".join(summary[k]) or "none" for k in ("hand_annotated", "proxy"))
+    print(
+        f"cases weird: {summary['binned']} of {summary['members']} UN members binned "
+        f"(hand-annotated: {hand}; I by HDR GNI proxy: {proxy})"
+    )
     return 0
 
 

@@ -53,8 +53,14 @@ __all__ = ["BASES", "LevelSettings", "OfficialData", "build_levels", "read_level
 
 BASES: tuple[str, ...] = ("value", "coding", "proxy", "hand")
 FILE_KEYS: tuple[str, ...] = (
-    "gdp", "gdp_economies", "income", "hdr", "freedom", "civilizations", "hand_levels",
-)  # fmt: skip
+    "gdp",
+    "gdp_economies",
+    "income",
+    "hdr",
+    "freedom",
+    "civilizations",
+    "hand_levels",
+)
 HAND_COLUMNS: tuple[str, ...] = ("iso3", "dimension", "level", "comparables", "evidence")
 QUANTILE_METHOD = "numpy.quantile, linear interpolation (Hyndman & Fan type 7, as pandas.qcut)"
 
@@ -98,19 +104,28 @@ def _countries_only(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[frame["iso3"].str.fullmatch(r"[A-Z]{3}")].reset_index(drop=True)
 
 
-def read_official(settings: LevelSettings) -> OfficialData:
+def read_official(settings: LevelSettings, members: frozenset[str]) -> OfficialData:
     """Every source file through its loader; errors name file, row and column."""
     f = settings.files
     hdr = "UNDP Human Development Report 2023/2024, composite indices time series"
-    mys = L.load_hdr_composite(f["hdr"], prefix="mys", target_year=settings.mys_year,
-                               source=f"{hdr} (mys, mean years of schooling)")  # fmt: skip
-    gni = L.load_hdr_composite(f["hdr"], prefix="gnipc", target_year=settings.mys_year,
-                               source=f"{hdr} (gnipc, GNI per capita, 2017 PPP $)")  # fmt: skip
+    mys = L.load_hdr_composite(
+        f["hdr"],
+        prefix="mys",
+        target_year=settings.mys_year,
+        source=f"{hdr} (mys, mean years of schooling)",
+    )
+    gni = L.load_hdr_composite(
+        f["hdr"],
+        prefix="gnipc",
+        target_year=settings.mys_year,
+        source=f"{hdr} (gnipc, GNI per capita, 2017 PPP $)",
+    )
     economies = L.load_worldbank_economies(f["gdp_economies"])
     gdp = L.load_worldbank_indicator(
-        f["gdp"], target_year=settings.gdp_year,
+        f["gdp"],
+        target_year=settings.gdp_year,
         source="World Bank WDI NY.GDP.PCAP.PP.KD, GDP per capita PPP (constant 2021 int. $)",
-    )  # fmt: skip
+    )
     fy = settings.income_fiscal_year
     income = L.load_worldbank_income(
         f["income"], fiscal_year=fy, source=f"World Bank country income classification FY{fy}"
@@ -120,10 +135,14 @@ def read_official(settings: LevelSettings) -> OfficialData:
         f["freedom"], edition=edition, source=f"Freedom House, Freedom in the World {edition}"
     )
     return OfficialData(
-        mys=_countries_only(mys), gdp=gdp[gdp["iso3"].isin(economies)].reset_index(drop=True),
-        gni=_countries_only(gni), income=income, freedom=freedom,
-        civilizations=_read_civilizations(f["civilizations"]), hand=_read_hand(f["hand_levels"]),
-    )  # fmt: skip
+        mys=_countries_only(mys),
+        gdp=gdp[gdp["iso3"].isin(economies)].reset_index(drop=True),
+        gni=_countries_only(gni),
+        income=income,
+        freedom=freedom,
+        civilizations=_read_civilizations(f["civilizations"]),
+        hand=_read_hand(f["hand_levels"], members),
+    )
 
 
 def _read_civilizations(path: Path) -> pd.DataFrame:
@@ -131,37 +150,51 @@ def _read_civilizations(path: Path) -> pd.DataFrame:
     if not path.exists():
         raise SourceError(path, "file not found")
     table = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
-    needed = ("iso3", "country", "continent", "civilization", "western", "civilization_year",
-              "civilization_source")  # fmt: skip
+    needed = (
+        "iso3",
+        "country",
+        "continent",
+        "civilization",
+        "western",
+        "civilization_year",
+        "civilization_source",
+    )
     if missing := [c for c in needed if c not in table.columns]:
         raise SourceError(path, f"missing columns {missing}")
-    for column, ok in (("western", table["western"].isin(["0", "1"])),
-                       ("iso3", ~table["iso3"].duplicated())):  # fmt: skip
+    for column, ok in (
+        ("western", table["western"].isin(["0", "1"])),
+        ("iso3", ~table["iso3"].duplicated()),
+    ):
         if not ok.all():
             row = int((~ok).to_numpy().argmax())
             raise SourceError(path, f"bad value {table[column].iloc[row]!r}", row + 1, column)
     return table
 
 
-def _read_hand(path: Path) -> pd.DataFrame:
+def _read_hand(path: Path, members: frozenset[str]) -> pd.DataFrame:
     """``hand_levels.csv``: a level, and either comparable economies or quoted evidence."""
     if not path.exists():
         raise SourceError(path, "file not found")
     table = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
     if missing := [c for c in HAND_COLUMNS if c not in table.columns]:
         raise SourceError(path, f"missing columns {missing}")
-    members = set(un_members())
     for row, r in enumerate(table.to_dict("records"), start=1):
         dim, level = r["dimension"], r["level"]
         checks = (
-            ("iso3", r["iso3"] in members, "not a UN member code"),
+            ("iso3", r["iso3"] in members, "not a member code"),
             ("dimension", dim in TOP_LEVEL and dim != "W", "must be one of E, I, R, D"),
-            ("level", level.isdigit() and int(level) <= TOP_LEVEL.get(dim, -1),
-             f"must be an integer 0–{TOP_LEVEL.get(dim, '?')}"),
-            ("comparables", all(c in known_iso3() for c in _codes(r["comparables"])),
-             "comparables must be ISO3 codes separated by ';'"),
+            (
+                "level",
+                level.isdigit() and int(level) <= TOP_LEVEL.get(dim, -1),
+                f"must be an integer 0–{TOP_LEVEL.get(dim, '?')}",
+            ),
+            (
+                "comparables",
+                all(c in known_iso3() for c in _codes(r["comparables"])),
+                "comparables must be ISO3 codes separated by ';'",
+            ),
             ("evidence", bool(r["evidence"].strip()), "every hand level needs its evidence"),
-        )  # fmt: skip
+        )
         for column, ok, reason in checks:
             if not ok:
                 raise SourceError(path, f"{r[column]!r}: {reason}", row=row, column=column)
@@ -184,42 +217,64 @@ def compute_cuts(data: OfficialData) -> WeirdThresholds:
     e1, e2 = (float(q) for q in np.quantile(education, [1 / 3, 2 / 3]))
     i1, i2, i3 = (float(q) for q in np.quantile(income, [0.25, 0.5, 0.75]))
     return WeirdThresholds(
-        (e1, e2), (i1, i2, i3), len(education), len(income),
+        (e1, e2),
+        (i1, i2, i3),
+        len(education),
+        len(income),
         f"UNDP HDR 2023/2024, every country row with mys ≤ {data.mys['year'].max()} "
         f"({len(education)}: UN members and other HDR countries)",
         f"World Bank WDI, every economy with NY.GDP.PCAP.PP.KD ≤ {data.gdp['year'].max()} "
         f"({len(income)}: countries and territories, aggregates excluded)",
-    )  # fmt: skip
+    )
 
 
-def _value_rows(data: OfficialData, cuts: WeirdThresholds) -> pd.DataFrame:
+def _level_of(dim: str, values: pd.Series, cuts: WeirdThresholds) -> pd.Series:
+    """The level a published figure gives: a quantile class (E, I) or a label's rank (R, D)."""
+    if dim == "E":
+        return quantile_class(values.astype(float), cuts.education_tertiles)
+    if dim == "I":
+        return quantile_class(values.astype(float), cuts.income_quartiles)
+    return values.map(INCOME_LEVELS if dim == "R" else FREEDOM_LEVELS)
+
+
+def _value_rows(data: OfficialData, cuts: WeirdThresholds, members: frozenset[str]) -> pd.DataFrame:
     """One row per (country, dimension) that the country's own figure decides."""
     civ = data.civilizations
-    parts = [pd.DataFrame({"iso3": civ["iso3"], "dim": "W", "level": civ["western"].astype(int),
-                           "basis": "coding", "raw": civ["civilization"],
-                           "year": civ["civilization_year"],
-                           "source": civ["civilization_source"], "note": ""})]  # fmt: skip
-    levels = {
-        "E": (data.mys, lambda v: quantile_class(v.astype(float), cuts.education_tertiles)),
-        "I": (data.gdp, lambda v: quantile_class(v.astype(float), cuts.income_quartiles)),
-        "R": (data.income, lambda v: v.map(INCOME_LEVELS)),
-        "D": (data.freedom, lambda v: v.map(FREEDOM_LEVELS)),
-    }
-    for dim, (frame, level_of) in levels.items():
-        parts.append(frame.assign(dim=dim, level=level_of(frame["value"]).astype(int),
-                                  basis="value", raw=frame["value"].astype(str),
-                                  note="").drop(columns="value"))  # fmt: skip
+    parts = [
+        pd.DataFrame(
+            {
+                "iso3": civ["iso3"],
+                "dim": "W",
+                "level": civ["western"].astype(int),
+                "basis": "coding",
+                "raw": civ["civilization"],
+                "year": civ["civilization_year"],
+                "source": civ["civilization_source"],
+                "note": "",
+            }
+        )
+    ]
+    frames = {"E": data.mys, "I": data.gdp, "R": data.income, "D": data.freedom}
+    for dim, frame in frames.items():
+        level = _level_of(dim, frame["value"], cuts).astype(int)
+        parts.append(
+            frame.assign(
+                dim=dim, level=level, basis="value", raw=frame["value"].astype(str), note=""
+            ).drop(columns="value")
+        )
     rows = pd.concat(parts, ignore_index=True)
-    return rows[rows["iso3"].isin(un_members())].reset_index(drop=True)
+    return rows[rows["iso3"].isin(members)].reset_index(drop=True)
 
 
-def _proxy_rows(long: pd.DataFrame, data: OfficialData, k: int) -> pd.DataFrame:
+def _proxy_rows(
+    long: pd.DataFrame, data: OfficialData, k: int, members: frozenset[str]
+) -> pd.DataFrame:
     """I for members without a WDI figure, from their HDR GNI per capita's nearest economies."""
     gdp_levels = long[(long["dim"] == "I")].set_index("iso3")["level"]
     gni = data.gni.set_index("iso3")["value"].astype(float)
     pool = pd.DataFrame({"gni": gni, "level": gdp_levels}).dropna().sort_values("gni")
     rows = []
-    for code in sorted(set(un_members()) - set(gdp_levels.index)):
+    for code in sorted(members - set(gdp_levels.index)):
         if code not in gni.index:
             continue
         value = float(gni[code])
@@ -227,14 +282,27 @@ def _proxy_rows(long: pd.DataFrame, data: OfficialData, k: int) -> pd.DataFrame:
         found = sorted(set(near["level"].astype(int)))
         named = ", ".join(f"{c} {int(lv)}" for c, lv in near["level"].items())
         if len(found) != 1:
-            raise ValueError(f"{code}: the economies nearest its HDR GNI per capita {value:,.0f} "
-                             f"disagree on I ({named}); add an I row to hand_levels.csv")  # fmt: skip
+            raise ValueError(
+                f"{code}: the economies nearest its HDR GNI per capita {value:,.0f} "
+                f"disagree on I ({named}); add an I row to hand_levels.csv"
+            )
         year = int(data.gni.set_index("iso3").loc[code, "year"])
-        note = (f"no WDI figure; HDR GNI per capita {year} = {value:,.0f} (2017 PPP $) lies "
-                f"among {named} (the {k} nearest on each side, I level after the code)")  # fmt: skip
-        rows.append({"iso3": code, "dim": "I", "level": found[0], "basis": "proxy",
-                     "raw": f"{value:.0f}", "year": year,
-                     "source": str(data.gni["source"].iloc[0]), "note": note})  # fmt: skip
+        note = (
+            f"no WDI figure; HDR GNI per capita {year} = {value:,.0f} (2017 PPP $) lies "
+            f"among {named} (the {k} nearest on each side; I level after each code)"
+        )
+        rows.append(
+            {
+                "iso3": code,
+                "dim": "I",
+                "level": found[0],
+                "basis": "proxy",
+                "raw": f"{value:.0f}",
+                "year": year,
+                "source": str(data.gni["source"].iloc[0]),
+                "note": note,
+            }
+        )
     return pd.DataFrame(rows, columns=long.columns)
 
 
@@ -245,44 +313,72 @@ def _hand_rows(long: pd.DataFrame, hand: pd.DataFrame, path: Path) -> pd.DataFra
     for row, r in enumerate(hand.to_dict("records"), start=1):
         key, level = (r["iso3"], r["dimension"]), int(r["level"])
         if key in known.index:
-            raise SourceError(path, f"{r['iso3']} has an official {r['dimension']} figure "
-                              f"(level {known[key]}); a hand level is only for a gap", row, "iso3")  # fmt: skip
+            raise SourceError(
+                path,
+                f"{r['iso3']} has an official {r['dimension']} figure "
+                f"(level {known[key]}); a hand level only fills a gap",
+                row,
+                "iso3",
+            )
         comparables = _codes(r["comparables"])
         note = r["evidence"]
         if comparables:
             missing = [c for c in comparables if (c, r["dimension"]) not in known.index]
             if missing:
-                raise SourceError(path, f"comparables without a computed level: {missing}",
-                                  row, "comparables")  # fmt: skip
+                raise SourceError(
+                    path, f"comparables without a computed level: {missing}", row, "comparables"
+                )
             levels = [int(known[(c, r["dimension"])]) for c in comparables]
             top, count = Counter(levels).most_common(1)[0]
             named = ", ".join(f"{c} {lv}" for c, lv in zip(comparables, levels, strict=True))
             if top != level or 2 * count <= len(levels):
-                raise SourceError(path, f"level {level} is not the strict majority of the "
-                                  f"comparables' levels ({named})", row, "level")  # fmt: skip
+                raise SourceError(
+                    path,
+                    f"level {level} is not the strict majority of the "
+                    f"comparables' levels ({named})",
+                    row,
+                    "level",
+                )
             note = f"comparable economies {named} ({count} of {len(levels)}); {note}"
-        rows.append({"iso3": r["iso3"], "dim": r["dimension"], "level": level, "basis": "hand",
-                     "raw": "", "year": "", "source": "hand annotation (hand_levels.csv)",
-                     "note": note})  # fmt: skip
+        rows.append(
+            {
+                "iso3": r["iso3"],
+                "dim": r["dimension"],
+                "level": level,
+                "basis": "hand",
+                "raw": "",
+                "year": "",
+                "source": "hand annotation (hand_levels.csv)",
+                "note": note,
+            }
+        )
     return pd.DataFrame(rows, columns=long.columns)
 
 
-def _levels_long(data: OfficialData, cuts: WeirdThresholds, k: int, hand_path: Path) -> pd.DataFrame:
+def _levels_long(
+    data: OfficialData, cuts: WeirdThresholds, settings: LevelSettings, members: frozenset[str]
+) -> pd.DataFrame:
     """Every (member, dimension) exactly once; a gap is an error naming it and the fix."""
-    long = _value_rows(data, cuts)
-    long = pd.concat([long, _proxy_rows(long, data, k)], ignore_index=True)
+    hand_path = settings.files["hand_levels"]
+    long = _value_rows(data, cuts, members)
+    long = pd.concat(
+        [long, _proxy_rows(long, data, settings.proxy_neighbours, members)], ignore_index=True
+    )
     long = pd.concat([long, _hand_rows(long, data.hand, hand_path)], ignore_index=True)
-    full = pd.MultiIndex.from_product([un_members(), DIMENSIONS])
+    full = pd.MultiIndex.from_product([sorted(members), DIMENSIONS])
     have = pd.MultiIndex.from_frame(long[["iso3", "dim"]])
     if gaps := [f"{c} {d}" for c, d in full.difference(have)]:
-        raise ValueError(f"no official figure and no hand level for {gaps}; add rows to "
-                         f"{hand_path.name} (comparable economies or quoted evidence)")  # fmt: skip
+        raise ValueError(
+            f"no official figure and no hand level for {gaps}; add rows to "
+            f"{hand_path.name} (comparable economies or quoted evidence)"
+        )
     return long.sort_values(["iso3", "dim"]).reset_index(drop=True)
 
 
 def _wide(long: pd.DataFrame, civ: pd.DataFrame, cuts: WeirdThresholds) -> pd.DataFrame:
     """One row per member: levels, score, bin, hand marks, and per dimension its basis."""
-    out = civ.set_index("iso3").loc[list(un_members()), ["country", "continent"]]
+    codes = sorted(set(long["iso3"]))
+    out = civ.set_index("iso3").loc[codes, ["country", "continent"]]
     out.insert(2, "un_member", True)
     by = long.set_index(["iso3", "dim"])
     for dim in DIMENSIONS:
@@ -294,9 +390,14 @@ def _wide(long: pd.DataFrame, civ: pd.DataFrame, cuts: WeirdThresholds) -> pd.Da
     out["hand_annotated"] = out.index.isin(hand.index)
     out["hand_dimensions"] = hand.reindex(out.index).fillna("")
     out["bin_bounds"] = [
-        bin_bounds({d: (None if d in hand.get(code, "").split(", ") else out.at[code, d])
-                    for d in DIMENSIONS}) for code in out.index
-    ]  # fmt: skip
+        bin_bounds(
+            {
+                d: (None if d in hand.get(code, "").split(", ") else out.at[code, d])
+                for d in DIMENSIONS
+            }
+        )
+        for code in out.index
+    ]
     for dim in DIMENSIONS:
         part = by.xs(dim, level="dim")
         out[f"{dim}_basis"] = part["basis"]
@@ -306,13 +407,20 @@ def _wide(long: pd.DataFrame, civ: pd.DataFrame, cuts: WeirdThresholds) -> pd.Da
     return out.assign(**cuts.as_columns()).reset_index(names="iso3")
 
 
-def build_levels(settings: LevelSettings) -> tuple[pd.DataFrame, WeirdThresholds, dict[str, Any]]:
-    """(country table of all 193 members, the cut points, a summary for metrics)."""
-    data = read_official(settings)
-    if missing := sorted(set(un_members()) - set(data.civilizations["iso3"])):
+def build_levels(
+    settings: LevelSettings, members: frozenset[str] | None = None
+) -> tuple[pd.DataFrame, WeirdThresholds, dict[str, Any]]:
+    """(country table of every member, the cut points, a summary for metrics).
+
+    ``members`` defaults to the 193 UN member states; the cuts never depend on it (they are
+    taken over each source's full sample).
+    """
+    members = frozenset(un_members()) if members is None else members
+    data = read_official(settings, members)
+    if missing := sorted(members - set(data.civilizations["iso3"])):
         raise SourceError(settings.files["civilizations"], f"no W coding for members {missing}")
     cuts = compute_cuts(data)
-    long = _levels_long(data, cuts, settings.proxy_neighbours, settings.files["hand_levels"])
+    long = _levels_long(data, cuts, settings, members)
     table = _wide(long, data.civilizations, cuts)
     return table, cuts, summarize(table, long, cuts, settings)
 
@@ -322,27 +430,44 @@ def summarize(
 ) -> dict[str, Any]:
     """Counts per dimension and basis, bins, cuts and the members annotated by hand."""
     basis = long.groupby(["dim", "basis"]).size()
+    bins = table["weird_bin"].value_counts().sort_index()
     return {
         "members": len(table),
         "binned": int(table["weird_bin"].notna().sum()),
-        "by_bin": {str(b): int(n) for b, n in table["weird_bin"].value_counts().sort_index().items()},
+        "by_bin": {str(b): int(n) for b, n in bins.items()},
         "basis": {d: {b: int(basis.get((d, b), 0)) for b in BASES} for d in DIMENSIONS},
         "hand_annotated": table.loc[table["hand_annotated"], "iso3"].tolist(),
         "proxy": long.loc[long["basis"] == "proxy", "iso3"].tolist(),
         "cuts": cuts.as_record(),
         "quantile_method": QUANTILE_METHOD,
-        "reference": {"gdp_year": settings.gdp_year, "mys_year": settings.mys_year,
-                      "income_fiscal_year": settings.income_fiscal_year,
-                      "freedom_edition": settings.freedom_edition},  # fmt: skip
-        "backfilled": {d: int(((long["dim"] == d) & (long["basis"] == "value")
-                               & (long["year"].astype(str) != str(y))).sum())
-                       for d, y in (("E", settings.mys_year), ("I", settings.gdp_year))},
-    }  # fmt: skip
+        "reference": {
+            "gdp_year": settings.gdp_year,
+            "mys_year": settings.mys_year,
+            "income_fiscal_year": settings.income_fiscal_year,
+            "freedom_edition": settings.freedom_edition,
+        },
+        "backfilled": {
+            d: int(
+                (
+                    (long["dim"] == d)
+                    & (long["basis"] == "value")
+                    & (long["year"].astype(str) != str(y))
+                ).sum()
+            )
+            for d, y in (("E", settings.mys_year), ("I", settings.gdp_year))
+        },
+    }
 
 
 LEVEL_COLUMNS: tuple[str, ...] = (
-    "iso3", "country", "continent", *DIMENSIONS, "weird_score", "weird_bin", "hand_annotated",
-)  # fmt: skip
+    "iso3",
+    "country",
+    "continent",
+    *DIMENSIONS,
+    "weird_score",
+    "weird_bin",
+    "hand_annotated",
+)
 
 
 def read_levels(path: Path) -> pd.DataFrame:

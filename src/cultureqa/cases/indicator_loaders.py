@@ -37,8 +37,8 @@ __all__ = [
     "FREEDOM_STATUSES",
     "INCOME_GROUPS",
     "TIDY_COLUMNS",
-    "latest_available",
     "freedom_status_rows",
+    "latest_available",
     "load_freedom_house",
     "load_freedom_status",
     "load_hdr_composite",
@@ -295,13 +295,17 @@ def load_freedom_status(path: str | Path, *, edition: int, source: str) -> pd.Da
     bad = ~frame["status"].isin(list(FREEDOM_STATUSES.values()))
     if bad.any():
         row = int(bad.to_numpy().argmax())
-        message = f"unknown status {frame['status'].iloc[row]!r} ({list(FREEDOM_STATUSES.values())})"
+        message = (
+            f"unknown status {frame['status'].iloc[row]!r} ({list(FREEDOM_STATUSES.values())})"
+        )
         raise SourceError(path, message, row=row + 1, column="status")
     editions = _numbers(path, frame, ["edition"])["edition"]
     rows = frame[editions == edition]
     if rows.empty:
         raise SourceError(path, f"no rows of edition {edition}; found {sorted(set(editions))}")
-    tidy = pd.DataFrame({"iso3": rows["iso3"].str.strip(), "value": rows["status"], "year": edition})
+    tidy = pd.DataFrame(
+        {"iso3": rows["iso3"].str.strip(), "value": rows["status"], "year": edition}
+    )
     return _tidy(tidy.reset_index(drop=True), source)
 
 

@@ -184,8 +184,9 @@ def annotate_cases(
 
     The typed continent is kept as ``continent_raw`` and never used again: case authors get it
     wrong, the country does not. A country missing from ``countries`` (the ``cases_weird``
-    country table, :func:`cultureqa.cases.country_levels.read_levels`) gets missing WEIRD values instead of an
-    error, so the caller decides between excluding the case and letting validation fail.
+    country table, :func:`cultureqa.cases.country_levels.read_levels`) gets missing WEIRD
+    values instead of an error, so the caller decides between excluding the case and letting
+    validation fail.
 
     Raises:
         SourceError: naming the row of a country the geography map does not know.
@@ -203,7 +204,9 @@ def annotate_cases(
     )
     cuts = [c for c in countries.columns if c.startswith(("e_cut_", "i_cut_"))]
     marks = ["hand_annotated"] if "hand_annotated" in countries.columns else []
-    weird = countries[["iso3", *WEIRD_COLUMNS, *marks, *cuts]].astype({d: "Int64" for d in DIMENSIONS})
+    weird = countries[["iso3", *WEIRD_COLUMNS, *marks, *cuts]].astype(
+        {d: "Int64" for d in DIMENSIONS}
+    )
     merged = out.merge(weird.astype({"weird_bin": "Int64"}), on="iso3", how="left")
     return merged.reset_index(drop=True)
 

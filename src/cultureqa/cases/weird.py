@@ -119,8 +119,6 @@ def un_members() -> tuple[str, ...]:
     return tuple(sorted(set(known_iso3()) - NON_MEMBERS))
 
 
-
-
 def bin_bounds(levels: Mapping[str, Any]) -> str:
     """``lo–hi``: the bins every value of the unknown (None/NA) levels could give; blank if none."""
     missing = [d for d in DIMENSIONS if levels[d] is None or pd.isna(levels[d])]
@@ -132,5 +130,3 @@ def bin_bounds(levels: Mapping[str, Any]) -> str:
         full = known | dict(zip(missing, combo, strict=True))
         bins.add(weird_score_sixths(*(full[d] for d in DIMENSIONS)) // 6)
     return f"{min(bins)}–{max(bins)}"
-
-

@@ -117,7 +117,9 @@ def test_levels_cuts_and_bins_match_the_hand_computation(tmp_path: Path) -> None
 def test_proxy_neighbours_that_disagree_are_an_error(tmp_path: Path) -> None:
     settings = _write_fixture(tmp_path)
     wider = LevelSettings(settings.files, proxy_neighbours=2)  # NER 0, IND 0, BRA 1
-    with pytest.raises(ValueError, match=r"CUB: .* disagree on I \(NER 0, IND 0, BRA 1\)"):
+    with pytest.raises(
+        SourceError, match=r"hand.csv: CUB: .* disagree on I \(NER 0, IND 0, BRA 1\)"
+    ):
         build_levels(wider, MEMBERS)
 
 
@@ -138,7 +140,7 @@ def test_bad_hand_levels_name_row_and_column(tmp_path: Path, hand: str, message:
 
 def test_a_member_without_any_figure_is_an_error_not_a_blank_bin(tmp_path: Path) -> None:
     settings = _write_fixture(tmp_path, HAND.splitlines()[0] + "\n")
-    with pytest.raises(ValueError, match=r"\['MCO E', 'MCO I'\].*hand\.csv"):
+    with pytest.raises(SourceError, match=r"hand\.csv: no official .*\['MCO E', 'MCO I'\]"):
         build_levels(settings, MEMBERS)
 
 
@@ -351,3 +353,25 @@ def test_sources_folder_holds_every_configured_file() -> None:
     for path in settings.files.values():
         if "country-indicators" in str(path):
             assert path.name in datasheet, path.name
+
+
+def test_the_stage_writes_the_table_and_fails_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import runpy
+
+    from cultureqa.config import run_stage
+
+    settings = _write_fixture(tmp_path / "files")
+    files = {k: str(v) for k, v in settings.files.items()}
+    weird = {"files": files, "proxy_neighbours": 1}
+    params = {"cases": {"weird": weird, "paths": {"build": "build", "metrics": "metrics"}}}
+    OmegaConf.save(OmegaConf.create(params), tmp_path / "params.yaml")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DVC_ROOT", str(tmp_path))
+    main = runpy.run_path(str(ROOT / "stages" / "cases_weird.py"), run_name="stage")["main"]
+    # the fixture codes 8 countries, not the 193 members: one line naming the file, rc 2
+    assert run_stage(main) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "civ.csv: no W coding for members ['AFG'" in err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "build").exists()

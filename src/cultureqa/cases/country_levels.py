@@ -267,7 +267,7 @@ def _value_rows(data: OfficialData, cuts: WeirdThresholds, members: frozenset[st
 
 
 def _proxy_rows(
-    long: pd.DataFrame, data: OfficialData, k: int, members: frozenset[str]
+    long: pd.DataFrame, data: OfficialData, k: int, members: frozenset[str], hand_path: Path
 ) -> pd.DataFrame:
     """I for members without a WDI figure, from their HDR GNI per capita's nearest economies."""
     gdp_levels = long[(long["dim"] == "I")].set_index("iso3")["level"]
@@ -282,9 +282,10 @@ def _proxy_rows(
         found = sorted(set(near["level"].astype(int)))
         named = ", ".join(f"{c} {int(lv)}" for c, lv in near["level"].items())
         if len(found) != 1:
-            raise ValueError(
+            raise SourceError(
+                hand_path,
                 f"{code}: the economies nearest its HDR GNI per capita {value:,.0f} "
-                f"disagree on I ({named}); add an I row to hand_levels.csv"
+                f"disagree on I ({named}); add an I row here",
             )
         year = int(data.gni.set_index("iso3").loc[code, "year"])
         note = (
@@ -362,15 +363,17 @@ def _levels_long(
     hand_path = settings.files["hand_levels"]
     long = _value_rows(data, cuts, members)
     long = pd.concat(
-        [long, _proxy_rows(long, data, settings.proxy_neighbours, members)], ignore_index=True
+        [long, _proxy_rows(long, data, settings.proxy_neighbours, members, hand_path)],
+        ignore_index=True,
     )
     long = pd.concat([long, _hand_rows(long, data.hand, hand_path)], ignore_index=True)
     full = pd.MultiIndex.from_product([sorted(members), DIMENSIONS])
     have = pd.MultiIndex.from_frame(long[["iso3", "dim"]])
     if gaps := [f"{c} {d}" for c, d in full.difference(have)]:
-        raise ValueError(
-            f"no official figure and no hand level for {gaps}; add rows to "
-            f"{hand_path.name} (comparable economies or quoted evidence)"
+        raise SourceError(
+            hand_path,
+            f"no official figure and no hand level for {gaps}; add rows here "
+            "(comparable economies or quoted evidence)",
         )
     return long.sort_values(["iso3", "dim"]).reset_index(drop=True)
 

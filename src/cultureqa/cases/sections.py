@@ -21,7 +21,13 @@ from cultureqa.cases.trends import ERROR_TYPES
 from cultureqa.io import write_csv
 
 TREND_COLUMNS = ("measure", "error_type", "level_low", "level_high", "n_low", "n_high", "p_low",
-                 "p_high", "delta_pp", "z", "p_value", "q_value", "reject")  # fmt: skip
+                 "p_high", "delta_pp", "z", "p_value", "q_value", "reject", "min_expected",
+                 "sparse", "chance")  # fmt: skip
+TREND_NOTE = ("`sparse`: Cochran's rule fails (an expected count under no trend below 1, or more "
+              "than 20% of the 2 × k cells below 5; `min_expected` is the smallest), so the "
+              "normal approximation is rough. `chance`: the unit holds a chance baseline's "
+              "answers; its z and p are a calibration reference, it enters no BH family and is "
+              "never marked significant.")  # fmt: skip
 OR_COLUMNS = ["dimension", "error_type", "fixed_effects", "n", "odds_ratio", "ci_low", "ci_high",
               "p_value", "note"]  # fmt: skip
 SHARE_COLUMNS = ["n", "n_wrong", "n_untyped", "n_errors", *(f"share_{e}" for e in ERROR_TYPES)]
@@ -76,21 +82,22 @@ SECTIONS: tuple[Section, ...] = (
     Section("trends_pooled", f"Cochran–Armitage trends over WEIRD bins, pooled ({POOLED})",
             "weird_trends", _scope("pooled"), TREND_COLUMNS, "weird_bins.png",
             "Answers of every model stacked (a case counts once per model); Δpp = (p_high − "
-            "p_low)·100 between the outermost non-empty bins; BH q-values within each measure."),
+            "p_low)·100 between the outermost non-empty bins; BH q-values within each measure. "
+            + TREND_NOTE),
     Section("trends_per_model", "Cochran–Armitage trends over WEIRD bins per model",
             "weird_trends", _scope("model"), ("model", *TREND_COLUMNS), "weird_bins.png",
-            "BH families: the per-model tests of one measure."),
+            "BH families: the per-model tests of one measure. " + TREND_NOTE),
     Section("trends_by_domain", "Trends over WEIRD bins per domain (pooled over models)",
             "trends_by_domain", columns=("domain", *TREND_COLUMNS),
-            note="BH families: the per-domain tests of one measure."),
+            note="BH families: the per-domain tests of one measure. " + TREND_NOTE),
     Section("trends_by_topic", "Trends over WEIRD bins per topic category (pooled over models)",
             "trends_by_topic", columns=("topic_category", *TREND_COLUMNS),
-            note="BH families: the per-topic tests of one measure."),
+            note="BH families: the per-topic tests of one measure. " + TREND_NOTE),
     Section("dimension_trends", "Trends per WEIRD dimension with endpoint rates (pooled)",
             "dimension_trends", columns=("dimension", *TREND_COLUMNS),
             figure="dimension_levels.png",
             note="Scores are the dimension levels (W 0–1, E 0–2, I 0–3, R 0–3, D 0–2); p_low and "
-            "p_high are the rates at the lowest and highest non-empty level."),
+            "p_high are the rates at the lowest and highest non-empty level. " + TREND_NOTE),
     Section("odds_ratios_pooled", "Logistic odds ratios per dimension, pooled, no fixed effects",
             "dimension_logits", _fe("none"), tuple(OR_COLUMNS), "odds_ratios.png",
             "Outcome: an error is of type t; predictor: the dimension level; odds ratio e^β per "

@@ -9,9 +9,9 @@ Each level has a **basis**:
   GDP per capita PPP, R from the World Bank income classification, D from Freedom House status.
 * ``coding`` — W, the project's Huntington coding (``civilizations.csv``).
 * ``proxy`` — I for a member without a WDI figure but with an HDR GNI per capita (PPP): the GDP
-  quartile shared by the ``k`` economies with the nearest HDR GNI per capita on each side (only
-  one side at the ends of the sample). Those comparable economies are named in the note; if they
-  do not all agree, no level is given and the stage asks for a hand level.
+  quartile shared by the ``k`` members (with a WDI figure) with the nearest HDR GNI per capita on
+  each side (only one side at the ends of the sample). Those comparable economies are named in
+  the note; if they do not all agree, no level is given and the stage asks for a hand level.
 * ``hand`` — a row of ``hand_levels.csv``: either named comparable economies, whose computed
   levels must give the stated level by strict majority (checked here, so a hand level cannot drift
   from the files), or quoted evidence from an official source.

@@ -1,8 +1,9 @@
 """DVC stage: cases annotate — continent from the country, topic categories, WEIRD levels.
 
-Writes the annotated cases, the annotation of every country in the indicator table (levels,
-score, bin, raw values with year and source, and the tertile/quartile cut points) and the cut
-points as JSON. Cases whose country lacks indicators follow ``cases.annotate.missing_indicators``.
+Joins each case to its country's row of the ``cases_weird`` country table (levels, score, bin
+and the tertile/quartile cut points) and copies that table and the cuts beside the annotated
+cases. Cases whose country has no row (a non-member such as Taiwan or Kosovo) follow
+``cases.annotate.missing_indicators``.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from cultureqa.cases.country_levels import read_levels
 from cultureqa.cases.ingest import annotate_cases, split_unannotated
 from cultureqa.cases.topics import analysis_categories, category_counts, load_topic_rules
-from cultureqa.cases.weird import annotate_weird, compute_thresholds, load_indicator_table
 from cultureqa.config import ConfigTypeError, load_params, run_stage, select, setup_stage
 from cultureqa.io import write_json, write_parquet
 
@@ -32,11 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     build, metrics_dir = root / cfg["paths"]["build"], root / cfg["paths"]["metrics"]
     cases = pd.read_parquet(build / "ingest" / "cases.parquet")
     rules = load_topic_rules(root / cfg["topic_rules"])
-    table = load_indicator_table(root / cfg["sources"]["indicators"])
-    samples = dict(cfg["annotate"].get("cut_samples") or {})
-    cut_samples = {k: root / str(v) if v else None for k, v in samples.items()}
-    thresholds = compute_thresholds(table, cut_samples)
-    countries = annotate_weird(table, thresholds, drop_incomplete=True)
+    weird = build / "weird"
+    countries = read_levels(weird / "weird_levels.csv")
+    thresholds = json.loads((weird / "cuts.json").read_text(encoding="utf-8"))
     annotated = annotate_cases(cases, rules, countries, path=cfg["sources"]["cases"])
     kept, excluded = split_unannotated(annotated)
     if policy == "keep":
@@ -49,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     write_parquet(out / "cases.parquet", kept)
     write_parquet(out / "excluded.parquet", excluded)
     write_parquet(out / "countries.parquet", countries)
-    write_json(out / "thresholds.json", thresholds.as_dict())
+    write_json(out / "thresholds.json", thresholds)
     corrected = annotated[annotated["continent"] != annotated["continent_raw"]]
     metrics = {
         "cases": len(kept),
@@ -64,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         "topic_categories": category_counts(kept),
         "topic_categories_in_analysis": analysis_categories(kept, rules.min_category_n),
         "unmatched_topic_fragments": sum(len(json.loads(v)) for v in kept["topic_unmatched"]),
-        "thresholds": thresholds.as_dict(),
+        "thresholds": thresholds,
     }
     write_json(metrics_dir / "annotate.json", metrics)
     print(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -14,7 +16,8 @@ from cultureqa.cases.geography import (
     known_iso3,
     normalize_name,
 )
-from cultureqa.cases.weird import default_table_path
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("country", ["United States", "USA", "United States of America", "Canada"])
@@ -93,7 +96,9 @@ def test_map_covers_all_un_members_once() -> None:
 
 
 def test_map_covers_every_country_in_the_indicator_table() -> None:
-    table = pd.read_csv(default_table_path(), dtype=str, keep_default_na=False)
+    table = pd.read_csv(
+        ROOT / "data/knowledge/countries/civilizations.csv", dtype=str, keep_default_na=False
+    )
     for code, name, continent in table[["iso3", "country", "continent"]].itertuples(index=False):
         assert iso3_of(name) == code
         assert continent_of(code) == continent, code

@@ -9,13 +9,15 @@ import pytest
 
 from cultureqa.cases.indicator_loaders import (
     TIDY_COLUMNS,
+    freedom_status_rows,
     latest_available,
     load_freedom_house,
+    load_freedom_status,
     load_hdr_composite,
+    load_worldbank_economies,
     load_worldbank_income,
     load_worldbank_indicator,
 )
-from cultureqa.cases.weird import update_indicator
 from cultureqa.io import SourceError
 
 WB_CSV = (
@@ -171,16 +173,31 @@ def test_latest_available_picks_latest_non_missing() -> None:
     assert latest.loc["B", "year"] == 2019
 
 
-def test_loader_output_refreshes_the_table(tmp_path: Path) -> None:
-    path = _write(tmp_path, "fh.csv", FH_CSV)
-    table = pd.DataFrame(
-        {
-            "iso3": ["ECU", "DEU"],
-            "freedom_status": ["Free", "Free"],
-            "freedom_year": [2023, 2023],
-            "freedom_source": ["old", "old"],
-        }
+def test_worldbank_economies_leave_out_aggregates(tmp_path: Path) -> None:
+    text = (
+        '"Country Code","Region","IncomeGroup","SpecialNotes","TableName",\n'
+        '"ABW","Latin America & Caribbean","High income","","Aruba",\n'
+        '"AFE","","","26 countries","Africa Eastern and Southern",\n'
+        '"DEU","Europe & Central Asia","High income","","Germany",\n'
     )
-    updated = update_indicator(table, "freedom", load_freedom_house(path)).set_index("iso3")
-    assert updated.loc["ECU", ["freedom_status", "freedom_year"]].tolist() == ["Partly Free", 2024]
-    assert updated.loc["DEU", "freedom_source"] == "old"
+    assert load_worldbank_economies(_write(tmp_path, "meta.csv", text)) == {"ABW", "DEU"}
+    bad = _write(tmp_path, "bad.csv", text.replace('"DEU"', '"De"'))
+    with pytest.raises(SourceError, match="row 3, column 'Country Code'"):
+        load_worldbank_economies(bad)
+
+
+def test_freedom_status_table_round_trip(tmp_path: Path) -> None:
+    sheet = pd.read_csv(_write(tmp_path, "fh.csv", FH_CSV), skiprows=1, dtype=str)
+    rows = freedom_status_rows(tmp_path / "fh.csv", sheet)
+    assert "HKG" not in set(rows["iso3"])  # territories stay out
+    assert rows.columns.tolist() == ["iso3", "country", "edition", "status"]
+    derived = tmp_path / "status.csv"
+    rows.to_csv(derived, index=False)
+    tidy = load_freedom_status(derived, edition=2024, source="FH 2024").set_index("iso3")
+    assert tidy.loc["ECU", ["value", "year"]].tolist() == ["Partly Free", 2024]
+    assert "CIV" not in tidy.index  # no back-fill from the 2022 edition
+    with pytest.raises(SourceError, match="no rows of edition 2026"):
+        load_freedom_status(derived, edition=2026, source="x")
+    derived.write_text(derived.read_text().replace("Partly Free", "Half Free", 1))
+    with pytest.raises(SourceError, match=r"row 2, column 'status'.*Half Free"):
+        load_freedom_status(derived, edition=2024, source="x")

@@ -22,7 +22,7 @@ from cultureqa.runlog import read_run, runlog_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 ROSTER = ["baselines.random", "baselines.first_option"]
-BUILD = ("cases_ingest", "cases_annotate", "cases_construct", "cases_shuffle")
+BUILD = ("cases_ingest", "cases_weird", "cases_annotate", "cases_construct", "cases_shuffle")
 
 
 def _stage(name: str) -> Callable[..., int]:
@@ -84,8 +84,7 @@ def test_pipeline_end_to_end_with_baselines(workspace: Path) -> None:
 
     annotate = _json(workspace / "metrics/cases/annotate.json")
     assert len(annotate["continent_corrections"]) == 13  # the planted wrong labels
-    # Cuba's levels are annotated by hand now (data/knowledge/countries/README.md), so no case
-    # of the sample lacks indicators
+    # every UN member has a bin (cases_weird), so no case of the sample lacks indicators
     assert annotate["excluded_without_indicators"] == []
     validate = _json(workspace / "metrics/cases/validate.json")
     assert set(validate) == {"annotated", "items_seed60", "items_seed40"}
@@ -94,7 +93,7 @@ def test_pipeline_end_to_end_with_baselines(workspace: Path) -> None:
     first = pd.read_parquet(
         workspace / "data/eval/cases/baselines.first_option/predictions.parquet"
     )
-    # 72 cases: the Cuban one is in since Cuba's levels are annotated by hand
+    # 72 cases: the Cuban one included (Cuba's I is a proxy from its HDR GNI per capita)
     assert sorted(first["seed"].unique()) == [40, 60] and len(first) == 2 * 72
     assert (first["pred"] == "A").all()  # the fixed baseline always takes position A
     for _, part in first.groupby("seed"):  # so its accuracy is the share of gold A

@@ -156,6 +156,38 @@ def test_pooled_odds_ratios_match_discrete_logit(tables, fixed_effects: str) -> 
     assert got["n"] == len(errors)
 
 
+def _beta(errors: pd.DataFrame, dim: str, kind: str, continent: bool) -> float:
+    y = (errors["pred_type"] == kind).astype(float)
+    x = errors[[dim]].astype(float)
+    if continent:
+        x = x.join(pd.get_dummies(errors["continent"], drop_first=True, dtype=float))
+    return float(sm.Logit(y, sm.add_constant(x)).fit(disp=0).params[dim])
+
+
+@pytest.mark.parametrize(("dim", "kind"), [("R", "C"), ("W", "E"), ("I", "B")])
+def test_shrinkage_matches_two_direct_logit_fits(tables, dim: str, kind: str) -> None:  # type: ignore[no-untyped-def]
+    errors = synthetic().query("not correct")
+    none, fe = _beta(errors, dim, kind, False), _beta(errors, dim, kind, True)
+    got = (
+        tables["odds_ratio_shrinkage"]
+        .query("model == @POOLED and dimension == @dim and error_type == @kind")
+        .iloc[0]
+    )
+    assert got["odds_ratio_none"] == pytest.approx(math.exp(none), rel=1e-6)
+    assert got["odds_ratio_continent"] == pytest.approx(math.exp(fe), rel=1e-6)
+    assert got["shrinkage_pct"] == pytest.approx(100 * (1 - fe / none), rel=1e-5)
+
+
+def test_domain_topics_match_a_hand_count(tables) -> None:  # type: ignore[no-untyped-def]
+    cases = synthetic().drop_duplicates("case_id")
+    table = tables["domain_topics"].set_index("domain")
+    for domain in DOMAINS[:4]:
+        part = cases[cases["domain"] == domain]
+        law = sum("law" in json.loads(t) for t in part["topic_categories"])
+        assert table.loc[domain, "n_cases"] == len(part)
+        assert table.loc[domain, "top_topics"] == f"food ({len(part)}), law ({law})"
+
+
 def test_bin_table_and_macro_accuracy(tables) -> None:  # type: ignore[no-untyped-def]
     cases = synthetic().drop_duplicates("case_id")
     bins = tables["weird_bins"].set_index("weird_bin")
@@ -180,7 +212,10 @@ def test_report_has_every_section_with_csv_and_figures(tmp_path) -> None:  # typ
     for section in SECTIONS:
         assert f"## {section.title}" in text
         assert (tmp_path / "tables" / f"{section.name}.csv").exists(), section.name
-    for figure in ("weird_bin_counts.png", "dimension_levels.png", "odds_ratios.png"):
+    figures = ("weird_bin_counts.png", "dimension_levels.png", "odds_ratios.png",
+               "across_models_by_domain.png", "across_models_by_topic.png",
+               "across_models_by_continent.png")  # fmt: skip
+    for figure in figures:
         assert (tmp_path / figure).stat().st_size > 0
     assert "_Empty" not in text
 

@@ -6,18 +6,20 @@ broken check would otherwise pass a "must fail" test for the wrong reason.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from omegaconf import OmegaConf
 
 import cultureqa.validation.cases_expectations  # noqa: F401 - registers custom types
+from cultureqa.cases.country_levels import LevelSettings, build_levels
 from cultureqa.cases.ingest import annotate_cases, load_cases, load_sample_items, split_unannotated
 from cultureqa.cases.shuffle import shuffle_items
 from cultureqa.cases.topics import load_topic_rules
-from cultureqa.cases.weird import annotate_weird, load_indicator_table
 from cultureqa.io import SourceError
 from cultureqa.validation import SuiteReport, run_suite
 from cultureqa.validation.cases_expectations import (
@@ -31,13 +33,18 @@ ANNOTATED_SUITE = ROOT / "expectations" / "cases_annotated.json"
 ITEMS_SUITE = ROOT / "expectations" / "cases_items.json"
 
 
+@functools.cache
+def _countries() -> pd.DataFrame:
+    """The ``cases_weird`` country table, built from the committed official files."""
+    group = OmegaConf.load(ROOT / "conf" / "cases" / "default.yaml")
+    settings = LevelSettings.from_config(OmegaConf.to_container(group.weird), ROOT)  # type: ignore[arg-type]
+    return build_levels(settings)[0]
+
+
 def _annotated(table: pd.DataFrame | None = None) -> pd.DataFrame:
     cases = load_cases(ROOT / "data/sources/cases/case_bank.csv")
     rules = load_topic_rules(ROOT / "conf/cases/topic_rules.yaml")
-    countries = annotate_weird(
-        table if table is not None else load_indicator_table(), drop_incomplete=True
-    )
-    return annotate_cases(cases, rules, countries)
+    return annotate_cases(cases, rules, table if table is not None else _countries())
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +130,7 @@ def test_skewed_positions_fail(items: pd.DataFrame) -> None:
 
 
 def test_country_without_indicators_fails_naming_it() -> None:
-    table = load_indicator_table()
+    table = _countries()
     annotated = _annotated(table[table["iso3"] != "JPN"])  # "keep" policy: Japan stays, no bin
     report = _run(ANNOTATED_SUITE, annotated)
     detail = _failed(report)["expect_keys_to_have_complete_values"]
@@ -155,6 +162,6 @@ def test_annotation_names_the_row_of_an_unknown_country() -> None:
     cases = load_cases(ROOT / "data/sources/cases/case_bank.csv").head(3)
     cases.loc[2, "country"] = "Atlantis"
     rules = load_topic_rules(ROOT / "conf/cases/topic_rules.yaml")
-    countries = annotate_weird(load_indicator_table(), drop_incomplete=True)
+    countries = _countries()
     with pytest.raises(SourceError, match=r"cases.csv, row 3, column 'country'.*Atlantis"):
         annotate_cases(cases, rules, countries, path="cases.csv")

@@ -127,3 +127,30 @@ def level_lines(table: pd.DataFrame, target: Path, title: str, ylabel: str) -> P
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=7)
     return _save(fig, target)
+
+
+def mean_sd_points(per_model: pd.DataFrame, key: str, target: Path, title: str) -> Path:
+    """Accuracy per ``key`` across models: mean ± SD bars, each model's accuracy as a point.
+
+    ``per_model`` has columns ``model``, ``key`` and ``accuracy`` (one row per model and key);
+    keys are ordered by mean accuracy, and points are spread left to right in model order.
+    """
+    plt = _pyplot()
+    stats = per_model.groupby(key)["accuracy"].agg(["mean", "std"]).sort_values("mean")
+    models = sorted(per_model["model"].astype(str).unique())
+    fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(stats)), 4))
+    xs = range(len(stats))
+    ax.bar(xs, stats["mean"], yerr=stats["std"].fillna(0), capsize=3, color="lightgrey",
+           label="mean ± SD across models")  # fmt: skip
+    spread = 0.5 / max(1, len(models))
+    for k, model in enumerate(models):
+        part = per_model[per_model["model"].astype(str) == model].set_index(key)["accuracy"]
+        values = part.reindex(stats.index).to_numpy(float)
+        offset = (k - (len(models) - 1) / 2) * spread
+        ax.scatter([x + offset for x in xs], values, s=14, zorder=3, label=model)
+    ax.set_xticks(list(xs), [str(i) for i in stats.index], rotation=30, ha="right", fontsize=8)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("accuracy")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7, ncol=2)
+    return _save(fig, target)

@@ -251,15 +251,25 @@ def dimension_trends(
 
 
 def bin_table(primary: pd.DataFrame, examples: int = 5) -> pd.DataFrame:
-    """Countries and cases per WEIRD bin 0–5, with the countries with most cases as examples."""
+    """Countries and cases per WEIRD bin 0–5, with the countries with most cases as examples.
+
+    A country whose levels are partly set by hand (no official figure) is marked ``(hand)`` in
+    the examples and counted in ``n_hand_countries``.
+    """
     cases = primary.drop_duplicates("case_id").dropna(subset=["weird_bin"])
+    marked: set[str] = set()
+    if "hand_annotated" in cases.columns:
+        hand = cases["hand_annotated"].fillna(False).astype(bool)
+        marked = set(cases.loc[hand, "country"].astype(str))
     rows = []
     for b in BINS:
         part = cases[cases["weird_bin"] == b]
         counts = part["country"].astype(str).value_counts()
         counts = counts.sort_index().sort_values(ascending=False, kind="stable")
-        shown = ", ".join(f"{c} ({n})" for c, n in counts.head(examples).items())
+        shown = ", ".join(f"{c}{' (hand)' if c in marked else ''} ({n})"
+                          for c, n in counts.head(examples).items())  # fmt: skip
         rows.append({"weird_bin": b, "n_countries": len(counts), "n_cases": len(part),
+                     "n_hand_countries": len(set(counts.index) & marked),
                      "example_countries": shown or "—"})  # fmt: skip
     return pd.DataFrame(rows)
 
@@ -295,6 +305,44 @@ def dimension_logits(
     return pd.DataFrame(rows)
 
 
+def odds_ratio_shrinkage(logits: pd.DataFrame) -> pd.DataFrame:
+    """The paper's Table 9 columns: each OR without and with continent FE, and the shrinkage.
+
+    ``shrinkage_pct`` = 100 · (1 − β_continent / β_none) with β = ln OR: the share of the
+    dimension's log-odds effect that continent fixed effects absorb (0 = unchanged, 100 = gone,
+    negative = the effect grows). NaN where either fit failed or β_none is 0.
+    """
+    if logits.empty:
+        return pd.DataFrame()
+    keys = ["model", "dimension", "error_type"]
+    values = ["odds_ratio", "ci_low", "ci_high", "n"]
+    wide = logits.set_index([*keys, "fixed_effects"])[values].unstack("fixed_effects")
+    out = pd.DataFrame(index=wide.index)
+    for fe in ("none", "continent"):
+        for column in ("odds_ratio", "ci_low", "ci_high"):
+            out[f"{column}_{fe}"] = wide[(column, fe)].astype(float)
+    out["n"] = wide[("n", "none")]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        beta_none, beta_fe = np.log(out["odds_ratio_none"]), np.log(out["odds_ratio_continent"])
+        out["shrinkage_pct"] = (100 * (1 - beta_fe / beta_none)).where(beta_none != 0)
+    return out.reset_index()
+
+
+def domain_topics(primary: pd.DataFrame, top: int = 5, exclude: Sequence[str] = ()) -> pd.DataFrame:
+    """The paper's Table 1: cases per domain and the domain's most frequent topic categories."""
+    cases = primary.drop_duplicates("case_id")
+    exploded = explode_categories(cases)
+    exploded = exploded[~exploded["topic_category"].isin(list(exclude))]
+    rows = []
+    for domain in sorted(cases["domain"].astype(str).unique()):
+        counts = exploded.loc[exploded["domain"] == domain, "topic_category"].value_counts()
+        counts = counts.sort_index().sort_values(ascending=False, kind="stable")
+        shown = ", ".join(f"{c} ({n})" for c, n in counts.head(top).items())
+        rows.append({"domain": domain, "n_cases": int((cases["domain"] == domain).sum()),
+                     "n_categories": len(counts), "top_topics": shown or "—"})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
 def analyze(predictions: pd.DataFrame, options: AnalysisOptions) -> CasesAnalysis:
     """Every table of DESIGN.md §6 from the predictions of all models, seeds (and humans)."""
     pred = prepare(predictions)
@@ -324,6 +372,8 @@ def analyze(predictions: pd.DataFrame, options: AnalysisOptions) -> CasesAnalysi
     tables["trends_by_topic"] = unit_trends(topics, "topic_category", models, options)
     tables["dimension_trends"] = dimension_trends(primary, models, options)
     tables["dimension_logits"] = dimension_logits(primary, options, models)
+    tables["odds_ratio_shrinkage"] = odds_ratio_shrinkage(tables["dimension_logits"])
+    tables["domain_topics"] = domain_topics(primary, exclude=options.topic_exclude)
     return CasesAnalysis(tables, models, empty_reasons(tables, models, topics, options))
 
 

@@ -45,7 +45,7 @@ LOGLIK_CUE = "\n\nAnswer:"
 USER_FIELDS = frozenset({"background", "question", "options"})
 CASE_META: tuple[str, ...] = (
     "domain", "continent", "country", "iso3", "W", "E", "I", "R", "D",
-    "weird_score", "weird_bin", "topic_categories",
+    "weird_score", "weird_bin", "hand_annotated", "topic_categories",
 )  # fmt: skip
 """Case columns carried into every prediction row, so analysis never joins back."""
 BASELINE_BACKENDS = frozenset({"random", "fixed"})

@@ -1,17 +1,20 @@
 """Parse the official country-indicator downloads into tidy ``iso3, value, year, source`` frames.
 
-The committed table ``data/knowledge/countries/indicators.csv`` is a transcription; these loaders
-are the authoritative route to refresh it (DESIGN.md §6, §9). Each accepts the file exactly as
-its publisher ships it:
+The ``cases_weird`` stage reads the publishers' files kept in ``data/sources/country-indicators``
+through these loaders (DESIGN.md §6, §9). Each accepts the file exactly as its publisher ships it:
 
 * World Bank indicator CSV (``API_<code>_DS2_en_csv_v2_*.csv``): metadata lines, then the wide
   header ``"Country Name","Country Code","Indicator Name","Indicator Code","1960",...``.
 * World Bank income classification (``CLASS.xlsx`` sheet "List of economies", or that sheet saved
   as CSV): ``Economy, Code, Region, Income group, ...``.
 * UNDP HDR composite indices time series CSV: ``iso3, country, ..., mys_1990 .. mys_2022, ...``.
-* Freedom House "All Data FIW" sheet saved as CSV: a title line may precede the header
-  ``Country/Territory, Region, C/T, Edition, Status, ...``; FH has no ISO codes, so names go
-  through :mod:`cultureqa.cases.geography` and an unknown country name is an error.
+* World Bank country metadata (``Metadata_Country_API_*.csv``): which codes are economies (a
+  region) rather than aggregates (blank region).
+* Freedom House "All Data FIW" workbook (sheet ``FIW13-<yy>``) or that sheet saved as CSV: a
+  title line may precede the header ``Country/Territory, Region, C/T, Edition, Status, ...``; FH
+  has no ISO codes, so names go through :mod:`cultureqa.cases.geography` and an unknown country
+  name is an error. The project keeps only the derived status table
+  (:func:`freedom_status_rows`, read back by :func:`load_freedom_status`).
 
 Every series is back-filled: each country gets its latest non-missing value at or before
 ``target_year`` and keeps that year. Malformed input raises :class:`~cultureqa.io.SourceError`
@@ -34,11 +37,15 @@ __all__ = [
     "FREEDOM_STATUSES",
     "INCOME_GROUPS",
     "TIDY_COLUMNS",
+    "freedom_status_rows",
     "latest_available",
     "load_freedom_house",
+    "load_freedom_status",
     "load_hdr_composite",
+    "load_worldbank_economies",
     "load_worldbank_income",
     "load_worldbank_indicator",
+    "read_freedom_house_workbook",
 ]
 
 TIDY_COLUMNS: tuple[str, ...] = ("iso3", "value", "year", "source")
@@ -208,7 +215,7 @@ def load_hdr_composite(
 
 
 def _fh_row(path: Path, record: dict[str, object], row: int) -> dict[str, object] | None:
-    """One FH record as ``iso3, value, year``; territories yield ``None``."""
+    """One FH record as ``iso3, value, year, country``; territories yield ``None``."""
     if str(record["C/T"]).strip().lower() != "c":
         return None
     status, name = str(record["Status"]).strip().upper(), str(record["Country/Territory"])
@@ -221,7 +228,8 @@ def _fh_row(path: Path, record: dict[str, object], row: int) -> dict[str, object
         code = iso3_of(name)
     except UnknownCountryError as exc:
         raise SourceError(path, str(exc), row=row, column="Country/Territory") from exc
-    return {"iso3": code, "value": FREEDOM_STATUSES[status], "year": int(edition)}
+    return {"iso3": code, "value": FREEDOM_STATUSES[status], "year": int(edition),
+            "country": name.strip()}  # fmt: skip
 
 
 def load_freedom_house(
@@ -239,3 +247,76 @@ def load_freedom_house(
         raise SourceError(path, "no country rows (C/T = c)")
     label = source or "Freedom House, Freedom in the World (status)"
     return _tidy(latest_available(long, target_edition), label)
+
+
+def read_freedom_house_workbook(path: str | Path) -> pd.DataFrame:
+    """The ``FIW..`` sheet of an "All data" workbook, header found below any title lines."""
+    path = Path(path)
+    if not path.exists():
+        raise SourceError(path, "file not found")
+    try:
+        book = pd.ExcelFile(path)
+    except ImportError as exc:
+        raise SourceError(path, "reading Excel needs openpyxl") from exc
+    sheets = [s for s in book.sheet_names if str(s).upper().startswith("FIW")]
+    if not sheets:
+        raise SourceError(path, f"no 'FIW..' sheet; found {book.sheet_names}")
+    raw = book.parse(sheets[0], header=None, dtype=str).fillna("")
+    starts = [i for i in range(min(len(raw), 10)) if raw.iat[i, 0].strip() == "Country/Territory"]
+    if not starts:
+        raise SourceError(path, "no header row starting with 'Country/Territory'")
+    frame = raw.iloc[starts[0] + 1 :].reset_index(drop=True)
+    frame.columns = [str(c).strip() for c in raw.iloc[starts[0]]]
+    return frame.rename(columns={"C/T?": "C/T"})
+
+
+def freedom_status_rows(path: str | Path, frame: pd.DataFrame) -> pd.DataFrame:
+    """``iso3, country, edition, status`` of every country row (``C/T = c``), all editions."""
+    path = Path(path)
+    _require(path, frame, ("Country/Territory", "C/T", "Edition", "Status"))
+    records = enumerate(frame.to_dict("records"), start=1)
+    rows = [r for r in (_fh_row(path, rec, row) for row, rec in records) if r is not None]
+    if not rows:
+        raise SourceError(path, "no country rows (C/T = c)")
+    out = pd.DataFrame(rows).rename(columns={"value": "status", "year": "edition"})
+    return out[["iso3", "country", "edition", "status"]]
+
+
+def load_freedom_status(path: str | Path, *, edition: int, source: str) -> pd.DataFrame:
+    """The project's derived FH status table → tidy frame of one edition (no back-fill).
+
+    Every country FH rates appears in every edition, so a country missing from ``edition`` is
+    a gap in the derived table, reported by the caller, not filled from another edition.
+    """
+    path = Path(path)
+    frame = _table_after(path, "iso3")
+    _require(path, frame, ("iso3", "country", "edition", "status"))
+    _check_codes(path, frame["iso3"].str.strip(), "iso3")
+    bad = ~frame["status"].isin(list(FREEDOM_STATUSES.values()))
+    if bad.any():
+        row = int(bad.to_numpy().argmax())
+        message = (
+            f"unknown status {frame['status'].iloc[row]!r} ({list(FREEDOM_STATUSES.values())})"
+        )
+        raise SourceError(path, message, row=row + 1, column="status")
+    editions = _numbers(path, frame, ["edition"])["edition"]
+    rows = frame[editions == edition]
+    if rows.empty:
+        raise SourceError(path, f"no rows of edition {edition}; found {sorted(set(editions))}")
+    tidy = pd.DataFrame(
+        {"iso3": rows["iso3"].str.strip(), "value": rows["status"], "year": edition}
+    )
+    return _tidy(tidy.reset_index(drop=True), source)
+
+
+def load_worldbank_economies(path: str | Path) -> frozenset[str]:
+    """Codes of the economies in a WDI ``Metadata_Country`` file (aggregates have no region)."""
+    path = Path(path)
+    frame = _table_after(path, "Country Code")
+    _require(path, frame, ("Country Code", "Region"))
+    codes = frame["Country Code"].str.strip()
+    _check_codes(path, codes, "Country Code")
+    economies = frozenset(codes[frame["Region"].str.strip().ne("")])
+    if not economies:
+        raise SourceError(path, "no economies (every row lacks a Region)")
+    return economies

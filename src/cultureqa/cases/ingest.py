@@ -183,9 +183,10 @@ def annotate_cases(
     """Continent from the country, normalized topics, and the country's WEIRD levels.
 
     The typed continent is kept as ``continent_raw`` and never used again: case authors get it
-    wrong, the country does not. A country missing from ``countries`` (the output of
-    :func:`cultureqa.cases.weird.annotate_weird`) gets missing WEIRD values instead of an
-    error, so the caller decides between excluding the case and letting validation fail.
+    wrong, the country does not. A country missing from ``countries`` (the ``cases_weird``
+    country table, :func:`cultureqa.cases.country_levels.read_levels`) gets missing WEIRD
+    values instead of an error, so the caller decides between excluding the case and letting
+    validation fail.
 
     Raises:
         SourceError: naming the row of a country the geography map does not know.
@@ -202,7 +203,10 @@ def annotate_cases(
         iso3=codes,
     )
     cuts = [c for c in countries.columns if c.startswith(("e_cut_", "i_cut_"))]
-    weird = countries[["iso3", *WEIRD_COLUMNS, *cuts]].astype({d: "Int64" for d in DIMENSIONS})
+    marks = ["hand_annotated"] if "hand_annotated" in countries.columns else []
+    weird = countries[["iso3", *WEIRD_COLUMNS, *marks, *cuts]].astype(
+        {d: "Int64" for d in DIMENSIONS}
+    )
     merged = out.merge(weird.astype({"weird_bin": "Int64"}), on="iso3", how="left")
     return merged.reset_index(drop=True)
 

@@ -21,7 +21,13 @@ from cultureqa.cases.trends import ERROR_TYPES
 from cultureqa.io import write_csv
 
 TREND_COLUMNS = ("measure", "error_type", "level_low", "level_high", "n_low", "n_high", "p_low",
-                 "p_high", "delta_pp", "z", "p_value", "q_value", "reject")  # fmt: skip
+                 "p_high", "delta_pp", "z", "p_value", "q_value", "reject", "min_expected",
+                 "sparse", "chance")  # fmt: skip
+TREND_NOTE = ("`sparse`: Cochran's rule fails (an expected count under no trend below 1, or more "
+              "than 20% of the 2 × k cells below 5; `min_expected` is the smallest), so the "
+              "normal approximation is rough. `chance`: the unit holds a chance baseline's "
+              "answers; its z and p are a calibration reference, it enters no BH family and is "
+              "never marked significant.")  # fmt: skip
 OR_COLUMNS = ["dimension", "error_type", "fixed_effects", "n", "odds_ratio", "ci_low", "ci_high",
               "p_value", "note"]  # fmt: skip
 SHARE_COLUMNS = ["n", "n_wrong", "n_untyped", "n_errors", *(f"share_{e}" for e in ERROR_TYPES)]
@@ -76,21 +82,22 @@ SECTIONS: tuple[Section, ...] = (
     Section("trends_pooled", f"Cochran–Armitage trends over WEIRD bins, pooled ({POOLED})",
             "weird_trends", _scope("pooled"), TREND_COLUMNS, "weird_bins.png",
             "Answers of every model stacked (a case counts once per model); Δpp = (p_high − "
-            "p_low)·100 between the outermost non-empty bins; BH q-values within each measure."),
+            "p_low)·100 between the outermost non-empty bins; BH q-values within each measure. "
+            + TREND_NOTE),
     Section("trends_per_model", "Cochran–Armitage trends over WEIRD bins per model",
             "weird_trends", _scope("model"), ("model", *TREND_COLUMNS), "weird_bins.png",
-            "BH families: the per-model tests of one measure."),
+            "BH families: the per-model tests of one measure. " + TREND_NOTE),
     Section("trends_by_domain", "Trends over WEIRD bins per domain (pooled over models)",
             "trends_by_domain", columns=("domain", *TREND_COLUMNS),
-            note="BH families: the per-domain tests of one measure."),
+            note="BH families: the per-domain tests of one measure. " + TREND_NOTE),
     Section("trends_by_topic", "Trends over WEIRD bins per topic category (pooled over models)",
             "trends_by_topic", columns=("topic_category", *TREND_COLUMNS),
-            note="BH families: the per-topic tests of one measure."),
+            note="BH families: the per-topic tests of one measure. " + TREND_NOTE),
     Section("dimension_trends", "Trends per WEIRD dimension with endpoint rates (pooled)",
             "dimension_trends", columns=("dimension", *TREND_COLUMNS),
             figure="dimension_levels.png",
             note="Scores are the dimension levels (W 0–1, E 0–2, I 0–3, R 0–3, D 0–2); p_low and "
-            "p_high are the rates at the lowest and highest non-empty level."),
+            "p_high are the rates at the lowest and highest non-empty level. " + TREND_NOTE),
     Section("odds_ratios_pooled", "Logistic odds ratios per dimension, pooled, no fixed effects",
             "dimension_logits", _fe("none"), tuple(OR_COLUMNS), "odds_ratios.png",
             "Outcome: an error is of type t; predictor: the dimension level; odds ratio e^β per "
@@ -98,14 +105,26 @@ SECTIONS: tuple[Section, ...] = (
     Section("odds_ratios_pooled_continent", "Logistic odds ratios per dimension, pooled, "
             "continent fixed effects", "dimension_logits", _fe("continent"), tuple(OR_COLUMNS),
             "odds_ratios.png"),
+    Section("odds_ratio_shrinkage", "Odds ratios without and with continent fixed effects, "
+            f"and the shrinkage ({POOLED})", "odds_ratio_shrinkage", _pooled,
+            ("dimension", "error_type", "n", "odds_ratio_none", "odds_ratio_continent",
+             "shrinkage_pct"), "odds_ratios.png",
+            "The paper's Table 9: shrinkage_pct = 100 · (1 − β_continent / β_none), β = ln OR, "
+            "the share of the dimension's effect that continent fixed effects absorb (negative: "
+            "the effect grows). CIs of both fits and per-model rows are in the CSV."),
     Section("odds_ratios_per_model", "Logistic odds ratios per model (CSV only)",
             "dimension_logits", lambda f: f[f["model"] != POOLED], ("model",),
             note="Per-model fits are in the CSV; the markdown lists the models only."),
-    Section("across_models_by_domain", "Across models by domain", "across_models_by_domain"),
+    Section("domain_topics", "Cases and most frequent topic categories per domain",
+            "domain_topics",
+            note="The paper's Table 1: normalized topic categories (a case counts once per "
+            "category), the five most frequent per domain with their case counts."),
+    Section("across_models_by_domain", "Across models by domain", "across_models_by_domain",
+            figure="across_models_by_domain.png"),
     Section("across_models_by_continent", "Across models by continent",
-            "across_models_by_continent"),
+            "across_models_by_continent", figure="across_models_by_continent.png"),
     Section("across_models_by_topic", "Across models by topic (n ≥ threshold)",
-            "across_models_by_topic"),
+            "across_models_by_topic", figure="across_models_by_topic.png"),
     Section("across_models_by_continent_domain", "Across models by continent × domain",
             "across_models_by_continent_domain", figure="continent_domain_mean_accuracy.png"),
 )  # fmt: skip
@@ -162,6 +181,27 @@ def section_figures(result: CasesAnalysis, out_dir: Path) -> list[Path]:
                                   {"none": "no FE", "continent": "continent FE"}))  # fmt: skip
         paths.append(plots.forest(shown, out_dir / "odds_ratios.png",
                                   f"error type ~ dimension level ({POOLED})"))  # fmt: skip
+    paths += _across_model_figures(result, out_dir)
+    return paths
+
+
+ACROSS_FIGURES = {"domain": "accuracy_by_domain", "topic": "accuracy_by_topic",
+                  "continent": "accuracy_by_continent"}  # fmt: skip
+"""The paper's Figures 1 and 2 (domain, topic) and the continent panel: mean ± SD with points."""
+
+
+def _across_model_figures(result: CasesAnalysis, out_dir: Path) -> list[Path]:
+    """Accuracy per domain, topic and continent across the pooled models (no baselines)."""
+    paths = []
+    for name, table_name in ACROSS_FIGURES.items():
+        table = result.tables.get(table_name, pd.DataFrame())
+        key = "topic_category" if name == "topic" else name
+        rows = table[table["model"].isin(result.aggregate_models)] if not table.empty else table
+        if rows.empty:
+            continue
+        title = f"accuracy by {name} across models (mean ± SD, one point per model)"
+        paths.append(plots.mean_sd_points(rows, key, out_dir / f"across_models_by_{name}.png",
+                                          title))  # fmt: skip
     return paths
 
 

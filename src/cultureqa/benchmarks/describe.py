@@ -1,0 +1,100 @@
+"""What a benchmark's items look like, per group: the IndoCulture paper's Table 2 and Figure 2.
+
+Computed from the configured source as loaded for evaluation (sample, CSV or Hugging Face), one
+row per item in one language:
+
+* :func:`group_statistics` — per group (IndoCulture: province) the number of items, the share
+  with a boolean flag set (``is_province_specific``) and the mean length of the question text in
+  words (whitespace-separated tokens) and characters (Unicode code points), plus an ``All`` row;
+* :func:`topic_distribution` — items per topic, split by the flag, with shares (Figure 2).
+
+Nothing here reads model output, so the tables describe the data whatever the roster.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from cultureqa.io import atomic_path
+
+__all__ = ["ALL", "group_statistics", "plot_topics", "topic_distribution"]
+
+ALL = "All"
+"""Label of the row over every group."""
+
+
+def _check(frame: pd.DataFrame, columns: tuple[str, ...]) -> None:
+    if missing := [c for c in columns if c not in frame.columns]:
+        raise KeyError(f"the loaded items have no column(s) {missing}; found {list(frame.columns)}")
+
+
+def _flag(frame: pd.DataFrame, flag: str) -> pd.Series:
+    values = frame[flag]
+    if not values.map(lambda v: isinstance(v, bool)).all():
+        raise ValueError(
+            f"'{flag}' must be boolean on every item (declare it `bool` in the config)"
+        )
+    return values.astype(bool)
+
+
+def group_statistics(
+    items: pd.DataFrame, group: str, flag: str, text: str = "question"
+) -> pd.DataFrame:
+    """Items, % flagged, mean words and characters of ``text`` per ``group``, then ``All``."""
+    _check(items, (group, flag, text, "item_id"))
+    if items["item_id"].duplicated().any():
+        raise ValueError("one row per item expected: filter the items to one language first")
+    rows = items.assign(
+        _flag=_flag(items, flag),
+        _words=items[text].astype(str).str.split().str.len(),
+        _chars=items[text].astype(str).str.len(),
+    )
+
+    def summarize(part: pd.DataFrame) -> dict[str, float | int]:
+        return {
+            "items": len(part),
+            f"pct_{flag}": 100 * part["_flag"].mean(),
+            "mean_words": part["_words"].mean(),
+            "mean_chars": part["_chars"].mean(),
+        }
+
+    table = [{group: name, **summarize(part)} for name, part in rows.groupby(group, sort=True)]
+    return pd.DataFrame([*table, {group: ALL, **summarize(rows)}])
+
+
+def topic_distribution(items: pd.DataFrame, topic: str, flag: str) -> pd.DataFrame:
+    """Items per topic, with and without the flag, and the topic's share of all items (%)."""
+    _check(items, (topic, flag))
+    flags = _flag(items, flag).map({True: f"{flag}", False: f"not_{flag}"})
+    counts = pd.crosstab(items[topic], flags).reindex(columns=[flag, f"not_{flag}"], fill_value=0)
+    counts["items"] = counts.sum(axis=1)
+    counts["pct_of_items"] = 100 * counts["items"] / counts["items"].sum()
+    counts = counts.sort_values(["items"], ascending=False, kind="stable")
+    return counts.rename_axis(topic).reset_index().rename_axis(None, axis=1)
+
+
+def plot_topics(table: pd.DataFrame, topic: str, flag: str, target: Path, title: str) -> Path:
+    """Horizontal stacked bars of items per topic (flagged / not), largest topic on top."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = table.iloc[::-1]
+    labels = rows[topic].astype(str)
+    fig, ax = plt.subplots(figsize=(7, 1.4 + 0.32 * len(rows)))
+    ax.barh(labels, rows[flag], label=f"{flag} = True")
+    ax.barh(labels, rows[f"not_{flag}"], left=rows[flag], label=f"{flag} = False")
+    for y, (count, pct) in enumerate(zip(rows["items"], rows["pct_of_items"], strict=True)):
+        ax.text(count, y, f" {count} ({pct:.1f}%)", va="center", fontsize=7)
+    ax.set_xlim(0, 1.25 * max(1, int(rows["items"].max())))
+    ax.set_xlabel("items")
+    ax.set_title(title, fontsize=10, pad=22)
+    ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
+    fig.tight_layout()
+    with atomic_path(target) as tmp:
+        fig.savefig(tmp, format="png", dpi=110)
+    plt.close(fig)
+    return target

@@ -1,0 +1,61 @@
+"""DVC stage: describe a benchmark's items (IndoCulture Table 2 and Figure 2) from its source.
+
+Loads the configured source exactly as evaluation does (``benchmarks.<name>``: sample, CSV or
+Hugging Face), keeps one language, and writes per-group statistics, the topic distribution, its
+figure and a markdown digest under ``reports/datasets/<name>/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from cultureqa.analysis.tables import to_markdown
+from cultureqa.benchmarks.checks import load_checked
+from cultureqa.benchmarks.describe import group_statistics, plot_topics, topic_distribution
+from cultureqa.benchmarks.load import items_frame
+from cultureqa.benchmarks.spec import BenchmarkSpec
+from cultureqa.config import load_params, run_stage, select, setup_stage
+from cultureqa.io import write_csv, write_text
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--benchmark", required=True)
+    parser.add_argument("--group", required=True, help="metadata column, e.g. province")
+    parser.add_argument("--flag", required=True, help="boolean metadata column")
+    parser.add_argument("--topic", required=True, help="metadata column of the topic")
+    parser.add_argument("--language", required=True, help="the items' language to describe")
+    args = parser.parse_args(argv)
+    setup_stage()
+    root = Path.cwd()
+    spec = BenchmarkSpec.from_config(
+        select(load_params(root / "params.yaml"), f"benchmarks.{args.benchmark}")
+    )
+    loaded = load_checked(spec, root)
+    if args.language not in loaded.items:
+        raise KeyError(f"no '{args.language}' items; the settings load {sorted(loaded.items)}")
+    items = items_frame(loaded.items[args.language])
+    groups = group_statistics(items, args.group, args.flag)
+    topics = topic_distribution(items, args.topic, args.flag)
+    out = root / "reports" / "datasets" / args.benchmark
+    write_csv(out / f"by_{args.group}.csv", groups)
+    write_csv(out / f"by_{args.topic}.csv", topics)
+    title = f"{args.benchmark}: items per {args.topic} ({loaded.origin})"
+    plot_topics(topics, args.topic, args.flag, out / f"{args.topic}_distribution.png", title)
+    digest = (
+        f"# {args.benchmark}: the items\n\nSource: `{loaded.origin}`, language `{args.language}`, "
+        f"{len(items)} items. Words are whitespace-separated tokens of the question text, "
+        "characters its Unicode code points.\n\n"
+        f"## Per {args.group}\n\n{to_markdown(groups, 1)}\n## Per {args.topic}\n\n"
+        f"{to_markdown(topics, 1)}\n![](./{args.topic}_distribution.png)\n"
+    )
+    write_text(out / "tables.md", digest)
+    print(f"{args.benchmark}: {len(items)} items, {len(groups) - 1} {args.group} groups, "
+          f"{len(topics)} {args.topic} values described")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_stage(main))

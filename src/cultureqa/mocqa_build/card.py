@@ -81,22 +81,40 @@ def repairs(stages: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
+def refused_facts(refused: pd.DataFrame | None) -> list[dict[str, Any]]:
+    """Clue facts refused before any item could use them, grouped by reason.
+
+    One entry per reason with the count and the facts ("Papua: commonsense:dishes:Papeda"),
+    so a reviewer sees which clues were refused as shared, unknown or too close to call.
+    """
+    if refused is None or refused.empty:
+        return []  # the caller records None when there is no table
+    out = []
+    for reason, group in refused.groupby("reason", sort=True):
+        facts = [f"{r.province}: {r.fact_key}" for r in group.itertuples()]
+        out.append({"reason": str(reason), "facts_refused": len(group), "facts": facts})
+    return out
+
+
 def card_json(
     dataset: pd.DataFrame,
     stages: Mapping[str, Mapping[str, Any]],
     info: Mapping[str, Any],
     removed: pd.DataFrame | None = None,
     variants: pd.DataFrame | None = None,
+    refused: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
     """Machine-readable card: stage funnel, counts by every slice, words, gold positions.
 
     ``removed`` (every stage's removal records) and ``variants`` (the expand output, for the
-    question texts of removed items) add the removal breakdown and examples.
+    question texts of removed items) add the removal breakdown and examples; ``refused`` (the
+    expand stage's refused clue facts) adds the refusals by reason.
     """
     full = ["clue_type", "language", "province", "topic"]
     removed = removed if removed is not None else pd.DataFrame(columns=["stage", "pair_id"])
     return {
         **info,
+        "clue_facts_refused": None if refused is None else refused_facts(refused),
         "removed_by_stage_reason_clue_type_language": removal_breakdown(removed),
         "removed_examples": removal_examples(removed, variants),
         "repairs": repairs(stages),
@@ -162,6 +180,29 @@ def _plain(value: Any) -> str:
     return str(value)
 
 
+def _refused_section(card: Mapping[str, Any]) -> list[str]:
+    if card.get("clue_facts_refused") is None:
+        return ["(not recorded: only the template generator refuses facts from the tables)"]
+    groups = list(card["clue_facts_refused"])
+    if not groups:
+        return ["(no clue fact refused)"]
+    table = pd.DataFrame(
+        {
+            "reason": [g["reason"] for g in groups],
+            "facts": [g["facts_refused"] for g in groups],
+            "which": ["; ".join(g["facts"]) for g in groups],
+        }
+    )
+    return [
+        "A clue fact is offered only if it belongs to its province alone among Indonesia's "
+        "provinces (named facts: `data/knowledge/national/clue_facts.csv`; comparisons and "
+        "intersections: the national table, decided by at least the configured margin). "
+        "These candidate facts were refused before any item used them:",
+        "",
+        _md_table(table),
+    ]
+
+
 def _removal_sections(card: Mapping[str, Any]) -> list[str]:
     breakdown = pd.DataFrame(card.get("removed_by_stage_reason_clue_type_language", []))
     examples = pd.DataFrame(card.get("removed_examples", []))
@@ -200,6 +241,10 @@ def card_markdown(dataset: pd.DataFrame, card: Mapping[str, Any]) -> str:
         "## Stages (kept / removed and why)",
         "",
         _funnel(card["stages"]),
+        "",
+        "## Clue facts refused (not unique in all of Indonesia)",
+        "",
+        *_refused_section(card),
         "",
         *_removal_sections(card),
         "",

@@ -268,7 +268,10 @@ def _undecided(
 
 
 def intersection_evidence(
-    kb: KnowledgeBase, s1: Predicate, s2: Predicate, exact: tuple[Predicate, Predicate] | None = None
+    kb: KnowledgeBase,
+    s1: Predicate,
+    s2: Predicate,
+    exact: tuple[Predicate, Predicate] | None = None,
 ) -> dict[str, Any]:
     """The S1/S2/intersection record of one claim, with membership computed from the KB.
 

@@ -142,9 +142,11 @@ class ClueGenerator:
         """
         facts = self.candidates(province, clue_type)
         if not facts:
-            why = Counter(r.reason for r in self._refused[(province, clue_type)])
-            summary = ", ".join(f"{n}× {reason}" for reason, n in sorted(why.items()))
-            return None, f"no usable {clue_type} fact" + (f" (refused: {summary})" if why else "")
+            refused = Counter(r.reason for r in self._refused[(province, clue_type)])
+            summary = ", ".join(f"{n}× {reason}" for reason, n in sorted(refused.items()))
+            return None, f"no usable {clue_type} fact" + (
+                f" (refused: {summary})" if summary else ""
+            )
         rejected: dict[str, int] = {}
         template_index = rotation + CLUE_TYPES.index(clue_type)
         for step in range(len(facts)):

@@ -211,9 +211,7 @@ class ExpectClaimsToHoldNationally(BatchExpectation):  # type: ignore[misc]
 NAMED_FACT_TYPES = ("entity:", "geographical:", "temporal:", "commonsense:")
 
 
-def shared_clues(
-    frame: pd.DataFrame, evidence_column: str, province_column: str
-) -> dict[str, Any]:
+def shared_clues(frame: pd.DataFrame, evidence_column: str, province_column: str) -> dict[str, Any]:
     """Rows whose named-fact clue is not unique in all of Indonesia, and rows not checkable.
 
     A row is checkable when its evidence names a template fact (``fact_key``); LLM clues carry

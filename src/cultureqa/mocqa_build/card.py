@@ -156,20 +156,68 @@ def _funnel(stages: Sequence[Mapping[str, Any]]) -> str:
     return _md_table(pd.DataFrame(rows)) if rows else "(no stage metrics found)"
 
 
+def _ci(row: Mapping[str, Any], name: str) -> str:
+    """``0.62 [0.50, 0.73]`` from a value and its bounds (``—`` when undefined)."""
+    value, low, high = row.get(name), row.get(f"{name}_low"), row.get(f"{name}_high")
+    if value is None or low is None or high is None:
+        return "—"
+    return f"{value:.2f} [{low:.2f}, {high:.2f}]"
+
+
+def _p(value: Any) -> str:
+    return "—" if value is None else f"{value:.3g}"
+
+
+def hop_markdown_table(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """The card's hop table: accuracies and differences with their 95% intervals, readings."""
+    rows = [
+        {
+            "language": r["language"],
+            "clue type": r["clue_type"],
+            "n": r["n"],
+            "none": _ci(r, "none"),
+            "clue": _ci(r, "clue"),
+            "oracle": _ci(r, "oracle"),
+            "first hop": _ci(r, "first_hop"),
+            "clue − none": _ci(r, "clue_minus_none"),
+            "oracle − none": _ci(r, "oracle_minus_none"),
+            "gain": _ci(r, "gain"),
+            "p clue/none": _p(r.get("p_clue_vs_none")),
+            "p clue/oracle": _p(r.get("p_clue_vs_oracle")),
+            "reading": r["reading"],
+        }
+        for r in records
+    ]
+    return pd.DataFrame(rows)
+
+
 def _hop_section(hop: Mapping[str, Any] | None) -> list[str]:
     if not hop:
         return ["(the hop-necessity stage has not run: `dvc repro mocqa_hop`)"]
-    table = pd.DataFrame(hop.get("table", []))
+    if "readings" not in hop:
+        return ["(hop.json predates the none/clue/oracle diagnostic: `dvc repro mocqa_hop`)"]
+    table = hop_markdown_table(list(hop.get("table", [])))
     accuracy = ", ".join(f"{k} {v}" for k, v in dict(hop.get("accuracy", {})).items())
+    legend = [f"- **{k}**: {v}" for k, v in dict(hop["readings"]).items()]
+    chance = (
+        "**This model is a chance baseline: it shows the plumbing only and cannot read the "
+        "table** (configure a real model, `mocqa.hop.model`, e.g. `-S mocqa.hop.model=model`)."
+        if hop.get("chance_model")
+        else "Readings decide on the 95% intervals (paired bootstrap over items, "
+        f"{dict(hop.get('bootstrap', {})).get('resamples')} resamples; McNemar exact p)."
+    )
     return [
         f"Model `{hop.get('model')}` ({hop.get('roster_entry')}, {hop.get('prompt')}), "
-        f"{hop.get('items')} items; answer accuracy: {accuracy}. `statement_only` removes the "
-        "clue, `options_only` shows only the options; chance is 1/3. Statement-only accuracy "
-        "near the full accuracy means the first hop is not needed. A chance baseline only "
-        "checks the plumbing: configure a real model (`mocqa.hop.model`) to read the table.",
+        f"{hop.get('paired_items')} items answered under every condition; accuracy: {accuracy}. "
+        "Conditions: `none` = statement only (clue removed), `clue` = the item, `oracle` = the "
+        "clue replaced by the province's name; chance is 1/3. gain = (clue − none) / "
+        "(oracle − none): the share of what naming the province is worth that the clue gives.",
+        chance,
         f"Dropped (clue not found in the question): {hop.get('dropped_clue_not_found', 0)}.",
         "",
         _md_table(table) if len(table) else "(no rows)",
+        "",
+        *legend,
     ]
 
 

@@ -105,7 +105,8 @@ def ablate(
         return dataset, 0
     if condition not in CONDITIONS:
         raise ValueError(f"unknown hop condition {condition!r}; known: {CONDITIONS}")
-    rows = zip(dataset["question"], dataset["clue"], dataset["language"], dataset["province"])
+    columns = [dataset[c] for c in ("question", "clue", "language", "province")]
+    rows = zip(*columns, strict=True)
     if condition == "none":
         changed = [without_clue(str(q), str(c)) for q, c, _, _ in rows]
     else:
@@ -134,8 +135,8 @@ def paired_items(predictions: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     )
     out = clue
     for condition in ("none", "oracle"):
-        frame = predictions[condition][["item_id", "correct"]].rename(columns={"correct": condition})
-        out = out.merge(frame, on="item_id", how="inner")
+        frame = predictions[condition][["item_id", "correct"]]
+        out = out.merge(frame.rename(columns={"correct": condition}), on="item_id", how="inner")
     for column in (*CONDITIONS, "first_hop"):
         out[column] = out[column].fillna(False).astype(bool)
     return out.sort_values(keys).reset_index(drop=True)

@@ -93,12 +93,20 @@ def _options(prompt: str) -> dict[str, str]:
     return dict(re.findall(r"^([ABC])\. (.*)$", prompt, flags=re.MULTILINE))
 
 
+def _statement(text: str) -> str:
+    """The quoted statement every question frame ends with ("… \"<stem> …\"")."""
+    found = re.findall(r'"([^"]+?) …"', text)
+    assert found, text
+    return found[-1]
+
+
 def _scripted(dataset: pd.DataFrame, behaviour: str) -> Callable[[list[dict[str, Any]]], str]:
     """A model that uses the clue, ignores it, or answers from the statement alone."""
-    gold = {}
+    gold = {}  # (options, statement): gold option text; two statements may share options
     for row in dataset.itertuples():
         options = [str(o) for o in row.options]
-        gold[frozenset(options)] = options["ABC".index(str(row.answer))]
+        key = (frozenset(options), _statement(str(row.question)))
+        gold[key] = options["ABC".index(str(row.answer))]
     clues = {str(c): str(p) for c, p in zip(dataset["clue"], dataset["province"], strict=True)}
     kb = load_knowledge_base()
     oracles = [
@@ -108,7 +116,8 @@ def _scripted(dataset: pd.DataFrame, behaviour: str) -> Callable[[list[dict[str,
     def respond(messages: list[dict[str, Any]]) -> str:
         prompt = str(messages[-1]["content"])
         options = _options(prompt)
-        right = next(k for k, v in options.items() if v == gold[frozenset(options.values())])
+        text = gold[(frozenset(options.values()), _statement(prompt))]
+        right = next(k for k, v in options.items() if v == text)
         wrong = next(k for k in options if k != right)
         named = any(sentence in prompt for sentence in oracles)
         clue = next((c for c in clues if c in prompt), None)
@@ -204,3 +213,33 @@ def test_a_refused_key_stops_the_hop_diagnostic_after_the_first_condition(  # ty
             runners.run_hop(settings, model)
         sent = refusing.hits
     assert 10 <= sent <= 14  # the first condition only: 10 refusals plus those in flight
+
+
+@pytest.mark.parametrize(
+    ("rates", "expected"),
+    [
+        ((0.35, 0.75, 0.80), "clue needed"),  # none, clue, oracle accuracies
+        ((0.35, 0.38, 0.80), "clue unused"),
+        ((0.69, 0.70, 0.72), "statement suffices"),
+        ((0.33, 0.34, 0.33), "too weak to tell"),
+    ],
+)
+def test_readings_hold_under_sampling_noise(
+    rates: tuple[float, float, float], expected: str
+) -> None:
+    """Seeded noisy answers (200 items): the intervals, not point estimates, decide."""
+    from cultureqa.mocqa.hop import hop_table
+
+    rng = np.random.default_rng(11)
+    n = 200
+    frame = pd.DataFrame(
+        {
+            "item_id": [f"i{k}" for k in range(n)],
+            "language": "en",
+            "clue_type": "entity",
+            **{c: rng.random(n) < r for c, r in zip(CONDITIONS, rates, strict=True)},
+            "first_hop": rng.random(n) < 0.5,
+        }
+    )
+    table = hop_table(frame, HopConfig(bootstrap=1000, seed=5), chance_model=False)
+    assert set(table["reading"]) == {expected}, table[["none", "clue", "oracle", "reading"]]

@@ -11,7 +11,9 @@ Per language and clue type it reports accuracy under each condition (Wilson 95% 
 first-hop accuracy (province named correctly under ``clue``), the paired differences clue − none
 and oracle − none with bootstrap intervals over items, the clue gain (clue − none) / (oracle −
 none) with its paired bootstrap interval (the share of what naming the province is worth that
-the clue delivers), and exact McNemar p-values for clue vs none and clue vs oracle.
+the clue delivers; left empty unless oracle − none's interval lies above 0, since a ratio over
+a denominator near 0 means nothing), and exact McNemar p-values for clue vs none and clue vs
+oracle.
 
 The reading decides on the intervals, never on point estimates:
 
@@ -58,7 +60,8 @@ CHANCE_BACKENDS = frozenset({"random", "fixed"})
 """Backends that pick an option without reading the question (the plumbing check)."""
 READINGS = {
     "clue needed": "clue − none > 0 (95% CI excludes 0): the clue carries the province",
-    "clue misleads": "clue − none < 0 (95% CI excludes 0): the clue lowers accuracy",
+    "clue misleads": "clue − none < 0 (95% CI excludes 0): the clue lowers accuracy (a wrong "
+    "first hop pulls the answer away)",
     "clue unused": "oracle − none > 0 but clue − none's CI includes 0: naming the province "
     "helps, the clue does not (first hop fails or is ignored)",
     "statement suffices": "oracle − none's CI includes 0 and the statement alone is above "
@@ -192,6 +195,8 @@ def cell_stats(items: pd.DataFrame, config: HopConfig, chance_model: bool) -> di
     gain, (g_low, g_high), undefined = gain_interval(
         arrays["none"], arrays["clue"], arrays["oracle"], config.bootstrap, config.seed
     )
+    if not out["oracle_minus_none_low"] > 0:  # naming the province is worth nothing measurable
+        gain, g_low, g_high = math.nan, math.nan, math.nan  # a ratio over ~0 means nothing
     out.update({"gain": gain, "gain_low": g_low, "gain_high": g_high})
     out["gain_undefined_share"] = undefined
     out["p_clue_vs_none"] = mcnemar_p(arrays["clue"], arrays["none"])
@@ -209,8 +214,10 @@ def hop_table(paired: pd.DataFrame, config: HopConfig, chance_model: bool) -> pd
             stats = cell_stats(items, config, chance_model)
             rows.append({"language": language, "clue_type": clue_type, **stats})
     table = pd.DataFrame(rows)
-    numeric = table.select_dtypes("number").columns
+    p_values = [c for c in table.columns if c.startswith("p_")]
+    numeric = [c for c in table.select_dtypes("number").columns if c not in p_values]
     table[numeric] = table[numeric].round(4)
+    table[p_values] = table[p_values].map(lambda v: float(f"{v:.4g}"))  # keep tiny p visible
     return table
 
 

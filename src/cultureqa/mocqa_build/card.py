@@ -204,7 +204,9 @@ def _hop_section(hop: Mapping[str, Any] | None) -> list[str]:
         "table** (configure a real model, `mocqa.hop.model`, e.g. `-S mocqa.hop.model=model`)."
         if hop.get("chance_model")
         else "Readings decide on the 95% intervals (paired bootstrap over items, "
-        f"{dict(hop.get('bootstrap', {})).get('resamples')} resamples; McNemar exact p)."
+        f"{dict(hop.get('bootstrap', {})).get('resamples')} resamples; McNemar exact p), cell "
+        "by cell with no multiplicity correction: among 14 cells about one in 20 intervals "
+        "misses by chance, so read the `all` rows first."
     )
     return [
         f"Model `{hop.get('model')}` ({hop.get('roster_entry')}, {hop.get('prompt')}), "

@@ -243,3 +243,12 @@ def test_readings_hold_under_sampling_noise(
     )
     table = hop_table(frame, HopConfig(bootstrap=1000, seed=5), chance_model=False)
     assert set(table["reading"]) == {expected}, table[["none", "clue", "oracle", "reading"]]
+
+
+def test_hop_proportions_use_the_same_wilson_interval_as_the_analysis_package() -> None:
+    from cultureqa.analysis.stats import wilson_ci
+    from cultureqa.mocqa.paired import proportion
+
+    share = proportion([True, True, True, False])
+    assert (share.value, share.n) == (0.75, 4)
+    assert (share.low, share.high) == pytest.approx(wilson_ci(3, 4))

@@ -4,7 +4,9 @@ Two conditions answered on the same items (clue vs no clue, CoT vs zero-shot) ar
 an interval for the difference must resample items, not conditions, and a test must use the
 discordant pairs. Intervals here are seeded percentile bootstraps over items (deterministic, so
 DVC-tracked outputs do not move between runs); the test is McNemar's exact binomial test from
-statsmodels; single proportions get Wilson intervals from :mod:`cultureqa.analysis.stats`.
+statsmodels; single proportions get Wilson intervals from statsmodels' ``proportion_confint``
+(the method :func:`cultureqa.analysis.stats.wilson_ci` uses; importing it here would make every
+ID-MoCQA build stage depend on the analysis package).
 """
 
 from __future__ import annotations
@@ -15,8 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 from statsmodels.stats.contingency_tables import mcnemar
-
-from cultureqa.analysis.stats import wilson_ci
+from statsmodels.stats.proportion import proportion_confint
 
 Interval = tuple[float, float]
 
@@ -36,8 +37,8 @@ def proportion(correct: Sequence[bool] | np.ndarray) -> Proportion:
     n, k = int(values.size), int(values.sum())
     if n == 0:
         return Proportion(math.nan, math.nan, math.nan, 0)
-    low, high = wilson_ci(k, n)
-    return Proportion(k / n, low, high, n)
+    low, high = proportion_confint(k, n, alpha=0.05, method="wilson")
+    return Proportion(k / n, float(low), float(high), n)
 
 
 def mcnemar_p(a: Sequence[bool] | np.ndarray, b: Sequence[bool] | np.ndarray) -> float:

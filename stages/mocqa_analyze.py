@@ -47,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     with build_guard(paths.reports, budget_from(params)):
         questions = analyze_questions(dataset, dict(cfg.get("question_analysis") or {}), root)
         shared = dict(cfg.get("shared_errors") or {})
-        summary = write_report(preds, paths, human, questions, **shared)
+        boot = (int(cfg["bootstrap"]["resamples"]), int(cfg["bootstrap"]["seed"]))
+        summary = write_report(preds, paths, human, questions, boot, **shared)
     write_json(root / "metrics" / "mocqa" / "headline.json", mocqa_headline(summary))
     for model, prompts in summary.items():
         cells = ", ".join(

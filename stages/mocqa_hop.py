@@ -1,4 +1,4 @@
-"""DVC stage: ID-MoCQA hop-necessity diagnostic (full vs statement-only vs options-only).
+"""DVC stage: ID-MoCQA hop-necessity diagnostic (statement only vs clue vs province named).
 
 Runs on the items finalize will write (same seed), with the model at param path
 ``mocqa.hop.model``; finalize puts the table in the dataset card and track_build_mocqa logs it.

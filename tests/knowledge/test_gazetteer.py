@@ -231,7 +231,7 @@ def test_own_province_names_places_and_peoples_are_leaks(
 @pytest.mark.parametrize(
     ("text", "language", "province"),
     [
-        ("the province bordering Papua New Guinea", "en", "Papua"),  # another country
+        ("the province bordering Papua New Guinea", "en", "Aceh"),  # another country
         ("the province where you find Lake Toba", "en", "North Sumatra"),  # a lake, not Toba people
         ("the island of Sumba, east of the strait", "en", "East Nusa Tenggara"),  # geography
         ("Pulau Jawa dan Laut Jawa", "id", "Central Java"),  # the island, not its people
@@ -268,3 +268,20 @@ def test_a_people_entry_without_a_source_is_a_load_error(tmp_path) -> None:  # t
     path.write_text("peoples:\n  - {term: Gayo, provinces: [Aceh], forms: [Gayo]}\n")
     with pytest.raises(KnowledgeBaseError, match=r"peoples\[0\]: key 'source'"):
         load_peoples(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("the province bordering Papua New Guinea", "en"),
+        ("provinsi yang berbatasan dengan Papua Nugini", "id"),
+        ("east of West Papua", "en"),
+    ],
+)
+def test_a_polity_name_holding_the_provinces_own_name_is_a_leak(text: str, language: str) -> None:
+    """Issue 22: a reader sees "Papua" in "Papua New Guinea"; for Papua that gives it away."""
+    from cultureqa.knowledge.gazetteer import find_own_province_leaks
+
+    leaks = find_own_province_leaks(text, language, "Papua")  # type: ignore[arg-type]
+    assert [x.kind for x in leaks] == ["province"] and "contains Papua" in leaks[0].term
+    assert find_own_province_leaks(text, language, "East Nusa Tenggara") == []  # type: ignore[arg-type]

@@ -104,3 +104,48 @@ def test_own_province_names_fail_without_an_allowlist_exemption(
     failed = _failed(_run(doctored))
     assert "expect_questions_to_not_name_own_province" in failed
     assert named in failed["expect_questions_to_not_name_own_province"]
+
+
+def test_a_shared_culture_clue_fails_the_national_uniqueness_expectation(
+    dataset: pd.DataFrame,
+) -> None:
+    """Issue 22: one entity clue whose fact is Maluku's too (papeda) breaks the suite."""
+    import json
+
+    doctored = dataset.copy()
+    mask = (doctored["province"] == "Papua") & (doctored["clue_type"] == "commonsense")
+    row = doctored.index[mask][0]
+    evidence = json.loads(doctored.loc[row, "clue_evidence"])
+    evidence["fact_key"] = "commonsense:dishes:Papeda"  # a sago porridge of Maluku too
+    doctored.loc[row, "clue_evidence"] = json.dumps(evidence)
+    failed = _failed(_run(doctored))
+    assert set(failed) == {"expect_clues_to_be_unique_nationally"}
+    detail = failed["expect_clues_to_be_unique_nationally"]
+    assert "Papeda" in detail and "belongs to several provinces nationally" in detail
+    assert "Maluku" in detail
+
+
+def test_a_clue_fact_without_a_national_entry_fails(dataset: pd.DataFrame) -> None:
+    import json
+
+    doctored = dataset.copy()
+    row = doctored.index[doctored["clue_type"] == "entity"][0]
+    evidence = json.loads(doctored.loc[row, "clue_evidence"])
+    evidence["fact_key"] = "entity:dances:A Dance Nobody Checked"
+    doctored.loc[row, "clue_evidence"] = json.dumps(evidence)
+    failed = _failed(_run(doctored))
+    assert "no national entry" in failed["expect_clues_to_be_unique_nationally"]
+
+
+def test_the_suite_margin_is_the_configured_one() -> None:
+    """The GX claim check and the build refuse the same thin margins (one value, two places)."""
+    import json
+
+    import yaml
+
+    conf = yaml.safe_load((SUITE.parents[1] / "conf" / "mocqa" / "default.yaml").read_text())
+    spec = json.loads(SUITE.read_text(encoding="utf-8"))
+    kwargs = next(
+        e["kwargs"] for e in spec["expectations"] if e["type"] == "expect_claims_to_hold_nationally"
+    )
+    assert kwargs["min_gap_share"] == conf["min_gap_share"]

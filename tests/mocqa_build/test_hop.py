@@ -1,20 +1,39 @@
-"""Hop-necessity diagnostic: ablations, the table, and its place in the card."""
+"""Hop-necessity diagnostic: conditions, paired statistics, readings, and the card."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
 import pandas as pd
 import pytest
 
-from cultureqa.mocqa.hop import CONDITIONS, NEUTRAL, ablate, without_clue
+from cultureqa.knowledge import load_knowledge_base
+from cultureqa.mocqa.hop import (
+    CONDITIONS,
+    ORACLE,
+    HopConfig,
+    ablate,
+    gain_interval,
+    reading,
+    with_oracle,
+    without_clue,
+)
 from cultureqa.mocqa_build import runners
 
 
-def test_without_clue_removes_the_clue_or_says_it_cannot() -> None:
+def test_without_clue_and_with_oracle_replace_the_clue_or_say_they_cannot() -> None:
     question = 'Think of the province of X. In this province, how does "a b" end?'
-    assert without_clue(question, "Think of the province of X.") == (
-        'In this province, how does "a b" end?'
-    )
+    clue = "Think of the province of X."
+    assert without_clue(question, clue) == 'In this province, how does "a b" end?'
     assert without_clue(question, "a clue that is not there") is None
+    oracle = with_oracle(question, clue, "The province is Bali.")
+    assert oracle == 'The province is Bali. In this province, how does "a b" end?'
+    assert with_oracle(question, "absent", "The province is Bali.") is None
 
 
 def test_ablations_keep_options_and_gold_and_count_what_they_drop() -> None:
@@ -23,38 +42,154 @@ def test_ablations_keep_options_and_gold_and_count_what_they_drop() -> None:
             "question": ["Clue one. In this province?", "Pertanyaan tanpa petunjuk?"],
             "clue": ["Clue one.", "Petunjuk yang hilang."],
             "language": ["en", "id"],
+            "province": ["Bali", "Aceh"],
             "answer": ["A", "B"],
         }
     )
-    stripped, dropped = ablate(frame, "statement_only")
-    assert list(stripped["question"]) == ["In this province?"] and dropped == 1
-    options, _ = ablate(frame, "options_only")
-    assert list(options["question"]) == [NEUTRAL["en"], NEUTRAL["id"]]
-    assert list(options["answer"]) == ["A", "B"]
+    none, dropped = ablate(frame, "none")
+    assert list(none["question"]) == ["In this province?"] and dropped == 1
+    oracle, dropped = ablate(frame, "oracle", load_knowledge_base())
+    assert list(oracle["question"]) == ["The province is Bali. In this province?"]
+    assert dropped == 1 and list(oracle["answer"]) == ["A"]
     with pytest.raises(ValueError, match="unknown hop condition"):
-        ablate(frame, "clue_only")
+        ablate(frame, "options_only")
 
 
-def test_hop_table_with_a_fixed_baseline_reaches_the_card(
+def test_gain_is_the_share_of_the_oracle_gain_the_clue_delivers() -> None:
+    none = np.array([0, 0, 0, 0, 1, 1, 0, 0] * 5, dtype=bool)
+    oracle = np.ones(40, dtype=bool)
+    clue = np.array([1, 1, 0, 0, 1, 1, 1, 0] * 5, dtype=bool)
+    point, (low, high), undefined = gain_interval(none, clue, oracle, 500, 1)
+    assert point == pytest.approx((0.625 - 0.25) / (1 - 0.25))
+    assert low < point < high and undefined == 0.0
+    again = gain_interval(none, clue, oracle, 500, 1)
+    assert again[1] == (low, high)  # seeded: the interval does not move between runs
+
+
+def _cell(**values: float) -> dict[str, float]:
+    base = {"none_low": 0.1, "clue_minus_none_low": -0.1, "clue_minus_none_high": 0.1}
+    base.update({"oracle_minus_none_low": -0.1, "oracle_minus_none_high": 0.1})
+    return {**base, **values}
+
+
+def test_the_reading_rule_decides_on_the_intervals() -> None:
+    assert reading(_cell(clue_minus_none_low=0.05, clue_minus_none_high=0.4), False) == (
+        "clue needed"
+    )
+    assert reading(_cell(clue_minus_none_low=-0.4, clue_minus_none_high=-0.1), False) == (
+        "clue misleads"
+    )
+    assert reading(_cell(oracle_minus_none_low=0.2, oracle_minus_none_high=0.6), False) == (
+        "clue unused"
+    )
+    assert reading(_cell(none_low=0.6), False) == "statement suffices"
+    assert reading(_cell(), False) == "too weak to tell"
+    assert reading(_cell(clue_minus_none_low=0.5, clue_minus_none_high=0.9), True) == (
+        "chance model"
+    )
+
+
+def _options(prompt: str) -> dict[str, str]:
+    return dict(re.findall(r"^([ABC])\. (.*)$", prompt, flags=re.MULTILINE))
+
+
+def _statement(text: str) -> str:
+    """The quoted statement every question frame ends with ("… \"<stem> …\"")."""
+    found = re.findall(r'"([^"]+?) …"', text)
+    assert found, text
+    return found[-1]
+
+
+def _scripted(dataset: pd.DataFrame, behaviour: str) -> Callable[[list[dict[str, Any]]], str]:
+    """A model that uses the clue, ignores it, or answers from the statement alone."""
+    gold = {}  # (options, statement): gold option text; two statements may share options
+    for row in dataset.itertuples():
+        options = [str(o) for o in row.options]
+        key = (frozenset(options), _statement(str(row.question)))
+        gold[key] = options["ABC".index(str(row.answer))]
+    clues = {str(c): str(p) for c, p in zip(dataset["clue"], dataset["province"], strict=True)}
+    kb = load_knowledge_base()
+    oracles = [
+        ORACLE[lang].format(name=n) for p in kb for lang, n in (("en", p.name), ("id", p.name_id))
+    ]
+
+    def respond(messages: list[dict[str, Any]]) -> str:
+        prompt = str(messages[-1]["content"])
+        options = _options(prompt)
+        text = gold[(frozenset(options.values()), _statement(prompt))]
+        right = next(k for k, v in options.items() if v == text)
+        wrong = next(k for k in options if k != right)
+        named = any(sentence in prompt for sentence in oracles)
+        clue = next((c for c in clues if c in prompt), None)
+        knows = {
+            "uses_clue": named or clue is not None,
+            "ignores_clue": named,
+            "statement_alone": True,
+        }[behaviour]
+        province = clues[clue] if clue is not None and behaviour == "uses_clue" else "unknown"
+        return json.dumps({"province": province, "answer": right if knows else wrong})
+
+    return respond
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "expected"),
+    [
+        ("uses_clue", "clue needed"),
+        ("ignores_clue", "clue unused"),
+        ("statement_alone", "statement suffices"),
+    ],
+)
+def test_scripted_models_produce_the_three_readings(  # type: ignore[no-untyped-def]
+    template_build, tmp_path, monkeypatch, behaviour: str, expected: str
+) -> None:
+    from cultureqa.testing import FakeOpenAIServer
+
+    monkeypatch.setenv("CULTUREQA_STATE_DIR", str(tmp_path / "state"))  # private response store
+    settings, results = template_build
+    settings = dataclasses.replace(settings, hop=HopConfig(limit=12, bootstrap=400, seed=3))
+    dataset = results["finalize"].frame
+    with FakeOpenAIServer(responder=_scripted(dataset, behaviour)) as server:
+        model = {
+            "id": f"scripted-{behaviour}", "backend": "litellm", "batch_size": 1,
+            "concurrency": 8, "decoding": {"temperature": 0.0, "max_tokens": 64, "seed": None},
+            "options": {"litellm_model": f"openai/{behaviour}", "api_base": server.api_base,
+                        "api_key_env": None, "drop_params": True},
+            "retry": {"attempts": 1, "initial_wait_s": 0.01, "max_wait_s": 0.05, "timeout_s": 5},
+        }  # fmt: skip
+        predictions, summary = runners.run_hop(settings, model)
+    assert set(predictions["condition"]) == set(CONDITIONS)
+    table = pd.DataFrame(summary["table"])
+    overall = table[table["clue_type"] == "all"]
+    assert set(overall["reading"]) == {expected}, overall[["language", "reading"]]
+    assert summary["chance_model"] is False and summary["dropped_clue_not_found"] == 0
+    if behaviour == "uses_clue":
+        assert (overall["first_hop"] == 1.0).all() and (overall["gain"] == 1.0).all()
+        assert (overall["p_clue_vs_none"] < 0.05).all()
+
+
+def test_a_chance_baseline_reaches_the_card_and_says_it_cannot_read_the_table(
     template_build, mocqa_helpers, tmp_path, monkeypatch
 ) -> None:
     monkeypatch.setenv("CULTUREQA_STATE_DIR", str(tmp_path / "state"))  # private response store
     settings, results = template_build
     params = mocqa_helpers["compose"](settings.build_dir.parent)
-    predictions, summary = runners.run_hop(settings, params["baselines"]["first_option"])
+    predictions, summary = runners.run_hop(settings, params["baselines"]["random"])
     assert set(predictions["condition"]) == set(CONDITIONS)
     table = pd.DataFrame(summary["table"])
-    assert len(table) == 12 and set(CONDITIONS) <= set(table.columns)
-    # "always A" scores the share of gold A whatever the question says: equal across conditions
-    assert (table["full"] == table["statement_only"]).all()
-    assert (table["full"] == table["options_only"]).all()
-    assert summary["items"] == len(results["finalize"].frame)
-    cells = zip(table["clue_type"], table["language"], strict=True)
-    assert set(summary["by_cell"]) == {f"{c}.{lang}" for c, lang in cells}
+    assert len(table) == 14  # 6 clue types + all, per language
+    assert set(table["reading"]) == {"chance model"} and summary["chance_model"]
+    assert summary["paired_items"] == summary["items"] == len(results["finalize"].frame)
+    for column in ("none", "clue", "oracle", "gain", "p_clue_vs_none", "p_clue_vs_oracle"):
+        assert column in table.columns
+    assert (table["none_low"] <= table["none"]).all() and (
+        table["none"] <= table["none_high"]
+    ).all()
     _, card, markdown = runners.run_finalize(settings, {}, "sample", summary)
-    assert card["hop_necessity"]["model"] == "first-option"
-    section = markdown.split("## Hop necessity")[1].split("## ")[0]
-    assert "| clue_type | language | full | n | statement_only | options_only |" in section
+    assert card["hop_necessity"]["model"] == "random"
+    section = markdown.split("## Hop necessity")[1].split("\n## ")[0]
+    assert "cannot read the table" in section and "| language | clue type | n | none |" in section
+    assert "**too weak to tell**" in section  # the legend explains every reading
 
 
 def test_a_refused_key_stops_the_hop_diagnostic_after_the_first_condition(  # type: ignore[no-untyped-def]
@@ -78,3 +213,42 @@ def test_a_refused_key_stops_the_hop_diagnostic_after_the_first_condition(  # ty
             runners.run_hop(settings, model)
         sent = refusing.hits
     assert 10 <= sent <= 14  # the first condition only: 10 refusals plus those in flight
+
+
+@pytest.mark.parametrize(
+    ("rates", "expected"),
+    [
+        ((0.35, 0.75, 0.80), "clue needed"),  # none, clue, oracle accuracies
+        ((0.35, 0.38, 0.80), "clue unused"),
+        ((0.69, 0.70, 0.72), "statement suffices"),
+        ((0.33, 0.34, 0.33), "too weak to tell"),
+    ],
+)
+def test_readings_hold_under_sampling_noise(
+    rates: tuple[float, float, float], expected: str
+) -> None:
+    """Seeded noisy answers (200 items): the intervals, not point estimates, decide."""
+    from cultureqa.mocqa.hop import hop_table
+
+    rng = np.random.default_rng(11)
+    n = 200
+    frame = pd.DataFrame(
+        {
+            "item_id": [f"i{k}" for k in range(n)],
+            "language": "en",
+            "clue_type": "entity",
+            **{c: rng.random(n) < r for c, r in zip(CONDITIONS, rates, strict=True)},
+            "first_hop": rng.random(n) < 0.5,
+        }
+    )
+    table = hop_table(frame, HopConfig(bootstrap=1000, seed=5), chance_model=False)
+    assert set(table["reading"]) == {expected}, table[["none", "clue", "oracle", "reading"]]
+
+
+def test_hop_proportions_use_the_same_wilson_interval_as_the_analysis_package() -> None:
+    from cultureqa.analysis.stats import wilson_ci
+    from cultureqa.mocqa.paired import proportion
+
+    share = proportion([True, True, True, False])
+    assert (share.value, share.n) == (0.75, 4)
+    assert (share.low, share.high) == pytest.approx(wilson_ci(3, 4))

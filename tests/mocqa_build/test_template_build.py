@@ -33,17 +33,19 @@ def test_every_item_clue_type_and_language_is_attempted_and_accounted(template_b
     expand = results["expand"]
     assert expand.metrics["input"] == n_items * len(CLUE_TYPES) * len(LANGUAGES)
     assert expand.metrics["kept"] + expand.metrics["removed"] == expand.metrics["input"]
-    # Claims range over all of Indonesia now: an intersection that is unique only among the
-    # benchmark's provinces is not offered, so some pairs have no intersection clue. Those are
-    # the only losses, each with its reason, and always in both languages.
+    # Claims range over all of Indonesia with a margin (issues 11, 22): a comparison or an
+    # intersection that is unique only among the benchmark's provinces, or only by a hair, is
+    # not offered, so some pairs have none. Those are the only losses, each with its reason,
+    # and always in both languages.
     cells = expand.metrics["kept_by_clue_type_language"]
-    named = {c: n_items for c in CLUE_TYPES if c != "intersection"}
-    assert {k: v for k, v in cells.items() if not k.startswith("intersection")} == {
+    claim_types = ("comparison", "intersection")
+    named = {c: n_items for c in CLUE_TYPES if c not in claim_types}
+    assert {k: v for k, v in cells.items() if not k.startswith(claim_types)} == {
         f"{c}.{lang}": n for c, n in named.items() for lang in LANGUAGES
     }
     removed = expand.removed
-    assert set(removed["reason"]) <= {"no usable intersection clue"}
-    assert removed["detail"].str.len().gt(0).all()
+    assert set(removed["reason"]) <= {f"no usable {c} clue" for c in claim_types}
+    assert removed["detail"].str.contains("refused: ").all()
     assert (removed.groupby("pair_id")["language"].nunique() == len(LANGUAGES)).all()
     items = results["ingest"].frame.set_index("source_id")["province"]
     lost = set(items[removed["pair_id"].str.split(".").str[0].unique()])
@@ -70,10 +72,18 @@ def test_pairs_share_the_fact_and_facts_rotate(template_build) -> None:
     en = variants[variants["language"] == "en"]
     distinct = en.groupby(["province", "clue_type"])["fact_key"].nunique()
     # a province does not always get one clue, unless Indonesia-wide data verify only one
+    # (Papua keeps one nationally unique event; Bali one intersection; NTT one comparison)
     generator = runners._template_generator(settings)
     single = {k for k in distinct.index if len(generator.candidates(*k)) < 2}
-    assert single <= {("Bali", "comparison"), ("South Kalimantan", "comparison")}, single
-    rotating = distinct.drop(index=list(single))
+    allowed = {
+        ("Bali", "comparison"), ("Bali", "intersection"), ("South Kalimantan", "comparison"),
+        ("East Nusa Tenggara", "comparison"), ("Papua", "temporal"),
+    }  # fmt: skip
+    assert single <= allowed, single
+    # Papua: of its nationally unique commonsense and geographical facts, all but one name a
+    # Papuan people (Dani, Sentani) or Papua New Guinea, which the leak check refuses
+    one_usable = {("Papua", "commonsense"), ("Papua", "geographical")}
+    rotating = distinct.drop(index=list(single | one_usable))
     assert (rotating >= 2).all(), rotating[rotating < 2]
 
 

@@ -102,6 +102,43 @@ def test_cot_deltas_per_model_clue_type_language(preds: pd.DataFrame) -> None:
     assert len(deltas) == 2 * 3 * 2  # models × (2 clue types + all) × languages
 
 
+def test_cot_deltas_carry_paired_intervals_and_mcnemar_p(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CoT right on every item zero-shot missed: the interval excludes 0, tiny p; ties do not."""
+    rows = []
+    for i in range(30):
+        item = f"x{i}"
+        monkeypatch.setitem(ITEMS, item, ("entity", "en", "Aceh", "food", "A"))
+        rows.append(_row("better", "api", "zero_shot", item, (0, "B")))
+        rows.append(_row("better", "api", "cot", item, (1, "A")))
+        answer = "A" if i % 2 else "B"
+        rows.append(_row("same", "api", "zero_shot", item, (1, answer)))
+        rows.append(_row("same", "api", "cot", item, (1, "B" if i % 2 else "A")))
+    deltas = m.cot_deltas(pd.DataFrame(rows), 500, 7).set_index(["model", "clue_type"])
+    better, same = deltas.loc[("better", "entity")], deltas.loc[("same", "entity")]
+    assert better["n"] == 30 and better["multi_hop_delta"] == 1.0
+    assert (better["multi_hop_delta_ci_low"], better["multi_hop_delta_ci_high"]) == (1.0, 1.0)
+    assert better["multi_hop_p"] < 1e-6 and better["first_hop_delta"] == 1.0
+    # half the items flip each way: the same accuracy, an interval around 0, p = 1
+    assert same["multi_hop_delta"] == 0.0 and same["multi_hop_p"] == pytest.approx(1.0)
+    assert same["multi_hop_delta_ci_low"] < 0 < same["multi_hop_delta_ci_high"]
+    again = m.cot_deltas(pd.DataFrame(rows), 500, 7).set_index(["model", "clue_type"])
+    assert again.loc[("same", "entity"), "multi_hop_delta_ci_low"] == same["multi_hop_delta_ci_low"]
+
+
+def test_the_report_shows_intervals_in_tables_and_plots(preds: pd.DataFrame, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from cultureqa.mocqa.report import ReportPaths, write_report
+
+    paths = ReportPaths(metrics=tmp_path / "metrics", reports=tmp_path / "reports")
+    write_report(preds, paths, bootstrap=(200, 1))
+    text = (paths.reports / "tables.md").read_text(encoding="utf-8")
+    assert "with Wilson 95% intervals" in text and "multi-hop Δ [95% CI]" in text
+    assert "100.0 [" in text  # m1 CoT first hop on entity: 100% with its interval
+    deltas = pd.read_csv(paths.reports / "cot_deltas.csv")
+    assert {"multi_hop_delta_ci_low", "multi_hop_delta_ci_high", "multi_hop_p"} <= set(deltas)
+    for png in ("cot_delta_heatmap", "accuracy_by_clue_type"):
+        assert (paths.reports / f"{png}.png").stat().st_size > 5000
+
+
 def test_best_worst_clue_type_range(preds: pd.DataFrame) -> None:
     ranges = m.clue_type_range(preds).set_index(["model", "prompt", "language"])
     row = ranges.loc[("m1", "cot", "all")]

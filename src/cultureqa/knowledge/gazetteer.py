@@ -23,8 +23,10 @@ Two jobs share one name index built from the knowledge base (DESIGN.md §5 verif
 * :func:`find_own_province_leaks` is the stricter rule for a question about a known province
   (issue 11): any name of *that* province, its capital, a city or regency of it, or one of its
   peoples (``data/knowledge/peoples.yaml``: Acehnese, Batak, "orang Jawa", …) is a leak, cultural
-  terms included ("Rumoh Aceh", "Coto Makassar", "Batak wedding"). Only names of other polities
-  (Papua New Guinea, West Papua) are exempt; cue-required common words (Padang, Malang) need a
+  terms included ("Rumoh Aceh", "Coto Makassar", "Batak wedding"). Names of other polities
+  (Papua New Guinea, West Papua) are exempt only where they do not contain the province's own
+  name: for Papua they leak, since a reader sees "Papua" in them (issue 22); cue-required common
+  words (Padang, Malang) need a
   locative cue or a cultural head noun before them; island names (Sumba, Madura) count only in a
   people phrase.
 """
@@ -62,8 +64,9 @@ OTHER_POLITY_TERMS: tuple[str, ...] = (
     "Papua New Guinea", "Papua Nugini", "West Papua", "Papua Barat", "Southwest Papua",
     "Papua Barat Daya", "from Sabang to Merauke", "dari Sabang sampai Merauke",
 )  # fmt: skip
-"""Names that hold a province name but denote another country or province (or the whole
-nation): the only exemptions the own-province leak check keeps."""
+"""Names that hold a place name but denote another country or province (or the whole nation):
+the only exemptions the own-province leak check keeps, and only for a province whose own name
+they do not contain ("Papua New Guinea" leaks for Papua)."""
 
 PEOPLE_HEADS_ID: frozenset[str] = frozenset({
     "orang", "masyarakat", "urang", "wong", "etnis", "kaum", "komunitas", "warga", "budaya",
@@ -319,7 +322,11 @@ class Gazetteer:
         """Per-province pattern and term table, built on first use."""
         if province not in self._own:
             terms = _own_terms(self._kb[province], self._peoples)
-            exempt = {_fold(t): _Term("province", t, False) for t in OTHER_POLITY_TERMS}
+            names = _alternation((_fold(n) for n in self._kb[province].names), folded=True)
+            for polity in OTHER_POLITY_TERMS:
+                if names.search(_fold(polity)):  # "Papua New Guinea" names Papua to a reader
+                    terms[polity] = _Term("province", f"{polity} (contains {province})", True)
+            exempt = [t for t in OTHER_POLITY_TERMS if t not in terms]
             surfaces = [*terms, *exempt]
             pattern = _alternation(surfaces, folded=False)
             table = {_fold(k): v for k, v in terms.items()}

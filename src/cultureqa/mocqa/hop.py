@@ -1,44 +1,88 @@
-"""Hop necessity (issue 11, item 4): can a question be answered without its first hop?
+"""Hop necessity (issues 11, 22): does a model need the clue, and can this model tell us?
 
-A two-hop question is only two-hop if the clue is needed. The diagnostic asks one configured
-model the same items three ways and compares answer accuracy per clue type × language:
+A two-hop question is only two-hop if the clue carries the province. The diagnostic asks one
+configured model every item three ways, on the item's own options and gold:
 
-* ``full``: the question as built;
-* ``statement_only``: the clue removed, so the statement's "this province" points nowhere;
-* ``options_only``: no question at all, only the three options (a prior or position bias).
+* ``none``: the statement only (the clue removed; "that province" points nowhere);
+* ``clue``: the question as built;
+* ``oracle``: the clue replaced by a sentence naming the province outright.
 
-A statement-only accuracy close to the full accuracy means the clue adds nothing (the statement
-or the options give the answer away); near chance (1/3) means the first hop is needed. The rules
-already rewrite or remove statements that name the province's people; this measures what rules
-cannot see. Items are the finalized ones (options shuffled with the build's seed).
+Per language and clue type it reports accuracy under each condition (Wilson 95% intervals),
+first-hop accuracy (province named correctly under ``clue``), the paired differences clue − none
+and oracle − none with bootstrap intervals over items, the clue gain (clue − none) / (oracle −
+none) with its paired bootstrap interval (the share of what naming the province is worth that
+the clue delivers; left empty unless oracle − none's interval lies above 0, since a ratio over
+a denominator near 0 means nothing), and exact McNemar p-values for clue vs none and clue vs
+oracle.
+
+The reading decides on the intervals, never on point estimates:
+
+* ``clue needed``: clue − none excludes 0 upwards (the clue carries information the model uses);
+* ``clue misleads``: clue − none excludes 0 downwards;
+* ``clue unused``: naming the province helps (oracle − none excludes 0) but the clue does not:
+  the model does not get the province from the clue, or ignores it;
+* ``statement suffices``: naming the province does not help and the statement alone is above
+  chance: the answer is reachable without the first hop, for this model;
+* ``too weak to tell``: naming the province does not help and the statement alone is not above
+  chance: the model cannot answer the second hop, so the table says nothing about the clue.
+
+A chance baseline (random or fixed position) cannot read the table at all; its rows say so.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from cultureqa.evaluation.engine import RunSpec, evaluate
 from cultureqa.knowledge.provinces import KnowledgeBase
 from cultureqa.mocqa.evaluate import EvalConfig, MocqaFamily, balanced_subset
+from cultureqa.mocqa.paired import (
+    bootstrap_means,
+    excludes_zero,
+    mcnemar_p,
+    paired_difference,
+    percentile_interval,
+    proportion,
+)
 from cultureqa.spend import ApiStopped, stopped_reason
 
-CONDITIONS = ("full", "statement_only", "options_only")
-NEUTRAL = {"en": "Which of the options is correct?", "id": "Manakah pilihan yang benar?"}
+CONDITIONS = ("none", "clue", "oracle")
+ORACLE = {"en": "The province is {name}.", "id": "Provinsi yang dimaksud adalah {name}."}
 CHANCE = 1 / 3
+CHANCE_BACKENDS = frozenset({"random", "fixed"})
+"""Backends that pick an option without reading the question (the plumbing check)."""
+READINGS = {
+    "clue needed": "clue − none > 0 (95% CI excludes 0): the clue carries the province",
+    "clue misleads": "clue − none < 0 (95% CI excludes 0): the clue lowers accuracy (a wrong "
+    "first hop pulls the answer away)",
+    "clue unused": "oracle − none > 0 but clue − none's CI includes 0: naming the province "
+    "helps, the clue does not (first hop fails or is ignored)",
+    "statement suffices": "oracle − none's CI includes 0 and the statement alone is above "
+    "chance: the answer is reachable without the first hop",
+    "too weak to tell": "oracle − none's CI includes 0 and the statement alone is not above "
+    "chance: the model cannot answer even with the province named",
+    "chance model": "a chance baseline ignores the question: it checks the plumbing only",
+}
 
 
 @dataclass(frozen=True)
 class HopConfig:
-    """``mocqa.hop``: which model (a param path), prompt style and items per language."""
+    """``mocqa.hop``: which model (a param path), prompt style, items, bootstrap."""
 
     model: str = "model"
     prompt: str = "zero_shot"
     limit: int | None = 12
+    bootstrap: int = 2000
+    """Item resamples for the paired intervals."""
+    seed: int = 13
+    """Seed of the bootstrap (the intervals are deterministic)."""
 
 
 def without_clue(question: str, clue: str) -> str | None:
@@ -49,32 +93,132 @@ def without_clue(question: str, clue: str) -> str | None:
     return rest[:1].upper() + rest[1:]
 
 
-def ablate(dataset: pd.DataFrame, condition: str) -> tuple[pd.DataFrame, int]:
+def with_oracle(question: str, clue: str, sentence: str) -> str | None:
+    """The question with its clue replaced by ``sentence`` (None when the clue is not found)."""
+    if not clue.strip() or clue not in question:
+        return None
+    return " ".join(question.replace(clue, sentence, 1).split())
+
+
+def ablate(
+    dataset: pd.DataFrame, condition: str, kb: KnowledgeBase | None = None
+) -> tuple[pd.DataFrame, int]:
     """The items under one condition, and how many had to be dropped (clue not found)."""
-    if condition == "full":
+    if condition == "clue":
         return dataset, 0
-    if condition == "options_only":
-        return dataset.assign(question=dataset["language"].map(NEUTRAL)), 0
-    if condition != "statement_only":
+    if condition not in CONDITIONS:
         raise ValueError(f"unknown hop condition {condition!r}; known: {CONDITIONS}")
-    pairs = zip(dataset["question"], dataset["clue"], strict=True)
-    stripped = [without_clue(str(q), str(c)) for q, c in pairs]
-    keep = pd.Series([s is not None for s in stripped], index=dataset.index)
-    frame = dataset.assign(question=[s or "" for s in stripped])[keep]
+    columns = [dataset[c] for c in ("question", "clue", "language", "province")]
+    rows = zip(*columns, strict=True)
+    if condition == "none":
+        changed = [without_clue(str(q), str(c)) for q, c, _, _ in rows]
+    else:
+        if kb is None:
+            raise ValueError("the oracle condition needs the knowledge base (province names)")
+        changed = [
+            with_oracle(str(q), str(c), _oracle_sentence(kb, str(p), str(lang)))
+            for q, c, lang, p in rows
+        ]
+    keep = pd.Series([s is not None for s in changed], index=dataset.index)
+    frame = dataset.assign(question=[s or "" for s in changed])[keep]
     return frame, int((~keep).sum())
 
 
-def hop_table(predictions: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    """Accuracy per clue type × language under each condition, with n and the chance level."""
-    parts = []
-    for condition, frame in predictions.items():
-        grouped = frame.groupby(["clue_type", "language"])["correct"]
-        parts.append(grouped.mean().rename(condition))
-        if condition == "full":
-            parts.append(grouped.size().rename("n"))
-    table = pd.concat(parts, axis=1).reset_index()
-    table["chance"] = round(CHANCE, 3)
-    return table.round(3)
+def _oracle_sentence(kb: KnowledgeBase, province: str, language: str) -> str:
+    record = kb[province]
+    name = record.name_id if language == "id" else record.name
+    return ORACLE.get(language, ORACLE["en"]).format(name=name)
+
+
+def paired_items(predictions: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """One row per item answered under every condition: correctness per condition, first hop."""
+    keys = ["item_id", "language", "clue_type"]
+    clue = predictions["clue"][[*keys, "correct", "province_correct"]].rename(
+        columns={"correct": "clue", "province_correct": "first_hop"}
+    )
+    out = clue
+    for condition in ("none", "oracle"):
+        frame = predictions[condition][["item_id", "correct"]]
+        out = out.merge(frame.rename(columns={"correct": condition}), on="item_id", how="inner")
+    for column in (*CONDITIONS, "first_hop"):
+        out[column] = out[column].fillna(False).astype(bool)
+    return out.sort_values(keys).reset_index(drop=True)
+
+
+def gain_interval(
+    none: np.ndarray, clue: np.ndarray, oracle: np.ndarray, n_boot: int, seed: int
+) -> tuple[float, tuple[float, float], float]:
+    """Clue gain (clue − none)/(oracle − none), its paired bootstrap interval, undefined share.
+
+    Resamples where naming the province adds nothing (oracle = none) have no gain; their share
+    is returned so a reader sees when the interval rests on few resamples.
+    """
+    denominator = float(oracle.mean() - none.mean()) if none.size else math.nan
+    point = float(clue.mean() - none.mean()) / denominator if denominator else math.nan
+    means = bootstrap_means([none, clue, oracle], n_boot, seed)
+    below = means[2] - means[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gains = np.where(below != 0, (means[1] - means[0]) / below, np.nan)
+    undefined = float(np.mean(~np.isfinite(gains))) if gains.size else math.nan
+    return point, percentile_interval(gains), undefined
+
+
+def reading(cell: Mapping[str, Any], chance_model: bool) -> str:
+    """The verdict of one cell, from its intervals (module docstring)."""
+    if chance_model:
+        return "chance model"
+    clue_gap = (cell["clue_minus_none_low"], cell["clue_minus_none_high"])
+    if excludes_zero(clue_gap):
+        return "clue needed" if clue_gap[0] > 0 else "clue misleads"
+    if excludes_zero((cell["oracle_minus_none_low"], cell["oracle_minus_none_high"])):
+        return "clue unused"
+    return "statement suffices" if cell["none_low"] > CHANCE else "too weak to tell"
+
+
+DIFFERENCES = {
+    "clue_minus_none": ("clue", "none"),
+    "oracle_minus_none": ("oracle", "none"),
+    "oracle_minus_clue": ("oracle", "clue"),
+}
+
+
+def cell_stats(items: pd.DataFrame, config: HopConfig, chance_model: bool) -> dict[str, Any]:
+    """Every number of one (language, clue type) cell; keys are the table's columns."""
+    arrays = {c: items[c].to_numpy(dtype=bool) for c in (*CONDITIONS, "first_hop")}
+    out: dict[str, Any] = {"n": len(items)}
+    for name, values in arrays.items():
+        share = proportion(values)
+        out.update({name: share.value, f"{name}_low": share.low, f"{name}_high": share.high})
+    for label, (a, b) in DIFFERENCES.items():
+        value, (low, high) = paired_difference(arrays[a], arrays[b], config.bootstrap, config.seed)
+        out.update({label: value, f"{label}_low": low, f"{label}_high": high})
+    gain, (g_low, g_high), undefined = gain_interval(
+        arrays["none"], arrays["clue"], arrays["oracle"], config.bootstrap, config.seed
+    )
+    if not out["oracle_minus_none_low"] > 0:  # naming the province is worth nothing measurable
+        gain, g_low, g_high = math.nan, math.nan, math.nan  # a ratio over ~0 means nothing
+    out.update({"gain": gain, "gain_low": g_low, "gain_high": g_high})
+    out["gain_undefined_share"] = undefined
+    out["p_clue_vs_none"] = mcnemar_p(arrays["clue"], arrays["none"])
+    out["p_clue_vs_oracle"] = mcnemar_p(arrays["clue"], arrays["oracle"])
+    out["reading"] = reading(out, chance_model)
+    return out
+
+
+def hop_table(paired: pd.DataFrame, config: HopConfig, chance_model: bool) -> pd.DataFrame:
+    """One row per language × clue type, plus an ``all`` row per language."""
+    rows = []
+    for language, by_language in paired.groupby("language", sort=True):
+        groups = [*by_language.groupby("clue_type", sort=True), ("all", by_language)]
+        for clue_type, items in groups:
+            stats = cell_stats(items, config, chance_model)
+            rows.append({"language": language, "clue_type": clue_type, **stats})
+    table = pd.DataFrame(rows)
+    p_values = [c for c in table.columns if c.startswith("p_")]
+    numeric = [c for c in table.select_dtypes("number").columns if c not in p_values]
+    table[numeric] = table[numeric].round(4)
+    table[p_values] = table[p_values].map(lambda v: float(f"{v:.4g}"))  # keep tiny p visible
+    return table
 
 
 def run_hop(
@@ -91,24 +235,44 @@ def run_hop(
     run = RunSpec(config.model, model_cfg, store_path, max_error_share=1.0, prompt=config.prompt)
     predictions, dropped = {}, {}
     for condition in CONDITIONS:
-        frame, dropped[condition] = ablate(items, condition)
+        frame, dropped[condition] = ablate(items, condition, kb)
         record, preds = evaluate(MocqaFamily(frame, eval_cfg, root, kb), run)
         if (reason := stopped_reason(record.api)) is not None:
             raise ApiStopped(reason)  # refused requests are not wrong answers; skip the rest
         predictions[condition] = preds.assign(condition=condition)
-    table = hop_table(predictions)
-    summary = {
+    chance_model = str(model_cfg.get("backend")) in CHANCE_BACKENDS
+    paired = paired_items(predictions)
+    table = hop_table(paired, config, chance_model)
+    summary = _summary(model_cfg, config, items, paired, predictions, dropped, table)
+    summary["chance_model"] = chance_model
+    return table, pd.concat(predictions.values(), ignore_index=True), summary
+
+
+def _summary(
+    model_cfg: Mapping[str, Any],
+    config: HopConfig,
+    items: pd.DataFrame,
+    paired: pd.DataFrame,
+    predictions: Mapping[str, pd.DataFrame],
+    dropped: Mapping[str, int],
+    table: pd.DataFrame,
+) -> dict[str, Any]:
+    records = [
+        {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in r.items()}
+        for r in table.to_dict(orient="records")
+    ]
+    accuracy = {c: round(float(paired[c].mean()), 4) for c in CONDITIONS} if len(paired) else {}
+    return {
         "model": str(model_cfg.get("id")),
         "roster_entry": config.model,
         "prompt": config.prompt,
         "items": len(items),
-        "dropped_clue_not_found": dropped["statement_only"],
-        "accuracy": {c: round(float(p["correct"].mean()), 3) for c, p in predictions.items()},
+        "paired_items": len(paired),
+        "dropped_clue_not_found": max(dropped.values()),
+        "bootstrap": {"resamples": config.bootstrap, "seed": config.seed},
+        "accuracy": accuracy,
         "errors": {c: int((p["status"] == "error").sum()) for c, p in predictions.items()},
-        "table": table.to_dict(orient="records"),
-        "by_cell": {
-            f"{r['clue_type']}.{r['language']}": {c: r[c] for c in (*CONDITIONS, "n")}
-            for r in table.to_dict(orient="records")
-        },
+        "readings": READINGS,
+        "table": records,
+        "by_cell": {f"{r['clue_type']}.{r['language']}": r for r in records},
     }
-    return table, pd.concat(predictions.values(), ignore_index=True), summary

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from cultureqa.analysis.stats import accuracy_table
+from cultureqa.mocqa.paired import mcnemar_p, paired_difference
 from cultureqa.mocqa.schema import CLUE_TYPES, LANGUAGES
 
 KEYS = ["model", "prompt"]
@@ -121,33 +122,49 @@ def main_table(preds: pd.DataFrame, metric: str = "multi_hop") -> pd.DataFrame:
     return ordered(pd.DataFrame(columns).reset_index())
 
 
-def cot_deltas(preds: pd.DataFrame) -> pd.DataFrame:
+DELTA_METRICS = {"multi_hop": "correct", "first_hop": "province_correct"}
+
+
+def cot_deltas(preds: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
     """CoT − zero-shot per model × clue type × language (clue type ``all`` = whole language).
 
-    Only models evaluated with both prompt styles appear. Columns: model, clue_type, language,
-    ``multi_hop_zero_shot``, ``multi_hop_cot``, ``multi_hop_delta`` and the same for first_hop.
+    The two styles answer the same items, so each delta is paired: computed on the items both
+    styles answered, with a seeded bootstrap 95% interval over items and an exact McNemar
+    p-value. Only models evaluated with both prompt styles appear. Columns: model, clue_type,
+    language, ``n``, then per metric (multi_hop, first_hop) ``_zero_shot``, ``_cot``,
+    ``_delta``, ``_delta_ci_low``, ``_delta_ci_high``, ``_p``.
     """
-    models = preds[preds["model"] != HUMAN]
-    cells = pd.concat(
-        [
-            slice_table(models, ["clue_type", "language"]),
-            slice_table(models, ["language"]).assign(clue_type="all"),
-        ],
-        ignore_index=True,
-    )
-    wide = cells.pivot_table(
-        index=["model", "clue_type", "language"],
-        columns="prompt",
-        values=["multi_hop", "first_hop"],
-    )
-    if not {"zero_shot", "cot"} <= set(wide.columns.get_level_values("prompt")):
-        return pd.DataFrame(columns=["model", "clue_type", "language", "multi_hop_delta"])
-    out = pd.DataFrame(index=wide.index)
-    for metric in ("multi_hop", "first_hop"):
-        out[f"{metric}_zero_shot"] = wide[(metric, "zero_shot")]
-        out[f"{metric}_cot"] = wide[(metric, "cot")]
-        out[f"{metric}_delta"] = out[f"{metric}_cot"] - out[f"{metric}_zero_shot"]
-    return ordered(out.dropna(subset=["multi_hop_delta"]).reset_index())
+    models = preds[(preds["model"] != HUMAN) & preds["prompt"].isin(["zero_shot", "cot"])]
+    keys = ["model", "clue_type", "language", "item_id"]
+    columns = list(DELTA_METRICS.values())
+    both = (
+        models[models["prompt"] == "zero_shot"][[*keys, *columns]]
+        .merge(models[models["prompt"] == "cot"][[*keys, *columns]], on=keys, suffixes=("_z", "_c"))
+    )  # fmt: skip
+    if both.empty:
+        return pd.DataFrame(columns=["model", "clue_type", "language", "n", "multi_hop_delta"])
+    cells = [both, both.assign(clue_type="all")]
+    rows = [
+        _delta_row(model, clue_type, language, part, n_boot, seed)
+        for frame in cells
+        for (model, clue_type, language), part in frame.groupby(keys[:3], sort=True)
+    ]
+    return ordered(pd.DataFrame(rows))
+
+
+def _delta_row(
+    model: str, clue_type: str, language: str, part: pd.DataFrame, n_boot: int, seed: int
+) -> dict[str, Any]:
+    row: dict[str, Any] = {"model": model, "clue_type": clue_type, "language": language}
+    row["n"] = len(part)
+    for name, column in DELTA_METRICS.items():
+        zero = part[f"{column}_z"].fillna(False).astype(bool).to_numpy()
+        cot = part[f"{column}_c"].fillna(False).astype(bool).to_numpy()
+        delta, (low, high) = paired_difference(cot, zero, n_boot, seed)
+        row |= {f"{name}_zero_shot": zero.mean(), f"{name}_cot": cot.mean()}
+        row |= {f"{name}_delta": delta, f"{name}_delta_ci_low": low}
+        row |= {f"{name}_delta_ci_high": high, f"{name}_p": mcnemar_p(cot, zero)}
+    return row
 
 
 def clue_type_range(preds: pd.DataFrame, metric: str = "multi_hop") -> pd.DataFrame:

@@ -21,6 +21,7 @@ from cultureqa.evaluation.report import collect_predictions as collect_all
 from cultureqa.io import atomic_path, write_csv, write_json, write_text
 from cultureqa.knowledge.provinces import CANONICAL_PROVINCES
 from cultureqa.mocqa import metrics as m
+from cultureqa.mocqa.paired import excludes_zero
 from cultureqa.mocqa.question_analysis import QuestionAnalysis
 from cultureqa.mocqa.schema import CLUE_TYPES
 from cultureqa.tracking import metric_key, usage_metrics
@@ -60,6 +61,7 @@ def write_report(
     paths: ReportPaths,
     human: pd.DataFrame | None = None,
     questions: QuestionAnalysis | None = None,
+    bootstrap: tuple[int, int] = (2000, 0),
     **shared: Any,
 ) -> dict[str, Any]:
     """Write every table and figure; return the summary written as DVC metrics.
@@ -69,6 +71,7 @@ def write_report(
         paths: Output folders.
         human: Scored human answer sheets (rows shaped like predictions), if any.
         questions: The lexical (and, when a model ran it, semantic) question analysis.
+        bootstrap: (resamples, seed) of the paired CoT − zero-shot intervals.
         shared: Keyword arguments for :func:`cultureqa.mocqa.metrics.shared_errors`.
     """
     preds = key_by_roster(preds)
@@ -78,8 +81,9 @@ def write_report(
     tables = {
         "main_multi_hop": m.main_table(rows, "multi_hop"),
         "main_first_hop": m.main_table(rows, "first_hop"),
+        "slice_ci": slices["clue_type_language"],
         "breakdown": slices["language"][[*m.KEYS, "language", "n", *m.OUTCOMES]],
-        "cot_deltas": m.cot_deltas(preds),
+        "cot_deltas": m.cot_deltas(preds, *bootstrap),
         "clue_type_range": m.clue_type_range(preds),
         "shared_errors_by_topic": errors.by_topic,
         "shared_errors_by_province": errors.by_province,
@@ -110,7 +114,9 @@ _TITLES = {
     "main_multi_hop": "Multi-hop accuracy (%) by clue type and language",
     "main_first_hop": "First-hop (province) accuracy (%) by clue type and language",
     "breakdown": "Both hops: right/right, province only, answer only, wrong/wrong (%)",
-    "cot_deltas": "CoT − zero-shot (percentage points)",
+    "slice_ci": "Accuracy (%) per clue type and language with Wilson 95% intervals",
+    "cot_deltas": "CoT − zero-shot (percentage points): paired over items, bootstrap 95% "
+    "interval and exact McNemar p; * = the interval excludes 0",
     "clue_type_range": "Best − worst clue type, multi-hop accuracy (%)",
     "shared_errors_by_topic": "Items every model gets wrong with the same option, by topic",
     "shared_errors_by_province": "Items every model gets wrong with the same option, by province",
@@ -119,11 +125,57 @@ _TITLES = {
 
 def _markdown(tables: dict[str, pd.DataFrame]) -> str:
     sections = ["# ID-MoCQA evaluation\n"]
+    shown_as = {"slice_ci": slice_ci_display, "cot_deltas": delta_display}
     for name, table in tables.items():
-        shown = table if name.startswith("shared") else percent(table)
+        if name in shown_as:
+            shown = shown_as[name](table)
+        else:
+            shown = table if name.startswith("shared") else percent(table)
         body = to_markdown(shown) if len(table) else "_(none)_\n"
         sections += [f"\n## {_TITLES[name]}\n", body]
     return "\n".join(sections)
+
+
+def _interval(value: float, low: float, high: float, signed: bool = False) -> str:
+    """``62.3 [50.1, 73.4]`` in percent (points when ``signed``), or ``–`` when undefined."""
+    if pd.isna(value) or pd.isna(low) or pd.isna(high):
+        return "–"
+    form = "{:+.1f}" if signed else "{:.1f}"
+    parts = [form.format(100 * v) for v in (value, low, high)]
+    return f"{parts[0]} [{parts[1]}, {parts[2]}]"
+
+
+def slice_ci_display(table: pd.DataFrame) -> pd.DataFrame:
+    """Per-slice accuracies with their intervals, one readable cell per metric."""
+    out = table[[*m.KEYS, "language", "clue_type", "n"]].copy()
+    for name in ("multi_hop", "first_hop"):
+        out[name.replace("_", "-")] = [
+            _interval(r[name], r[f"{name}_ci_low"], r[f"{name}_ci_high"])
+            for r in table.to_dict("records")
+        ]
+    return out
+
+
+def _delta_cell(row: dict[str, Any], name: str) -> str:
+    """``+3.2 [-1.0, +7.5]``, starred when the interval excludes 0."""
+    low, high = row[f"{name}_delta_ci_low"], row[f"{name}_delta_ci_high"]
+    star = " *" if excludes_zero((low, high)) else ""
+    return _interval(row[f"{name}_delta"], low, high, signed=True) + star
+
+
+def delta_display(table: pd.DataFrame) -> pd.DataFrame:
+    """CoT − zero-shot rows: both accuracies, the delta with its interval and p, per metric."""
+    if table.empty:
+        return table
+    out = table[["model", "language", "clue_type", "n"]].copy()
+    for name in m.DELTA_METRICS:
+        label = name.replace("_", "-")
+        records = table.to_dict("records")
+        out[f"{label} zero-shot"] = [f"{100 * r[f'{name}_zero_shot']:.1f}" for r in records]
+        out[f"{label} CoT"] = [f"{100 * r[f'{name}_cot']:.1f}" for r in records]
+        out[f"{label} Δ [95% CI]"] = [_delta_cell(r, name) for r in records]
+        out[f"{label} p"] = [f"{r[f'{name}_p']:.3g}" for r in records]
+    return out
 
 
 def _figures(slices: dict[str, pd.DataFrame], deltas: pd.DataFrame, out: Path) -> None:
@@ -133,6 +185,7 @@ def _figures(slices: dict[str, pd.DataFrame], deltas: pd.DataFrame, out: Path) -
         rows = by_lang[(by_lang["prompt"] == prompt) | human]
         breakdown_bars(rows, out / f"breakdown_{prompt}.png", prompt)
     delta_heatmap(deltas, out / "cot_delta_heatmap.png")
+    clue_type_intervals(slices["clue_type_language"], out / "accuracy_by_clue_type.png")
     province = slices["province"].assign(label=_labels)
     for metric in ("multi_hop", "first_hop"):
         table = province.pivot_table(index="province", columns="label", values=metric)
@@ -175,10 +228,45 @@ def delta_heatmap(deltas: pd.DataFrame, target: Path) -> Path:
     image = ax.imshow(table.to_numpy(float), cmap="RdBu", vmin=-bound, vmax=bound, aspect="auto")
     ax.set_xticks(range(table.shape[1]), list(table.columns), rotation=45, ha="right", fontsize=7)
     ax.set_yticks(range(table.shape[0]), list(table.index), fontsize=7)
-    for (r, c), value in pd.DataFrame(table.to_numpy()).stack().items():
-        ax.text(c, r, f"{value:+.1f}", ha="center", va="center", fontsize=6)
+    low = 100 * cells.pivot_table(index="model", columns="column", values="multi_hop_delta_ci_low")
+    high = 100 * cells.pivot_table(
+        index="model", columns="column", values="multi_hop_delta_ci_high"
+    )
+    low, high = low.reindex_like(table), high.reindex_like(table)
+    for r, model in enumerate(table.index):
+        for c, column in enumerate(table.columns):
+            value, lo, hi = table.at[model, column], low.at[model, column], high.at[model, column]
+            if pd.isna(value):
+                continue
+            mark = "*" if excludes_zero((lo, hi)) else ""
+            text = f"{value:+.1f}{mark}\n[{lo:+.0f}, {hi:+.0f}]"
+            ax.text(c, r, text, ha="center", va="center", fontsize=5)
     fig.colorbar(image, ax=ax, label="pp")
-    ax.set_title("ID-MoCQA CoT − zero-shot, multi-hop accuracy")
+    ax.set_title("ID-MoCQA CoT − zero-shot, multi-hop (paired 95% CI; * excludes 0)", fontsize=8)
+    return _save(plt, fig, target)
+
+
+def clue_type_intervals(cells: pd.DataFrame, target: Path) -> Path:
+    """Multi-hop accuracy per clue type with Wilson 95% error bars: one panel per language."""
+    plt = _pyplot()
+    languages = [x for x in ("en", "id") if x in set(cells["language"])] or ["en"]
+    fig, axes = plt.subplots(1, len(languages), figsize=(5.5 * len(languages), 3.6), squeeze=False)
+    labelled = cells.assign(label=_labels)
+    series = sorted(labelled["label"].unique())
+    width = 0.8 / max(1, len(series))
+    for ax, language in zip(axes[0], languages, strict=True):
+        part = labelled[labelled["language"] == language]
+        for k, label in enumerate(series):
+            rows = part[part["label"] == label].set_index("clue_type").reindex(CLUE_TYPES)
+            x = [i - 0.4 + width * (k + 0.5) for i in range(len(CLUE_TYPES))]
+            error = [rows["multi_hop"] - rows["multi_hop_ci_low"]]
+            error.append(rows["multi_hop_ci_high"] - rows["multi_hop"])
+            ax.errorbar(x, rows["multi_hop"], yerr=error, fmt="o", ms=3, capsize=2, label=label)
+        ax.axhline(1 / 3, color="grey", lw=0.8, ls="--")
+        ax.set_xticks(range(len(CLUE_TYPES)), CLUE_TYPES, rotation=30, ha="right", fontsize=7)
+        ax.set_ylim(0, 1)
+        ax.set_title(f"multi-hop accuracy, {language} (Wilson 95% CI; dashed: chance)", fontsize=8)
+    axes[0][-1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return _save(plt, fig, target)
 
 

@@ -81,22 +81,40 @@ def repairs(stages: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
+def refused_facts(refused: pd.DataFrame | None) -> list[dict[str, Any]]:
+    """Clue facts refused before any item could use them, grouped by reason.
+
+    One entry per reason with the count and the facts ("Papua: commonsense:dishes:Papeda"),
+    so a reviewer sees which clues were refused as shared, unknown or too close to call.
+    """
+    if refused is None or refused.empty:
+        return []  # the caller records None when there is no table
+    out = []
+    for reason, group in refused.groupby("reason", sort=True):
+        facts = [f"{r.province}: {r.fact_key}" for r in group.itertuples()]
+        out.append({"reason": str(reason), "facts_refused": len(group), "facts": facts})
+    return out
+
+
 def card_json(
     dataset: pd.DataFrame,
     stages: Mapping[str, Mapping[str, Any]],
     info: Mapping[str, Any],
     removed: pd.DataFrame | None = None,
     variants: pd.DataFrame | None = None,
+    refused: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
     """Machine-readable card: stage funnel, counts by every slice, words, gold positions.
 
     ``removed`` (every stage's removal records) and ``variants`` (the expand output, for the
-    question texts of removed items) add the removal breakdown and examples.
+    question texts of removed items) add the removal breakdown and examples; ``refused`` (the
+    expand stage's refused clue facts) adds the refusals by reason.
     """
     full = ["clue_type", "language", "province", "topic"]
     removed = removed if removed is not None else pd.DataFrame(columns=["stage", "pair_id"])
     return {
         **info,
+        "clue_facts_refused": None if refused is None else refused_facts(refused),
         "removed_by_stage_reason_clue_type_language": removal_breakdown(removed),
         "removed_examples": removal_examples(removed, variants),
         "repairs": repairs(stages),
@@ -138,20 +156,70 @@ def _funnel(stages: Sequence[Mapping[str, Any]]) -> str:
     return _md_table(pd.DataFrame(rows)) if rows else "(no stage metrics found)"
 
 
+def _ci(row: Mapping[str, Any], name: str) -> str:
+    """``0.62 [0.50, 0.73]`` from a value and its bounds (``—`` when undefined)."""
+    value, low, high = row.get(name), row.get(f"{name}_low"), row.get(f"{name}_high")
+    if value is None or low is None or high is None:
+        return "—"
+    return f"{value:.2f} [{low:.2f}, {high:.2f}]"
+
+
+def _p(value: Any) -> str:
+    return "—" if value is None else f"{value:.3g}"
+
+
+def hop_markdown_table(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """The card's hop table: accuracies and differences with their 95% intervals, readings."""
+    rows = [
+        {
+            "language": r["language"],
+            "clue type": r["clue_type"],
+            "n": r["n"],
+            "none": _ci(r, "none"),
+            "clue": _ci(r, "clue"),
+            "oracle": _ci(r, "oracle"),
+            "first hop": _ci(r, "first_hop"),
+            "clue − none": _ci(r, "clue_minus_none"),
+            "oracle − none": _ci(r, "oracle_minus_none"),
+            "gain": _ci(r, "gain"),
+            "p clue/none": _p(r.get("p_clue_vs_none")),
+            "p clue/oracle": _p(r.get("p_clue_vs_oracle")),
+            "reading": r["reading"],
+        }
+        for r in records
+    ]
+    return pd.DataFrame(rows)
+
+
 def _hop_section(hop: Mapping[str, Any] | None) -> list[str]:
     if not hop:
         return ["(the hop-necessity stage has not run: `dvc repro mocqa_hop`)"]
-    table = pd.DataFrame(hop.get("table", []))
+    if "readings" not in hop:
+        return ["(hop.json predates the none/clue/oracle diagnostic: `dvc repro mocqa_hop`)"]
+    table = hop_markdown_table(list(hop.get("table", [])))
     accuracy = ", ".join(f"{k} {v}" for k, v in dict(hop.get("accuracy", {})).items())
+    legend = [f"- **{k}**: {v}" for k, v in dict(hop["readings"]).items()]
+    chance = (
+        "**This model is a chance baseline: it shows the plumbing only and cannot read the "
+        "table** (configure a real model, `mocqa.hop.model`, e.g. `-S mocqa.hop.model=model`)."
+        if hop.get("chance_model")
+        else "Readings decide on the 95% intervals (paired bootstrap over items, "
+        f"{dict(hop.get('bootstrap', {})).get('resamples')} resamples; McNemar exact p), cell "
+        "by cell with no multiplicity correction: among 14 cells about one in 20 intervals "
+        "misses by chance, so read the `all` rows first."
+    )
     return [
         f"Model `{hop.get('model')}` ({hop.get('roster_entry')}, {hop.get('prompt')}), "
-        f"{hop.get('items')} items; answer accuracy: {accuracy}. `statement_only` removes the "
-        "clue, `options_only` shows only the options; chance is 1/3. Statement-only accuracy "
-        "near the full accuracy means the first hop is not needed. A chance baseline only "
-        "checks the plumbing: configure a real model (`mocqa.hop.model`) to read the table.",
+        f"{hop.get('paired_items')} items answered under every condition; accuracy: {accuracy}. "
+        "Conditions: `none` = statement only (clue removed), `clue` = the item, `oracle` = the "
+        "clue replaced by the province's name; chance is 1/3. gain = (clue − none) / "
+        "(oracle − none): the share of what naming the province is worth that the clue gives.",
+        chance,
         f"Dropped (clue not found in the question): {hop.get('dropped_clue_not_found', 0)}.",
         "",
         _md_table(table) if len(table) else "(no rows)",
+        "",
+        *legend,
     ]
 
 
@@ -160,6 +228,29 @@ def _plain(value: Any) -> str:
     if isinstance(value, Mapping):
         return "; ".join(f"{k} {v}" for k, v in value.items()) or "0"
     return str(value)
+
+
+def _refused_section(card: Mapping[str, Any]) -> list[str]:
+    if card.get("clue_facts_refused") is None:
+        return ["(not recorded: only the template generator refuses facts from the tables)"]
+    groups = list(card["clue_facts_refused"])
+    if not groups:
+        return ["(no clue fact refused)"]
+    table = pd.DataFrame(
+        {
+            "reason": [g["reason"] for g in groups],
+            "facts": [g["facts_refused"] for g in groups],
+            "which": ["; ".join(g["facts"]) for g in groups],
+        }
+    )
+    return [
+        "A clue fact is offered only if it belongs to its province alone among Indonesia's "
+        "provinces (named facts: `data/knowledge/national/clue_facts.csv`; comparisons and "
+        "intersections: the national table, decided by at least the configured margin). "
+        "These candidate facts were refused before any item used them:",
+        "",
+        _md_table(table),
+    ]
 
 
 def _removal_sections(card: Mapping[str, Any]) -> list[str]:
@@ -200,6 +291,10 @@ def card_markdown(dataset: pd.DataFrame, card: Mapping[str, Any]) -> str:
         "## Stages (kept / removed and why)",
         "",
         _funnel(card["stages"]),
+        "",
+        "## Clue facts refused (not unique in all of Indonesia)",
+        "",
+        *_refused_section(card),
         "",
         *_removal_sections(card),
         "",

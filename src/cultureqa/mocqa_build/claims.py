@@ -6,6 +6,12 @@ exactly one province holds the stated rank within its scope (no ties), and an in
 if its first condition holds for at least three provinces and both conditions together for
 exactly the target. The evidence dicts stored with each item let :func:`verify_evidence` redo
 the check later (the rules judge does) against the same or an updated KB.
+
+A true claim can still rest on a razor-thin margin (NTT's population is 0.10% above NTB's): a
+reader cannot know it, and the next census may flip it. With ``min_gap_share`` set, a measured
+statistic (population, area, density, growth; not the legal counts of regencies and cities)
+must clear it: a comparison whose deciding gap to a rank neighbour is smaller, or an
+intersection with a province that close to a threshold, is refused with that reason.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ THRESHOLDS: dict[str, tuple[float, ...]] = {
     "regencies_count": (10, 15, 20, 25),
     "cities_count": (2, 3, 5, 6, 8),
 }
+MEASURED = frozenset({"population", "area_km2", "density", "growth"})
+"""Statistics with measurement error, where a margin applies (counts are exact by law)."""
 _SCALE = {"population": 1e6}
 _AT_LEAST = {"regencies_count", "cities_count"}  # "at least t" rather than "more than t"
 _SIMPLE_NAME = re.compile(r"^[A-Za-z][A-Za-z \-]*$")
@@ -64,14 +72,38 @@ def stat_value(province: Province, name: str) -> StatValue | None:
 
 def rank_holder(values: Mapping[str, float], rank: str) -> str | None:
     """The single province at ``rank`` (max1 = highest …), or None on a tie or too few."""
-    if len(values) < MIN_SCOPE:
-        return None
-    ordered = sorted(values.items(), key=lambda kv: kv[1], reverse=rank.startswith("max"))
+    ordered = _ordered(values, rank)
     k = int(rank[-1]) - 1
-    if k >= len(ordered):
+    if ordered is None or k >= len(ordered):
         return None
     neighbours = [ordered[i][1] for i in (k - 1, k + 1) if 0 <= i < len(ordered)]
     return None if ordered[k][1] in neighbours else ordered[k][0]
+
+
+def _ordered(values: Mapping[str, float], rank: str) -> list[tuple[str, float]] | None:
+    if len(values) < MIN_SCOPE:
+        return None
+    return sorted(values.items(), key=lambda kv: kv[1], reverse=rank.startswith("max"))
+
+
+def deciding_gap(values: Mapping[str, float], rank: str) -> float | None:
+    """Smallest relative gap between the rank holder and its rank neighbours (0.001 = 0.1%)."""
+    ordered = _ordered(values, rank)
+    k = int(rank[-1]) - 1
+    if ordered is None or k >= len(ordered):
+        return None
+    value = ordered[k][1]
+    gaps = [
+        abs(value - other) / max(abs(value), abs(other))
+        for other in (ordered[i][1] for i in (k - 1, k + 1) if 0 <= i < len(ordered))
+        if max(abs(value), abs(other)) > 0
+    ]
+    return min(gaps) if gaps else None
+
+
+def margin_reason(min_gap_share: float) -> str:
+    """The refusal reason of a claim decided by less than ``min_gap_share``."""
+    return f"deciding gap under {min_gap_share:.2%} of the figure"
 
 
 OUTSIDE = "outside"
@@ -96,12 +128,16 @@ def scope_islands(kb: KnowledgeBase) -> list[str]:
     return [s for s in scopes(kb) if s not in ("all", OUTSIDE)]
 
 
-def comparison_evidence(kb: KnowledgeBase, statistic: str, rank: str, scope: str) -> dict[str, Any]:
-    """The VERIFY record of one claim: data with values, source/year, holder, unique."""
+def comparison_evidence(
+    kb: KnowledgeBase, statistic: str, rank: str, scope: str, min_gap_share: float = 0.0
+) -> dict[str, Any]:
+    """The VERIFY record of one claim: data with values, source/year, holder, gap, unique."""
     members = scopes(kb).get(scope, [])
     found = {name: stat_value(kb[name], statistic) for name in members}
     values = {k: round(v.value, 3) for k, v in found.items() if v is not None}
     holder = rank_holder(values, rank) if len(values) == len(members) else None
+    gap = deciding_gap(values, rank) if holder is not None else None
+    thin = gap is not None and statistic in MEASURED and gap < min_gap_share
     first = next((v for v in found.values() if v is not None), None)
     return {
         "claim": "comparison",
@@ -112,19 +148,28 @@ def comparison_evidence(kb: KnowledgeBase, statistic: str, rank: str, scope: str
         "year": first.year if first else None,
         "source": first.source if first else "",
         "holder": holder,
-        "unique": holder is not None,
+        "gap_share": None if gap is None else round(gap, 6),
+        "min_gap_share": min_gap_share,
+        "unique": holder is not None and not thin,
+        "refusal": margin_reason(min_gap_share) if thin else "",
     }
 
 
-def comparison_claims(kb: KnowledgeBase, province: str) -> list[dict[str, Any]]:
-    """Every verified comparison whose unique holder is ``province`` (top ranks first)."""
+def comparison_claims(
+    kb: KnowledgeBase, province: str, min_gap_share: float = 0.0
+) -> list[dict[str, Any]]:
+    """Every comparison whose single holder is ``province`` (top ranks first).
+
+    Claims refused for a thin margin are included with their ``refusal`` reason (the generator
+    counts and skips them).
+    """
     out = []
     for rank in RANKS:
         for scope, members in scopes(kb).items():
             if len(members) < 2 * int(rank[-1]) + 1:  # a rank must sit in the outer third
                 continue
             for statistic in THRESHOLDS:
-                evidence = comparison_evidence(kb, statistic, rank, scope)
+                evidence = comparison_evidence(kb, statistic, rank, scope, min_gap_share)
                 if evidence["holder"] == province:
                     out.append(evidence)
     return _spread(out, lambda e: str(e["statistic"]))
@@ -141,32 +186,38 @@ class Predicate:
     """True/False, or None when the province lacks the data to decide (an unchecked cell)."""
 
 
-def _threshold_predicates(statistic: str) -> list[Predicate]:
+def _threshold_predicates(statistic: str, min_gap_share: float = 0.0) -> list[Predicate]:
     out = []
     scale = _SCALE.get(statistic, 1.0)
+    margin = min_gap_share if statistic in MEASURED else 0.0
     for t in THRESHOLDS[statistic]:
 
         def above(p: Province, s: str = statistic, v: float = t * scale) -> bool | None:
             got = stat_value(p, s)
-            return None if got is None else (got.value >= v if s in _AT_LEAST else got.value > v)
+            if got is None or abs(got.value - v) < margin * v:
+                return None  # no figure, or too close to the threshold to decide
+            return got.value >= v if s in _AT_LEAST else got.value > v
 
         def below(p: Province, s: str = statistic, v: float = t * scale) -> bool | None:
             got = stat_value(p, s)
-            return None if got is None else got.value < v
+            if got is None or abs(got.value - v) < margin * v:
+                return None
+            return got.value < v
 
         out.append(Predicate(f"{statistic}_above:{t:g}", f"{statistic}_above", {"t": t}, above))
         out.append(Predicate(f"{statistic}_below:{t:g}", f"{statistic}_below", {"t": t}, below))
     return out
 
 
-_LIBRARY: dict[int, tuple[KnowledgeBase, list[Predicate]]] = {}
+_LIBRARY: dict[tuple[int, float], tuple[KnowledgeBase, list[Predicate]]] = {}
 
 
-def predicates(kb: KnowledgeBase) -> list[Predicate]:
-    """The condition library intersections are built from (built once per KB object)."""
-    cached = _LIBRARY.get(id(kb))
+def predicates(kb: KnowledgeBase, min_gap_share: float = 0.0) -> list[Predicate]:
+    """The condition library intersections are built from (built once per KB and margin)."""
+    key = (id(kb), min_gap_share)
+    cached = _LIBRARY.get(key)
     if cached is None or cached[0] is not kb:
-        cached = _LIBRARY[id(kb)] = (kb, _build_predicates(kb))
+        cached = _LIBRARY[key] = (kb, _build_predicates(kb, min_gap_share))
     return cached[1]
 
 
@@ -178,7 +229,7 @@ def _on_coast(sea: str) -> Callable[[Province], bool]:
     return lambda p: sea in p.coast
 
 
-def _build_predicates(kb: KnowledgeBase) -> list[Predicate]:
+def _build_predicates(kb: KnowledgeBase, min_gap_share: float = 0.0) -> list[Predicate]:
     out = [
         Predicate(f"island:{i}", "island", {"island": i}, _on_island(i))
         for i in sorted({p.island for p in kb})
@@ -200,7 +251,7 @@ def _build_predicates(kb: KnowledgeBase) -> list[Predicate]:
         # a province lacking the statistic is undecided (None), never silently "no": the
         # intersection check below refuses any claim that depends on an undecided province
         if sum(stat_value(p, statistic) is not None for p in kb) >= MIN_SCOPE:
-            out += _threshold_predicates(statistic)
+            out += _threshold_predicates(statistic, min_gap_share)
     return out
 
 
@@ -216,39 +267,58 @@ def _undecided(
     return [name for name in names if predicate.test(kb[name]) is None]
 
 
-def intersection_evidence(kb: KnowledgeBase, s1: Predicate, s2: Predicate) -> dict[str, Any]:
+def intersection_evidence(
+    kb: KnowledgeBase,
+    s1: Predicate,
+    s2: Predicate,
+    exact: tuple[Predicate, Predicate] | None = None,
+) -> dict[str, Any]:
     """The S1/S2/intersection record of one claim, with membership computed from the KB.
 
     S1 must be decidable for every province (its size is part of the claim); S2 only for the
-    S1 provinces, since only they can be in the intersection.
+    S1 provinces, since only they can be in the intersection. ``exact`` are the same two
+    predicates without a margin: provinces they decide but ``s1``/``s2`` do not are listed as
+    ``near_threshold`` (a thin-margin refusal) rather than ``undecided`` (a missing figure).
     """
     m1, m2 = _members(kb, s1), _members(kb, s2)
     undecided = _undecided(kb, s1) + _undecided(kb, s2, m1)
+    missing = undecided
+    if exact is not None:
+        missing = _undecided(kb, exact[0]) + _undecided(kb, exact[1], _members(kb, exact[0]))
     both = [name for name in m1 if name in m2]
     return {
         "claim": "intersection",
         "s1": {"id": s1.id, "provinces": m1},
         "s2": {"id": s2.id, "provinces": m2},
         "intersection": both,
-        "undecided": undecided,
+        "undecided": [n for n in undecided if n in missing],
+        "near_threshold": [n for n in undecided if n not in missing],
         "unique": len(m1) >= MIN_SCOPE and len(both) == 1 and not undecided,
         "source": "; ".join(sorted({s.source for p in kb for s in p.statistics.values()})),
     }
 
 
-def intersection_claims(kb: KnowledgeBase, province: str) -> list[dict[str, Any]]:
-    """Verified (S1, S2) pairs narrowing to ``province``; real intersections (|S2| ≥ 2) first."""
-    library = predicates(kb)
+def intersection_claims(
+    kb: KnowledgeBase, province: str, min_gap_share: float = 0.0
+) -> list[dict[str, Any]]:
+    """Verified (S1, S2) pairs narrowing to ``province``; real intersections (|S2| ≥ 2) first.
+
+    Pairs that hold exactly but not with the margin are included with their ``refusal``.
+    """
+    exact, margined = predicates(kb), predicates(kb, min_gap_share)
     found = []
-    for s1 in library:
+    for i, s1 in enumerate(exact):
         if len(_members(kb, s1)) < MIN_SCOPE or not s1.test(kb[province]):
             continue
-        for s2 in library:
+        for j, s2 in enumerate(exact):
             if s2.family.split("_")[0] == s1.family.split("_")[0] or not s2.test(kb[province]):
                 continue
-            evidence = intersection_evidence(kb, s1, s2)
-            if evidence["unique"]:
-                found.append(evidence)
+            if not intersection_evidence(kb, s1, s2)["unique"]:
+                continue
+            evidence = intersection_evidence(kb, margined[i], margined[j], (s1, s2))
+            evidence["min_gap_share"] = min_gap_share
+            evidence["refusal"] = "" if evidence["unique"] else margin_reason(min_gap_share)
+            found.append(evidence)
     return _spread(sorted(found, key=_intersection_rank), lambda e: e["s1"]["id"].split(":")[0])
 
 
@@ -279,15 +349,20 @@ def _spread(
     return out
 
 
-def predicate_by_id(kb: KnowledgeBase, predicate_id: str) -> Predicate | None:
+def predicate_by_id(
+    kb: KnowledgeBase, predicate_id: str, min_gap_share: float = 0.0
+) -> Predicate | None:
     """Look a predicate up by the id stored in evidence."""
-    return next((p for p in predicates(kb) if p.id == predicate_id), None)
+    return next((p for p in predicates(kb, min_gap_share) if p.id == predicate_id), None)
 
 
-def verify_evidence(kb: KnowledgeBase, evidence: Mapping[str, Any], province: str) -> bool:
+def verify_evidence(
+    kb: KnowledgeBase, evidence: Mapping[str, Any], province: str, min_gap_share: float = 0.0
+) -> bool:
     """Recompute a stored comparison or intersection claim against ``kb``.
 
-    Returns True iff the claim still identifies exactly ``province``.
+    Returns True iff the claim still identifies exactly ``province``, by at least
+    ``min_gap_share`` on measured statistics.
     """
     if evidence.get("claim") == "comparison":
         again = comparison_evidence(
@@ -295,11 +370,12 @@ def verify_evidence(kb: KnowledgeBase, evidence: Mapping[str, Any], province: st
             str(evidence.get("statistic")),
             str(evidence.get("rank")),
             str(evidence.get("scope")),
+            min_gap_share,
         )
-        return bool(again["holder"] == province)
+        return bool(again["unique"]) and again["holder"] == province
     if evidence.get("claim") == "intersection":
-        s1 = predicate_by_id(kb, str(evidence.get("s1", {}).get("id")))
-        s2 = predicate_by_id(kb, str(evidence.get("s2", {}).get("id")))
+        s1 = predicate_by_id(kb, str(evidence.get("s1", {}).get("id")), min_gap_share)
+        s2 = predicate_by_id(kb, str(evidence.get("s2", {}).get("id")), min_gap_share)
         if s1 is None or s2 is None:
             return False
         again = intersection_evidence(kb, s1, s2)

@@ -3,7 +3,10 @@
 For one source item and clue type, candidate facts are tried in a rotated order (the item's
 position among its province's items), so a province does not always get the same clue. A candidate
 is used only if, in both languages, its clue names no place as a location (gazetteer), repeats no
-distinctive option word (a shortcut past the second hop), and its KB evidence is unique.
+distinctive option word (a shortcut past the second hop), and its evidence is unique in all of
+Indonesia: named facts by their national claim (``data/knowledge/national/clue_facts.csv``),
+comparison and intersection claims by the national table with a margin. Facts refused on that
+ground are kept per (province, clue type) with the reason, for the card.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from functools import lru_cache
 from typing import Any
 
 from cultureqa.knowledge.gazetteer import find_own_province_leaks, has_location_leak
+from cultureqa.knowledge.national_clues import KB_SHARED, ClueFactTable, load_clue_facts
 from cultureqa.knowledge.provinces import KnowledgeBase
 from cultureqa.mocqa.schema import CLUE_TYPES, LANGUAGES
 from cultureqa.mocqa_build import claims
@@ -45,17 +49,37 @@ def names_province(text: str, language: str, province: str) -> bool:
     return bool(find_own_province_leaks(text, language, province))  # type: ignore[arg-type]
 
 
+@dataclass(frozen=True)
+class RefusedFact:
+    """A candidate fact never offered as a clue, and why (listed in the dataset card)."""
+
+    province: str
+    clue_type: str
+    fact_key: str
+    reason: str
+
+
 class ClueGenerator:
     """Candidate facts per (province, clue type), computed once; clues rendered on demand."""
 
     def __init__(
-        self, kb: KnowledgeBase, book: TemplateBook, national: KnowledgeBase | None = None
+        self,
+        kb: KnowledgeBase,
+        book: TemplateBook,
+        national: KnowledgeBase | None = None,
+        clue_facts: ClueFactTable | None = None,
+        min_gap_share: float = 0.0,
     ) -> None:
         self.kb = kb
         self.book = book
         self.universe = national if national is not None else kb
         """Provinces comparison and intersection claims range over (all of Indonesia)."""
+        self.clue_facts = clue_facts if clue_facts is not None else load_clue_facts()
+        """National claims of named facts (the default table unless one is given)."""
+        self.min_gap_share = min_gap_share
+        """Smallest deciding gap a comparison or intersection may rest on (0.01 = 1%)."""
         self._candidates: dict[tuple[str, str], list[Fact]] = {}
+        self._refused: dict[tuple[str, str], list[RefusedFact]] = {}
         self.rejections: Counter[str] = Counter()
         """Candidate facts passed over, by reason (reported in the expand metrics)."""
 
@@ -63,19 +87,41 @@ class ClueGenerator:
         """Verified facts for ``clue_type`` about ``province``, in rotation order."""
         key = (province, clue_type)
         if key not in self._candidates:
-            self._candidates[key] = self._build(province, clue_type)
+            facts = self._build(province, clue_type)
+            usable = [f for f in facts if not f.evidence.get("refusal")]
+            self._candidates[key] = usable
+            self._refused[key] = [
+                RefusedFact(province, clue_type, f.key, str(f.evidence["refusal"]))
+                for f in facts
+                if f.evidence.get("refusal")
+            ]
         return self._candidates[key]
+
+    def refused(self) -> list[RefusedFact]:
+        """Every fact refused so far (the provinces and clue types built), in a stable order."""
+        found = [r for key in sorted(self._refused) for r in self._refused[key]]
+        return sorted(found, key=lambda r: (r.province, r.clue_type, r.reason, r.fact_key))
 
     def _build(self, province: str, clue_type: str) -> list[Fact]:
         if clue_type in NAMED_FACTS:
-            return NAMED_FACTS[clue_type](self.kb, self.kb[province], self.book)
+            facts = NAMED_FACTS[clue_type](self.kb, self.kb[province], self.book)
+            return [self._national(province, f) for f in facts]
         if clue_type == "comparison":
-            found = claims.comparison_claims(self.universe, province)
+            found = claims.comparison_claims(self.universe, province, self.min_gap_share)
             return [self._comparison_fact(e) for e in found]
         if clue_type == "intersection":
-            pairs = claims.intersection_claims(self.universe, province)
+            pairs = claims.intersection_claims(self.universe, province, self.min_gap_share)
             return [self._intersection_fact(e) for e in pairs]
         raise ValueError(f"unknown clue type '{clue_type}' (known: {CLUE_TYPES})")
+
+    def _national(self, province: str, fact: Fact) -> Fact:
+        """The fact with its national claim in the evidence, and a refusal reason if any."""
+        verdict = self.clue_facts.verdict(province, fact.key)
+        evidence = dict(fact.evidence)
+        evidence["national"] = verdict.claim.as_evidence() if verdict.claim else None
+        evidence["refusal"] = KB_SHARED if not evidence.get("unique") else verdict.reason
+        evidence["unique"] = not evidence["refusal"]
+        return Fact(fact.key, fact.clue_type, fact.group, fact.slots, evidence, fact.terms)
 
     def clue_for(
         self,
@@ -96,7 +142,11 @@ class ClueGenerator:
         """
         facts = self.candidates(province, clue_type)
         if not facts:
-            return None, f"no verified {clue_type} fact in the knowledge base"
+            refused = Counter(r.reason for r in self._refused[(province, clue_type)])
+            summary = ", ".join(f"{n}× {reason}" for reason, n in sorted(refused.items()))
+            return None, f"no usable {clue_type} fact" + (
+                f" (refused: {summary})" if summary else ""
+            )
         rejected: dict[str, int] = {}
         template_index = rotation + CLUE_TYPES.index(clue_type)
         for step in range(len(facts)):
@@ -120,12 +170,15 @@ class ClueGenerator:
         province: str,
     ) -> tuple[Clue | None, str]:
         if not fact.evidence.get("unique", False):
-            return None, "not unique in the knowledge base"
+            return None, str(fact.evidence.get("refusal") or "not unique")
         texts, template_id = {}, ""
+        split = bool((fact.evidence.get("national") or {}).get("before_2022_split"))
         for language in LANGUAGES:
             template, template_id = self.book.clue(fact.group, language, template_index)
             text = render(template, **fact.slots[language])
             text = text[:1].upper() + text[1:]
+            if split:  # the fact lies in a province created in 2022: say which map is meant
+                text = f"{text} {self.book.tables['map_note'][language]}"
             if leaks(text, language):
                 return None, "names a place as a location"
             if names_province(text, language, province):

@@ -149,7 +149,32 @@ def expand_template(
     result = expand_result(items, rows, failures, clue_types, languages, "template")
     result.metrics["candidate_facts_passed_over"] = dict(sorted(generator.rejections.items()))
     result.metrics["statements_rewritten"] = rewrite_counts(rows)
+    refused = refused_table(generator)
+    result.metrics["clue_facts_refused"] = refusal_counts(refused)
+    result.tables["refused_facts"] = refused
     return result
+
+
+def refused_table(generator: ClueGenerator) -> pd.DataFrame:
+    """Every distinct candidate fact refused before any item could use it, with the reason.
+
+    Named facts shared nationally, unknown or unchecked; claims on too thin a margin. These are
+    facts, not items: one refused fact would otherwise have served many items of its province.
+    """
+    columns = ["province", "clue_type", "fact_key", "reason"]
+    rows = [(r.province, r.clue_type, r.fact_key, r.reason) for r in generator.refused()]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def refusal_counts(refused: pd.DataFrame) -> dict[str, Any]:
+    """Refused facts by reason, and by clue type × reason (for the card and MLflow)."""
+    by_reason = refused.groupby("reason").size() if len(refused) else pd.Series(dtype=int)
+    by_type = refused.groupby(["clue_type", "reason"]).size() if len(refused) else by_reason
+    return {
+        "total": len(refused),
+        "by_reason": {str(k): int(v) for k, v in by_reason.items()},
+        "by_clue_type_reason": {f"{c}: {r}": int(v) for (c, r), v in by_type.items()},
+    }
 
 
 def rewrite_counts(rows: list[dict[str, Any]]) -> dict[str, int]:

@@ -1,9 +1,11 @@
 """Named KB facts behind entity, geographical, temporal and commonsense clues.
 
-Each fact is checked for uniqueness against the whole knowledge base before it may become a clue:
-a dish or weapon listed for two provinces (keris) cannot identify one of them, so it is never
-offered. Facts come back in a fixed, kind-interleaved order that the generator rotates through,
-so consecutive items of one province get different clues.
+Each fact records whether it is unique in the knowledge base (``evidence["unique"]``): a dish or
+weapon listed for two provinces (keris) cannot identify one of them. The generator then checks
+every fact against its national claim (:mod:`cultureqa.knowledge.national_clues`) and refuses,
+with the reason counted, any that is shared, unknown or unchecked. Facts come back in a fixed,
+kind-interleaved order that the generator rotates through, so consecutive items of one province
+get different clues.
 """
 
 from __future__ import annotations
@@ -93,14 +95,12 @@ def _item_facts(
     kinds_table: str,
     make_slots: SlotMaker,
 ) -> list[Fact]:
-    """Facts from the province's KB-unique items of each kind listed in ``kinds_table``."""
+    """Facts from the province's items of each kind listed in ``kinds_table``."""
     groups = []
     for kind, entry in book.tables[kinds_table].items():
         batch = []
         for item in province.items(kind):
             evidence = _base_evidence(kb, province, kind, item.name)
-            if not evidence["unique"]:
-                continue
             slots = {lang: make_slots(item, lang, entry) for lang in ("en", "id")}
             fact_id = f"{clue_type}:{kind}:{item.name}"
             template = f"{clue_type}.default"
@@ -110,7 +110,7 @@ def _item_facts(
 
 
 def entity_facts(kb: KnowledgeBase, province: Province, book: TemplateBook) -> list[Fact]:
-    """Unique cultural items (dances, textiles, houses, instruments, weapons, landmarks)."""
+    """Cultural items (dances, textiles, houses, instruments, weapons, landmarks)."""
 
     def slots(item: Any, lang: str, label: Any) -> dict[str, str]:
         return {
@@ -123,14 +123,12 @@ def entity_facts(kb: KnowledgeBase, province: Province, book: TemplateBook) -> l
 
 
 def geographical_facts(kb: KnowledgeBase, province: Province, book: TemplateBook) -> list[Fact]:
-    """Unique geographic features, self-describing positions, and foreign land borders."""
+    """Geographic features, self-describing positions, and foreign land borders."""
     positional = set(book.tables["position_kinds"])
     features: list[Fact] = []
     positions: list[Fact] = []
     for feature in province.geography:
         evidence = _base_evidence(kb, province, feature.kind, feature.name)
-        if not evidence["unique"]:
-            continue
         group = "position" if feature.kind in positional else "feature"
         slots = {
             lang: {
@@ -163,18 +161,9 @@ def _border_facts(kb: KnowledgeBase, province: Province, book: TemplateBook) -> 
             "unique": owners == [province.name],
             "source": province.sources[0] if province.sources else "",
         }
-        if evidence["unique"]:
-            slots = {lang: {"country": book.localize(country, lang)} for lang in ("en", "id")}
-            out.append(
-                Fact(
-                    f"geographical:border:{country}",
-                    "geographical",
-                    "geographical.border",
-                    slots,
-                    evidence,
-                    (country,),
-                )
-            )
+        slots = {lang: {"country": book.localize(country, lang)} for lang in ("en", "id")}
+        key = f"geographical:border:{country}"
+        out.append(Fact(key, "geographical", "geographical.border", slots, evidence, (country,)))
     return out
 
 
@@ -201,7 +190,7 @@ def temporal_facts(kb: KnowledgeBase, province: Province, book: TemplateBook) ->
 
 
 def commonsense_facts(kb: KnowledgeBase, province: Province, book: TemplateBook) -> list[Fact]:
-    """Everyday scenes (ceremonies one witnesses, dishes one is served) unique to a province."""
+    """Everyday scenes (ceremonies one witnesses, dishes one is served) of a province."""
 
     def slots(item: Any, lang: str, scenario: Any) -> dict[str, str]:
         return {

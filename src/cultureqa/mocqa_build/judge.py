@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from cultureqa.evaluation.parsing import EMPTY, EMPTY_ERROR, is_empty_reply
+from cultureqa.knowledge.national_clues import ClueFactTable
 from cultureqa.knowledge.provinces import KnowledgeBase
 from cultureqa.mocqa.models import load_prompt, run_models
 from cultureqa.mocqa.schema import (
@@ -103,16 +104,21 @@ def judge_variants(
     store_path: Path,
     national: KnowledgeBase | None = None,
     items: pd.DataFrame | None = None,
+    clue_facts: ClueFactTable | None = None,
+    min_gap_share: float = 0.0,
 ) -> StageResult:
     """Judge every variant and keep those the rule accepts.
 
     ``national`` (all provinces of Indonesia) is what comparison and intersection claims are
-    re-verified against; without it they are checked against ``kb``. ``items`` (the ingested
-    source items) lets the rules judge check that each variant still has its source answer.
+    re-verified against (by ``min_gap_share`` at least); without it they are checked against
+    ``kb``. ``clue_facts`` re-checks named facts nationally. ``items`` (the ingested source
+    items) lets the rules judge check that each variant still has its source answer.
     """
     require_columns(variants, VARIANT_COLUMNS, "judge")
     if config.kind == "rules":
-        judgements = judge_rules(variants, kb, config.rules, languages, national, items)
+        judgements = judge_rules(
+            variants, kb, config.rules, languages, national, items, clue_facts, min_gap_share
+        )
     else:
         judgements = judge_panel(variants, config, store_path)
     by_variant: dict[str, list[Judgement]] = {}

@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from cultureqa.knowledge.gazetteer import find_own_province_leaks, has_location_leak
+from cultureqa.knowledge.national_clues import ClueFactTable
 from cultureqa.knowledge.provinces import KnowledgeBase
 from cultureqa.mocqa.schema import LETTERS, N_OPTIONS, as_options
 from cultureqa.mocqa_build import claims
@@ -56,26 +57,40 @@ def clue_accuracy(
     evidence: Mapping[str, Any],
     province: str,
     national: KnowledgeBase | None = None,
+    clue_facts: ClueFactTable | None = None,
+    min_gap_share: float = 0.0,
 ) -> int:
     """2 if the KB confirms the clue singles out ``province``, 1 if it cannot tell, else 0.
 
     Comparison and intersection claims are recomputed over ``national`` (every province of
-    Indonesia) when given: a claim true only among the benchmark's provinces scores 0.
+    Indonesia) when given, with the margin ``min_gap_share``: a claim true only among the
+    benchmark's provinces, or only by a hair, scores 0. A named fact (template clue) scores 2
+    only if its national claim in ``clue_facts`` is exactly ``province`` too.
     """
     if evidence.get("claim") in ("comparison", "intersection"):
         universe = national if national is not None else kb
-        return 2 if claims.verify_evidence(universe, evidence, province) else 0
+        return 2 if claims.verify_evidence(universe, evidence, province, min_gap_share) else 0
     if "kb_check" in evidence:  # LLM clue: checked against the KB at generation time
         return {"agrees": 2, "unverifiable": 1}.get(str(evidence["kb_check"]), 0)
+    in_kb = _unique_in_kb(kb, evidence, province)
+    if in_kb is None:
+        return 1
+    if clue_facts is not None and "fact_key" in evidence:
+        in_kb = in_kb and clue_facts.verdict(province, str(evidence["fact_key"])).unique
+    return 2 if in_kb else 0
+
+
+def _unique_in_kb(kb: KnowledgeBase, evidence: Mapping[str, Any], province: str) -> bool | None:
+    """Whether the named fact belongs to ``province`` alone in the KB (None: not a named fact)."""
     if evidence.get("kind") == "event":
         years = {e.year for e in kb[province].events} if province in [p.name for p in kb] else set()
-        return 2 if evidence.get("year") in years else 0
+        return evidence.get("year") in years
     if evidence.get("kind") == "border_country":
         owners = sorted(p.name for p in kb if evidence.get("name") in p.border_countries)
-        return 2 if owners == [province] else 0
+        return owners == [province]
     if "name" in evidence:
-        return 2 if name_owners(kb, str(evidence["name"])) == [province] else 0
-    return 1
+        return name_owners(kb, str(evidence["name"])) == [province]
+    return None
 
 
 def _band(value: int, limit: int) -> int:
@@ -102,6 +117,8 @@ def score_variant(
     national: KnowledgeBase | None = None,
     source: Mapping[str, Any] | None = None,
     failed: list[str] | None = None,
+    clue_facts: ClueFactTable | None = None,
+    min_gap_share: float = 0.0,
 ) -> dict[str, int]:
     """Eight criterion scores (0–2) for one variant row."""
     question, clue, language = str(row["question"]), str(row["clue"]), str(row["language"])
@@ -120,7 +137,9 @@ def score_variant(
     two_hops = has_anaphor(question, language), bool(clue.strip()) and clue in question
     right_language = looks_like(question, language)
     return {
-        "province_clue_accuracy": clue_accuracy(kb, evidence, str(row["province"]), national),
+        "province_clue_accuracy": clue_accuracy(
+            kb, evidence, str(row["province"]), national, clue_facts, min_gap_share
+        ),
         "conciseness": min(
             _band(word_count(clue), config.max_clue_words),
             _band(word_count(question), config.max_question_words),
@@ -173,6 +192,8 @@ def judge_rules(
     languages: Sequence[str],
     national: KnowledgeBase | None = None,
     items: pd.DataFrame | None = None,
+    clue_facts: ClueFactTable | None = None,
+    min_gap_share: float = 0.0,
 ) -> list[Judgement]:
     """One ``rules`` judgement per variant (never malformed: rules always answer).
 
@@ -191,7 +212,9 @@ def judge_rules(
         counterpart = languages_of[row["pair_id"]] >= wanted
         source = sources.get(str(row["source_id"])) if items is not None else None
         failed = failed_rules(row, config.copy_ngram)
-        scores = score_variant(row, kb, config, counterpart, national, source, failed)
+        scores = score_variant(
+            row, kb, config, counterpart, national, source, failed, clue_facts, min_gap_share
+        )
         assert set(scores) == set(CRITERIA)
         category = category_from_scores(scores, config.thresholds, CRITICAL)
         why = rationale(failed, scores)

@@ -17,6 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from cultureqa.io import write_json, write_parquet
 from cultureqa.knowledge.national import load_national
+from cultureqa.knowledge.national_clues import ClueFactTable, load_clue_facts
 from cultureqa.knowledge.provinces import KnowledgeBase, load_knowledge_base
 from cultureqa.mocqa.hop import HopConfig
 from cultureqa.mocqa.schema import CLUE_TYPES, LANGUAGES, empty_removed
@@ -27,7 +28,8 @@ from cultureqa.paths import state_dir
 
 MAIN_OUTPUT = {"ingest": "items.parquet", "finalize": "dataset.parquet"}
 PATH_KEYS = (
-    "knowledge_dir", "national_knowledge", "templates", "build_dir", "metrics_dir", "expectations",
+    "knowledge_dir", "national_knowledge", "clue_facts", "templates", "build_dir", "metrics_dir",
+    "expectations",
 )  # fmt: skip
 
 
@@ -67,6 +69,8 @@ class MocqaSettings:
     clue_types: tuple[str, ...]
     knowledge_dir: Path
     national_path: Path
+    clue_facts_path: Path
+    min_gap_share: float
     templates: Path
     build_dir: Path
     metrics_dir: Path
@@ -104,6 +108,8 @@ class MocqaSettings:
             clue_types=clue_types,
             knowledge_dir=path["knowledge_dir"],
             national_path=path["national_knowledge"],
+            clue_facts_path=path["clue_facts"],
+            min_gap_share=float(required(m, "min_gap_share", "mocqa")),
             templates=path["templates"],
             build_dir=path["build_dir"],
             metrics_dir=path["metrics_dir"],
@@ -134,6 +140,10 @@ class MocqaSettings:
     def national(self) -> KnowledgeBase:
         """Every province of Indonesia: what comparison and intersection claims range over."""
         return load_national(self.national_path)
+
+    def clue_facts(self) -> ClueFactTable:
+        """National claims of the named facts (entity, geographical, temporal, commonsense)."""
+        return load_clue_facts(self.clue_facts_path, self.national_path)
 
     def out_dir(self, step: str) -> Path:
         """``data/build/mocqa/<step>``."""

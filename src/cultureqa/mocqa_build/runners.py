@@ -29,7 +29,13 @@ from cultureqa.mocqa_build.verify import template_repairer, verify_variants
 
 
 def _template_generator(settings: MocqaSettings) -> ClueGenerator:
-    return ClueGenerator(settings.kb(), load_templates(settings.templates), settings.national())
+    return ClueGenerator(
+        settings.kb(),
+        load_templates(settings.templates),
+        settings.national(),
+        settings.clue_facts(),
+        settings.min_gap_share,
+    )
 
 
 def _llm_steps(settings: MocqaSettings) -> Any:
@@ -81,6 +87,8 @@ def run_judge(settings: MocqaSettings) -> StageResult:
         settings.store_path,
         settings.national(),
         settings.read("ingest"),
+        settings.clue_facts(),
+        settings.min_gap_share,
     )
 
 
@@ -152,7 +160,9 @@ def run_finalize(
     removed = settings.read_removed(("expand", "judge", "verify", "rebalance"))
     expanded = settings.out_dir("expand") / "variants.parquet"
     variants = pd.read_parquet(expanded) if expanded.exists() else None
-    card = card_json(result.frame, stages, info, removed, variants)
+    refused_path = settings.out_dir("expand") / "refused_facts.parquet"
+    refused = pd.read_parquet(refused_path) if refused_path.exists() else None
+    card = card_json(result.frame, stages, info, removed, variants, refused)
     return result, card, card_markdown(result.frame, card)
 
 

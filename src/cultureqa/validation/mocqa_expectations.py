@@ -8,7 +8,10 @@
   "Coto Makassar", "Batak wedding"): the rule verify enforces, with no allowlist exemption;
 * claims hold nationally: every comparison or intersection clue's stored evidence, recomputed
   over all of Indonesia's provinces (``data/knowledge/national``), still singles out the row's
-  province;
+  province, by the configured margin on measured statistics;
+* clues unique nationally: every template clue built from a named fact (entity, geographical,
+  temporal, commonsense) has a national claim (``national/clue_facts.csv``) that is exactly the
+  row's province: a shared, unknown or missing claim fails;
 * no option copying: no question contains an option whole or shares a long n-gram with it;
 * option lists: exactly ``n`` distinct non-empty strings per row.
 
@@ -140,7 +143,7 @@ class ExpectQuestionsToNotNameOwnProvince(BatchExpectation):  # type: ignore[mis
 
 
 def false_claims(
-    frame: pd.DataFrame, evidence_column: str, province_column: str
+    frame: pd.DataFrame, evidence_column: str, province_column: str, min_gap_share: float = 0.0
 ) -> list[dict[str, Any]]:
     """Rows whose comparison/intersection evidence no longer singles out their province."""
     from cultureqa.knowledge.national import load_national
@@ -156,7 +159,7 @@ def false_claims(
             continue
         if not isinstance(evidence, dict) or evidence.get("claim") not in CLAIM_KINDS:
             continue
-        if not claims.verify_evidence(national, evidence, str(province)):
+        if not claims.verify_evidence(national, evidence, str(province), float(min_gap_share)):
             out.append({"row": int(index), "province": str(province), "claim": _claim(evidence)})
     return out
 
@@ -171,7 +174,11 @@ def _claim(evidence: dict[str, Any]) -> str:
     return f"{s1.get('id')} & {s2.get('id')}"
 
 
-table_metric("table.mocqa_false_claims", false_claims, ("evidence_column", "province_column"))
+table_metric(
+    "table.mocqa_false_claims",
+    false_claims,
+    ("evidence_column", "province_column", "min_gap_share"),
+)
 
 
 class ExpectClaimsToHoldNationally(BatchExpectation):  # type: ignore[misc]
@@ -179,8 +186,11 @@ class ExpectClaimsToHoldNationally(BatchExpectation):  # type: ignore[misc]
 
     evidence_column: str = "clue_evidence"
     province_column: str = "province"
+    min_gap_share: float = 0.0
     metric_dependencies: ClassVar[tuple[str, ...]] = ("table.mocqa_false_claims",)
-    success_keys: ClassVar[tuple[str, ...]] = ("evidence_column", "province_column")
+    success_keys: ClassVar[tuple[str, ...]] = (
+        "evidence_column", "province_column", "min_gap_share",
+    )  # fmt: skip
 
     def _validate(
         self,
@@ -194,6 +204,72 @@ class ExpectClaimsToHoldNationally(BatchExpectation):  # type: ignore[misc]
             "result": {
                 "observed_value": f"{len(found)} claims do not hold over all provinces",
                 "details": {"rows": found[:20]},
+            },
+        }
+
+
+NAMED_FACT_TYPES = ("entity:", "geographical:", "temporal:", "commonsense:")
+
+
+def shared_clues(frame: pd.DataFrame, evidence_column: str, province_column: str) -> dict[str, Any]:
+    """Rows whose named-fact clue is not unique in all of Indonesia, and rows not checkable.
+
+    A row is checkable when its evidence names a template fact (``fact_key``); LLM clues carry
+    none and are counted, never silently passed.
+    """
+    from cultureqa.knowledge.national_clues import load_clue_facts
+
+    table = load_clue_facts()
+    failed, unchecked = [], 0
+    for index, text, province in frame[[evidence_column, province_column]].itertuples(name=None):
+        try:
+            evidence = json.loads(str(text))
+        except json.JSONDecodeError:
+            failed.append({"row": int(index), "why": "evidence is not JSON"})
+            continue
+        key = str(evidence.get("fact_key", "")) if isinstance(evidence, dict) else ""
+        if isinstance(evidence, dict) and evidence.get("claim") in CLAIM_KINDS:
+            continue  # comparison/intersection: expect_claims_to_hold_nationally checks them
+        if not key.startswith(NAMED_FACT_TYPES):
+            unchecked += 1
+            continue
+        verdict = table.verdict(str(province), key)
+        if not verdict.unique:
+            where = list(verdict.claim.provinces) if verdict.claim else []
+            failed.append(
+                {"row": int(index), "province": str(province), "fact": key, "why": verdict.reason,
+                 "provinces": where}
+            )  # fmt: skip
+    return {"failed": failed, "unchecked": unchecked}
+
+
+table_metric("table.mocqa_shared_clues", shared_clues, ("evidence_column", "province_column"))
+
+
+class ExpectCluesToBeUniqueNationally(BatchExpectation):  # type: ignore[misc]
+    """Every named-fact clue belongs to its province alone among Indonesia's provinces."""
+
+    evidence_column: str = "clue_evidence"
+    province_column: str = "province"
+    metric_dependencies: ClassVar[tuple[str, ...]] = ("table.mocqa_shared_clues",)
+    success_keys: ClassVar[tuple[str, ...]] = ("evidence_column", "province_column")
+
+    def _validate(
+        self,
+        metrics: dict[str, Any],
+        runtime_configuration: dict[str, Any] | None = None,
+        execution_engine: Any = None,
+    ) -> dict[str, Any]:
+        found = metrics["table.mocqa_shared_clues"]
+        failed, unchecked = found["failed"], found["unchecked"]
+        return {
+            "success": not failed,
+            "result": {
+                "observed_value": (
+                    f"{len(failed)} clues are not unique nationally "
+                    f"({unchecked} rows carry no named fact to check)"
+                ),
+                "details": {"rows": failed[:20], "unchecked": unchecked},
             },
         }
 

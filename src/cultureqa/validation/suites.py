@@ -83,6 +83,7 @@ def run_suite(suite_path: Path, frame: pd.DataFrame) -> SuiteReport:
             "column": checked_columns(config.kwargs),
             "detail": _detail(r.result) + (f"; items: {', '.join(items)}" if items else ""),
             "items": items,
+            "details": _jsonable(r.result.get("details")),
         }
         if r.exception_info and r.exception_info.get("raised_exception"):
             entry["detail"] = str(r.exception_info.get("exception_message"))
@@ -90,6 +91,11 @@ def run_suite(suite_path: Path, frame: pd.DataFrame) -> SuiteReport:
         elif not r.success:
             report.failures.append(entry)
     return report
+
+
+def _jsonable(value: Any) -> Any:
+    """GX result details as plain JSON values (numpy scalars and tuples become numbers, lists)."""
+    return json.loads(json.dumps(value, default=str)) if value is not None else None
 
 
 def checked_columns(kwargs: dict[str, Any]) -> str:

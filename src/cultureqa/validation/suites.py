@@ -32,6 +32,8 @@ class SuiteReport:
     evaluated: int
     failures: list[dict[str, Any]] = field(default_factory=list)
     crashes: list[dict[str, Any]] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+    """Expectation type → its result details, passing ones included (e.g. gold balance facts)."""
 
     def message(self) -> str:
         """One readable paragraph per failed or crashed expectation."""
@@ -43,8 +45,16 @@ class SuiteReport:
         return "\n".join(lines)
 
 
-def run_suite(suite_path: Path, frame: pd.DataFrame) -> SuiteReport:
-    """Validate ``frame`` against the suite JSON at ``suite_path``."""
+def run_suite(
+    suite_path: Path,
+    frame: pd.DataFrame,
+    overrides: dict[str, dict[str, Any]] | None = None,
+) -> SuiteReport:
+    """Validate ``frame`` against the suite JSON at ``suite_path``.
+
+    ``overrides`` (expectation type → kwargs) adapts a shared suite to one benchmark's
+    declarations, e.g. mixed option counts it declares.
+    """
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
@@ -54,6 +64,11 @@ def run_suite(suite_path: Path, frame: pd.DataFrame) -> SuiteReport:
     import cultureqa.validation.mcq_expectations  # noqa: F401
 
     spec = json.loads(suite_path.read_text(encoding="utf-8"))
+    for expectation in spec.get("expectations", []):
+        expectation["kwargs"] = {
+            **expectation.get("kwargs", {}),
+            **(overrides or {}).get(expectation["type"], {}),
+        }
     ctx = gx.get_context(mode="ephemeral")
     ctx.variables.progress_bars = ProgressBarsConfig(globally=False)
     suite = ctx.suites.add(gx.ExpectationSuite(**spec))
@@ -85,6 +100,8 @@ def run_suite(suite_path: Path, frame: pd.DataFrame) -> SuiteReport:
             "items": items,
             "details": _jsonable(r.result.get("details")),
         }
+        if isinstance(r.result.get("details"), dict):
+            report.details[config.type] = entry["details"]
         if r.exception_info and r.exception_info.get("raised_exception"):
             entry["detail"] = str(r.exception_info.get("exception_message"))
             report.crashes.append(entry)

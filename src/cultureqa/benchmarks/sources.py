@@ -138,7 +138,8 @@ def _read_all(spec: BenchmarkSpec, root: Path | None) -> tuple[pd.DataFrame, str
     else:
         parts = []
         for path, captured in source_files(spec, root):
-            part = _with_rows(read_any(path, spec.source.format, spec.source.hf_split), str(path))
+            part = read_any(path, spec.source.format, spec.source.hf_split)
+            part = _with_rows(part, _relative(path, root) if root is not None else str(path))
             clash = sorted(set(captured) & set(part.columns))
             if clash:
                 raise SourceError(path, f"path captures {clash} clash with columns of the file")

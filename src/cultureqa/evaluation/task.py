@@ -6,6 +6,7 @@ Each setting of a benchmark spec becomes one batch of requests; scoring lives in
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -166,6 +167,21 @@ class McqFamily:
         return {
             "rows": self.loaded.counts.record(),
             "chance_accuracy": round(chance, 4),
+            "validation": self._validation(),
+        }
+
+    def _validation(self) -> dict[str, Any]:
+        """What ``validate`` found (the stage depends on its output): checks reported, not failed,
+        and the gold balance of the source and the sample, so MLflow shows them either way."""
+        path = self.root / "metrics" / "validate" / f"{self.spec.name}.json"
+        if not path.exists():
+            return {"found": False, "path": str(path.relative_to(self.root))}
+        summary = json.loads(path.read_text(encoding="utf-8"))
+        return {
+            "found": True,
+            "success": summary.get("success"),
+            "reported": summary.get("reported", []),
+            "gold_balance": summary.get("gold_balance", {}),
         }
 
     def metrics(self, predictions: pd.DataFrame) -> dict[str, Any]:

@@ -183,5 +183,5 @@ class ExpectGoldPositionsToBeBalanced(BatchExpectation):  # type: ignore[misc]
         execution_engine: Any = None,
     ) -> dict[str, Any]:
         found = dict(metrics["table.mcq_gold_balance"])
-        success = bool(found.pop("success"))
+        success = bool(found["success"])
         return {"success": success, "result": {"observed_value": found["shares"], "details": found}}

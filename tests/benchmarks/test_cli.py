@@ -64,7 +64,7 @@ def test_add_writes_config_fixture_entries_and_passes_the_contract(
 
 
 def test_add_a_nested_record_layout_in_place(project: Path) -> None:
-    source = project / "data/sources/examples/layouts/traditional_houses.jsonl"
+    source = project / "data/sources/traditional_houses/traditional_houses.jsonl"
     args = [
         "--root",
         str(project),
@@ -77,7 +77,7 @@ def test_add_a_nested_record_layout_in_place(project: Path) -> None:
     ]
     assert main(args) == 0
     config = OmegaConf.load(project / "conf/benchmark/houses.yaml")
-    assert config.source.path == "data/sources/examples/layouts/traditional_houses.jsonl"
+    assert config.source.path == "data/sources/traditional_houses/traditional_houses.jsonl"
     assert config.columns.options == {"from": "choices", "transform": "record"}
 
 
@@ -123,7 +123,7 @@ def test_check_names_a_benchmark_missing_from_params(
 def test_sniffer_recognises_the_layouts(file: str, options: object, answer_format: str) -> None:
     from cultureqa.benchmarks.scaffold import load_for_sniffing, sniff
 
-    path = ROOT / "data/sources/examples/layouts" / file
+    path = ROOT / "data/sources" / file.split(".")[0] / (file if "." in file else "")
     frame, _ = load_for_sniffing(path)
     columns = sniff(frame, str(path)).columns
     assert columns["options"] == options and columns["answer_format"] == answer_format

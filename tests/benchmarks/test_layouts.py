@@ -71,7 +71,7 @@ def test_multi_file_metadata_from_path() -> None:
 
 
 def test_multi_file_errors_name_the_file(tmp_path: Path) -> None:
-    shutil.copytree(ROOT / "data/sources/examples/layouts/islands", tmp_path / "islands")
+    shutil.copytree(ROOT / "data/sources/island_culture/islands", tmp_path / "islands")
     bad = tmp_path / "islands/java/music.json"
     bad.write_text(bad.read_text().replace('"answer": 2', '"answer": 5'))
     source = {"kind": "file", "path": str(tmp_path / "islands/{island}/{topic}.json")}
@@ -117,7 +117,7 @@ def test_hugging_face_layouts_offline(name: str) -> None:
 def test_hugging_face_missing_split_is_named() -> None:
     source = {
         "kind": "hf",
-        "path": "data/sources/examples/layouts/landmarks_hf_disk",
+        "path": "data/sources/landmarks_hf_disk",
         "hf_split": "dev",
     }
     with pytest.raises(SourceError, match=r"no split 'dev' \(found \['test'\]\)"):

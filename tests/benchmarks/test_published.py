@@ -75,10 +75,10 @@ def test_drop_leaves_invalid_rows_out_counted_by_reason_and_listed(tmp_path: Pat
     assert len(loaded.items["en"]) == len(DIRTY) - 3
     counts = loaded.counts
     assert counts.dropped_by_reason() == {
-        "duplicate_option": 1, "empty_id": 1, "missing_gold": 1,
+        "blank_row": 1, "duplicate_option": 1, "missing_gold": 1,
     }  # fmt: skip
     listed = {(d.row, d.item_id, d.reason) for d in counts.dropped}
-    assert listed == {(2, "r2", "duplicate_option"), (3, "row 3", "empty_id"),
+    assert listed == {(2, "r2", "duplicate_option"), (3, "row 3", "blank_row"),
                       (4, "r4", "missing_gold")}  # fmt: skip
     record = counts.record()
     assert record["rows_dropped"] == 3 and record["dropped"][0]["file"] == "pub.csv"

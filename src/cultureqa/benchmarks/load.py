@@ -201,6 +201,7 @@ def _load(
     for pos, row in enumerate(frame.to_dict(orient="records"), start=1):
         where = _Where(str(row.get("_file", origin)), int(row.get("_row", pos)))
         try:
+            _not_blank(row, where)
             item_id = _item_id(spec, row, where, pos)
         except RowError as exc:
             _drop_or_raise(spec, counts, exc, f"row {where.row}")
@@ -227,6 +228,13 @@ def _load(
         kept.append(pos - 1)
     _check_drop_share(spec, counts, len(frame), origin)
     return out, kept
+
+
+def _not_blank(row: dict[str, Any], where: _Where) -> None:
+    """A row with no value in any column (a separator line of commas) is not an item."""
+    values = [v for k, v in row.items() if k not in ROW_COLUMNS]
+    if all(_option_text(v) == "" for v in values if not isinstance(v, list | dict)):
+        raise where.error("blank row (no value in any column)", None, "blank_row")
 
 
 def _merge(counts: LoadCounts, row: LoadCounts) -> None:

@@ -89,7 +89,7 @@ def validate_benchmark(spec: BenchmarkSpec, root: Path, style: str) -> Validatio
     _check_severity(spec, suite)
     templates = preflight(spec, root, style)
     loaded = load_checked(spec, root)
-    overrides = _overrides(spec)
+    overrides = suite_overrides(spec)
     reports = {"source": run_suite(suite, loaded.whole_frame, overrides)}
     if loaded.sampled:
         reports["sample"] = run_suite(suite, loaded.frame, overrides)
@@ -102,7 +102,7 @@ def validate_benchmark(spec: BenchmarkSpec, root: Path, style: str) -> Validatio
     return found
 
 
-def _overrides(spec: BenchmarkSpec) -> dict[str, dict[str, Any]]:
+def suite_overrides(spec: BenchmarkSpec) -> dict[str, dict[str, Any]]:
     """Suite kwargs the benchmark's declarations imply (declared mixed option counts)."""
     if len(spec.columns.option_counts) > 1:
         return {"expect_option_counts_to_be_consistent": {"allow_mixed": True}}

@@ -368,8 +368,11 @@ def evaluation_metrics(part: pd.DataFrame, slices: list[tuple[str, ...]]) -> dic
 
 
 def source_metrics(details: Mapping[str, Any]) -> dict[str, float]:
-    """A config benchmark's source facts from its run record: rows read, skipped, dropped (by
-    reason), items with several golds, chance accuracy, gold balance and checks only reported."""
+    """A config benchmark's source facts from its run record.
+
+    Rows read, skipped, dropped (by reason), items with several golds, chance accuracy, the gold
+    balance and the checks only reported.
+    """
     rows = details.get("rows") or {}
     out = {
         "rows.read": rows.get("rows_read"),

@@ -134,7 +134,8 @@ def test_limit_and_seeded_stratified_sample_are_recorded() -> None:
     assert ids == [i.id for i in two.items["en"]] and len(ids) == 3
     assert {i.metadata["island"] for i in one.items["en"]} == {"bali", "java", "sumatra"}
     assert sample_record(spec, one.source) == {
-        "rows_read": 5, "rows_skipped": 0, "rows_kept": 3, "limit": None, "sample": {**sample, "stratify": ["island"]},
+        "rows_read": 5, "rows_skipped": 0, "rows_kept": 3, "limit": None,
+        "sample": {**sample, "stratify": ["island"]},
     }  # fmt: skip
     with pytest.raises(SourceError, match=r"sample.stratify names missing column\(s\) \['isle'\]"):
         _items("island_culture", sample={"n": 2, "stratify": ["isle"]})

@@ -117,7 +117,7 @@ def test_a_filter_that_is_not_boolean_names_the_row(tmp_path: Path) -> None:
 
 
 def test_filter_true_is_replaced_with_a_pointer() -> None:
-    with pytest.raises(SpecError, match="filter_true was replaced by rows.keep"):
+    with pytest.raises(SpecError, match=r"filter_true was replaced by rows\.keep"):
         _spec("x.csv", filter_true="{{ ok }}")
 
 
@@ -165,7 +165,7 @@ def test_a_gold_list_column_needs_the_declaration(tmp_path: Path) -> None:
     path = tmp_path / "pub.jsonl"
     rows = [{"id": "l1", "q": "Q?", "o1": "a", "o2": "b", "o3": "c", "a": ["A", "C"]}]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    with pytest.raises(SourceError, match="lists several golds; set columns.answer_sep"):
+    with pytest.raises(SourceError, match=r"lists several golds; set columns\.answer_sep"):
         _load(tmp_path, _spec("pub.jsonl"))
     [item] = _load(tmp_path, _spec("pub.jsonl", columns={"answer_sep": ","})).items["en"]
     assert item.gold_letters == "A,C"
@@ -217,8 +217,8 @@ def test_labels_out_of_order_are_an_error_or_mapped_when_declared(tmp_path: Path
     assert item.options == ("kuah beulangong", "konro", "rawon") and item.answer_letter == "A"
     assert loaded.counts.labels_reordered == 1
     index = _csv(tmp_path, [{**rows[0], "a": "0"}], "index.csv")  # position 0 is "B. konro"
-    [moved] = _load(tmp_path, _spec(index, columns={"option_labels": "by_label",
-                                                     "answer_format": "index"})).items["en"]  # fmt: skip
+    by_index = {"option_labels": "by_label", "answer_format": "index"}
+    [moved] = _load(tmp_path, _spec(index, columns=by_index)).items["en"]
     assert moved.options[moved.answer_index] == "konro"
 
 
@@ -230,7 +230,9 @@ def test_an_option_that_is_only_a_label_is_an_error(tmp_path: Path) -> None:
 
 
 def test_binary_parquet_text_is_decoded_and_non_text_is_named(tmp_path: Path) -> None:
-    frame = pd.DataFrame([{**_row(n, a="ABC"[n % 3]), "q": f"Rumoh {n}?".encode()} for n in range(3)])
+    frame = pd.DataFrame(
+        [{**_row(n, a="ABC"[n % 3]), "q": f"Rumoh {n}?".encode()} for n in range(3)]
+    )
     frame.to_parquet(tmp_path / "pub.parquet")
     [item, *_] = _load(tmp_path, _spec("pub.parquet")).items["en"]
     assert item.question == "Rumoh 0?"
@@ -246,7 +248,7 @@ def test_non_finite_float_metadata_is_an_error_or_dropped(tmp_path: Path, value:
     rows[3]["score"] = value
     name = _csv(tmp_path, rows)
     typed = {"metadata": ["score"], "metadata_types": {"score": "float"}}
-    with pytest.raises(SourceError, match=rf"row 4, column 'score': expected a finite number"):
+    with pytest.raises(SourceError, match=r"row 4, column 'score': expected a finite number"):
         _load(tmp_path, _spec(name, columns=typed))
     loaded = _load(tmp_path, _spec(name, columns=typed, rows={"invalid": "drop"}))
     assert loaded.counts.dropped_by_reason() == {"metadata_type": 1}

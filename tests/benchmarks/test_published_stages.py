@@ -55,14 +55,19 @@ def test_a_dirty_file_is_validated_evaluated_and_tracked(
 ) -> None:
     assert _stage("validate")(["--benchmark", NAME]) == 0
     out = capsys.readouterr().out
-    assert "24 rows read, 3 skipped by rows.keep, 2 dropped (duplicate_option 1, missing_gold 1)" in out
+    assert (
+        "24 rows read, 3 skipped by rows.keep, 2 dropped (duplicate_option 1, missing_gold 1)"
+        in out
+    )
     assert "dropped data/sources/kuis_budaya/kuis_budaya.csv, row 14 (13), column " in out
     assert "REPORTED [source] expect_gold_positions_to_be_balanced: gold answers: A 16 of 19" in out
     summary = json.loads((workspace / f"metrics/validate/{NAME}.json").read_text())
     assert summary["load"]["dropped_by_reason"] == {"duplicate_option": 1, "missing_gold": 1}
     assert summary["load"]["multi_gold_items"] == 2 and summary["load"]["rows_skipped"] == 3
     assert summary["success"] and summary["reported"][0]["on"] == "source"
-    assert summary["dataset"]["files"] == {f"data/sources/{NAME}/{NAME}.csv": summary["dataset"]["md5"]}
+    assert summary["dataset"]["files"] == {
+        f"data/sources/{NAME}/{NAME}.csv": summary["dataset"]["md5"]
+    }
 
     for entry in ("baselines.random", "baselines.first_option"):
         assert _stage("evaluate")(["--benchmark", NAME, "--model", entry]) == 0
@@ -70,10 +75,18 @@ def test_a_dirty_file_is_validated_evaluated_and_tracked(
     assert len(predictions) == 19 and set(predictions["gold"]) == {"A", "B", "C", "D", "A,C"}
     assert predictions["correct"].sum() == 16  # first option: right where A is a gold
     details = run["details"]
-    assert details["rows"]["rows_dropped"] == 2 and details["rows"]["option_counts"] == {"4": 15, "5": 4}
-    assert details["validation"]["reported"][0]["expectation"] == "expect_gold_positions_to_be_balanced"
+    assert details["rows"]["rows_dropped"] == 2 and details["rows"]["option_counts"] == {
+        "4": 15,
+        "5": 4,
+    }
+    assert (
+        details["validation"]["reported"][0]["expectation"]
+        == "expect_gold_positions_to_be_balanced"
+    )
     # 14 single-gold 4-option items, 3 single-gold 5-option items, "A, C" of 4 and of 5 options
-    assert details["chance_accuracy"] == pytest.approx((14 / 4 + 3 / 5 + 2 / 4 + 2 / 5) / 19, abs=1e-4)
+    assert details["chance_accuracy"] == pytest.approx(
+        (14 / 4 + 3 / 5 + 2 / 4 + 2 / 5) / 19, abs=1e-4
+    )
 
     assert _stage("track")(["--benchmark", NAME, "--model", "baselines.first_option"]) == 0
     import mlflow
@@ -81,8 +94,13 @@ def test_a_dirty_file_is_validated_evaluated_and_tracked(
     mlflow.set_tracking_uri(f"sqlite:///{workspace / 'mlflow.db'}")
     [found] = mlflow.search_runs(experiment_names=[f"cultureqa/{NAME}"]).to_dict("records")
     assert found["metrics.rows.dropped"] == 2 and found["metrics.rows.skipped"] == 3
-    assert found["metrics.rows.dropped.missing_gold"] == 1 and found["metrics.items.multi_gold"] == 2
-    assert found["metrics.gold_balance.source.passes"] == 0 and found["metrics.validation.reported"] == 1
+    assert (
+        found["metrics.rows.dropped.missing_gold"] == 1 and found["metrics.items.multi_gold"] == 2
+    )
+    assert (
+        found["metrics.gold_balance.source.passes"] == 0
+        and found["metrics.validation.reported"] == 1
+    )
 
 
 def test_imbalance_fails_unless_declared_report(
@@ -100,10 +118,13 @@ def test_a_defect_outside_the_sample_is_still_reported(
 ) -> None:
     source = workspace / f"data/sources/{NAME}/{NAME}.csv"
     text = source.read_text(encoding="utf-8")
-    source.write_text(text.replace("21,Provinsi mana yang terletak di Pulau Jawa?",
-                                   "21,Tari Saman berasal dari provinsi mana?"), "utf-8")  # fmt: skip
-    source.write_text(source.read_text().replace(
-        "Jawa Tengah,Maluku,Jawa Timur,Bali,Papua,\"A, C\"", "Aceh,Bali,Papua,Jawa Barat,,A"))  # fmt: skip
+    old = (
+        "21,Provinsi mana yang terletak di Pulau Jawa?,"
+        + 'Jawa Tengah,Maluku,Jawa Timur,Bali,Papua,"A, C"'
+    )
+    new = "21,Tari Saman berasal dari provinsi mana?,Aceh,Bali,Papua,Jawa Barat,,A"  # = row 1
+    assert old in text
+    source.write_text(text.replace(old, new), "utf-8")
     _params(workspace, limit=5)
     assert _stage("validate")(["--benchmark", NAME]) == 1
     err = capsys.readouterr().err
@@ -118,9 +139,14 @@ def test_evaluate_run_by_hand_refuses_a_source_outside_the_project(
     shutil.copy(workspace / f"data/sources/{NAME}/{NAME}.csv", elsewhere)
     _params(workspace, source={"kind": "file", "path": str(elsewhere)})
     for stage in ("validate", "evaluate"):
-        args = ["--benchmark", NAME] + (["--model", "baselines.random"] if stage == "evaluate" else [])
+        args = ["--benchmark", NAME] + (
+            ["--model", "baselines.random"] if stage == "evaluate" else []
+        )
         assert _stage(stage)(args) == 2
         err = capsys.readouterr().err
-        assert err.startswith("error: ") and "is not a DVC dependency of ['validate@kuis_budaya']" in err
+        assert (
+            err.startswith("error: ")
+            and "is not a DVC dependency of ['validate@kuis_budaya']" in err
+        )
         assert "move it under data/sources/kuis_budaya/" in err
     assert not (workspace / f"data/eval/{NAME}").exists()

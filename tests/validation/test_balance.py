@@ -54,7 +54,9 @@ def test_all_golds_at_one_letter_fail_from_20_items(k: int, n: int, tolerance: f
     frame = pd.DataFrame({"answer": ["A"] * n, "n_options": k})
     found = gold_balance(frame, tolerance)
     assert not found["success"]
-    assert found["deviation_bound"] > tolerance and found["max_deviation"] == pytest.approx(1 - 1 / k, abs=1e-4)
+    assert found["deviation_bound"] > tolerance and found["max_deviation"] == pytest.approx(
+        1 - 1 / k, abs=1e-4
+    )
 
 
 def test_the_sentence_shows_counts_bound_and_rule() -> None:
@@ -67,7 +69,7 @@ def test_the_sentence_shows_counts_bound_and_rule() -> None:
 
 
 def test_small_files_pass_unless_the_evidence_is_strong() -> None:
-    """Five items cannot show a gap beyond 0.10 with 99% confidence: no rounding-floor rule needed."""
+    """Five items cannot show a gap beyond 0.10 with 99% confidence: no rounding floor needed."""
     assert gold_balance(pd.DataFrame({"answer": list("AAABC"), "n_options": 3}), 0.1)["success"]
     large = gold_balance(pd.DataFrame({"answer": list("A" * 4000 + "B" * 3000 + "C" * 3000),
                                        "n_options": 3}), 0.05)  # fmt: skip

@@ -54,13 +54,21 @@ def template_names(expr: str) -> set[str]:
 
     tree = _ENV.parse(expr)
     names = set(meta.find_undeclared_variables(tree))
-    for node in tree.find_all((nodes.Getitem, nodes.Getattr)):
-        target = node.node
-        if isinstance(target, nodes.Name) and target.name == ROW:
-            key = node.arg if isinstance(node, nodes.Getitem) else nodes.Const(node.attr)
-            if isinstance(key, nodes.Const):
-                names.add(str(key.value))
+    for node in tree.find_all(nodes.Getitem):
+        assert isinstance(node, nodes.Getitem)
+        if _is_row(node.node) and isinstance(node.arg, nodes.Const):
+            names.add(str(node.arg.value))
+    for attr in tree.find_all(nodes.Getattr):
+        assert isinstance(attr, nodes.Getattr)
+        if _is_row(attr.node):
+            names.add(str(attr.attr))
     return names
+
+
+def _is_row(node: object) -> bool:
+    from jinja2 import nodes
+
+    return isinstance(node, nodes.Name) and node.name == ROW
 
 
 def field_roots(expr: str, columns: set[str]) -> set[str]:

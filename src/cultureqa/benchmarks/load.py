@@ -42,9 +42,7 @@ Normalizer = Callable[[str], str | None]
 class RowError(SourceError):
     """One source row cannot become an item; ``reason`` is a stable code for counting drops."""
 
-    def __init__(
-        self, path: str, message: str, row: int, column: str | None, reason: str
-    ) -> None:
+    def __init__(self, path: str, message: str, row: int, column: str | None, reason: str) -> None:
         super().__init__(path, message, row=row, column=column)
         self.reason = reason
         self.message = message
@@ -463,7 +461,10 @@ def label_order(options: list[str]) -> list[str] | None:
     if not all(matches):
         return None
     letters = [m.group(1).upper() for m in matches if m is not None]
-    if sorted(letters) != list(LETTERS[: len(options)]) or "".join(letters) == LETTERS[: len(options)]:
+    if (
+        sorted(letters) != list(LETTERS[: len(options)])
+        or "".join(letters) == LETTERS[: len(options)]
+    ):
         return None
     return letters
 

@@ -2,7 +2,8 @@
 
 A source is one file, many files with metadata in their paths, or a Hugging Face dataset folder.
 
-Every row keeps where it came from (``_file``, ``_row``: the data row, or a JSONL file's line) so a loader error names the real file and
+Every row keeps where it came from (``_file``, ``_row``: the data row, or a JSONL file's line) so
+a loader error names the real file and
 its data row even when the benchmark spans fifty files, and ``_n`` (1-based position over all files,
 before sampling) so synthesized ids do not change when a sample is drawn.
 """
@@ -110,7 +111,7 @@ def keep_mask(
             raise SourceError(origin, f"rows.keep names missing column(s) {missing}; found {shown}")
         mask = pd.Series(True, index=frame.index)
         for column, allowed in keep.items():
-            mask &= frame[column].map(lambda v: _cell_text(v) in allowed)
+            mask &= frame[column].map(lambda v, ok=allowed: _cell_text(v) in ok)
         return [bool(v) for v in mask]
     flags = []
     for row in frame.to_dict(orient="records"):
@@ -202,7 +203,7 @@ def read_json_records(path: Path, lines: bool) -> pd.DataFrame:
     text = path.read_bytes().decode("utf-8-sig")
     if not text.strip():
         raise SourceError(path, "file is empty")
-    records, lines_of = (_json_lines(path, text) if lines else _json_array(path, text))
+    records, lines_of = _json_lines(path, text) if lines else _json_array(path, text)
     if not records:
         raise SourceError(path, "no data rows")
     frame = pd.DataFrame.from_records(records)
@@ -224,7 +225,9 @@ def _json_lines(path: Path, text: str) -> tuple[list[dict[str, Any]], list[int]]
                 path, f"line {number} is not valid JSON ({exc.msg} at column {exc.colno})"
             ) from exc
         if not isinstance(record, dict):
-            raise SourceError(path, f"line {number} is a JSON {type(record).__name__}, not an object")
+            raise SourceError(
+                path, f"line {number} is a JSON {type(record).__name__}, not an object"
+            )
         records.append(record)
         numbers.append(number)
     return records, numbers
@@ -383,9 +386,8 @@ def _stratify_fix(missing: list[str], frame: pd.DataFrame, fields: dict[str, str
         for m in missing
         if m in fields and fields[m] in frame.columns
     ]
-    return (
-        f"sample.stratify names missing column(s) {missing}; "
-        + ("; ".join(hints) if hints else f"stratify by source columns: {shown}")
+    return f"sample.stratify names missing column(s) {missing}; " + (
+        "; ".join(hints) if hints else f"stratify by source columns: {shown}"
     )
 
 

@@ -156,8 +156,11 @@ class McqFamily:
         return source_provenance(self.spec, self.root)
 
     def details(self, predictions: pd.DataFrame) -> dict[str, Any]:
-        """What the source gave: rows read, skipped by the filter, dropped (by reason, listed),
-        items with several golds, option counts, and the chance accuracy of a uniform guess."""
+        """What the source gave, and the chance accuracy of a uniform guess.
+
+        Rows read, skipped by the filter, dropped (by reason, listed), items with several golds,
+        option counts; chance is the mean over items of (golds / options).
+        """
         evaluated = [i for batch in self.items.values() for i in batch]
         chance = (
             sum(len(i.golds) / len(i.options) for i in evaluated) / len(evaluated)
@@ -171,8 +174,11 @@ class McqFamily:
         }
 
     def _validation(self) -> dict[str, Any]:
-        """What ``validate`` found (the stage depends on its output): checks reported, not failed,
-        and the gold balance of the source and the sample, so MLflow shows them either way."""
+        """What ``validate`` found (the stage depends on its output).
+
+        Checks reported rather than failed, and the gold balance of the source and the sample, so
+        MLflow shows them either way.
+        """
         path = self.root / "metrics" / "validate" / f"{self.spec.name}.json"
         if not path.exists():
             return {"found": False, "path": str(path.relative_to(self.root))}

@@ -28,7 +28,7 @@ from scipy.stats import chisquare
 from statsmodels.stats.proportion import proportion_confint
 
 CONFIDENCE = 0.99
-"""Simultaneous confidence of the letter-share intervals (the chance a within-tolerance file passes)."""
+"""Simultaneous confidence of the letter-share intervals (how often an in-tolerance file passes)."""
 
 RULE = (
     "fails only when the {conf:.0%} simultaneous lower bound on the largest gap exceeds the "
@@ -80,9 +80,7 @@ class Balance:
         verdict = ">" if self.deviation_bound > self.tolerance else "≤"
         outcome = "fails" if not self.success else "passes"
         outside = (
-            f"; values outside the set {self.unexpected_values}"
-            if self.unexpected_values
-            else ""
+            f"; values outside the set {self.unexpected_values}" if self.unexpected_values else ""
         )
         test = (
             f"; chi-square {self.chi_square:.2f}, p={self.chi_square_p_value:.3g} "

@@ -144,7 +144,7 @@ def _check(args: argparse.Namespace, root: Path) -> int:
     from cultureqa.config import load_params
     from cultureqa.validation.benchmark import validate_benchmark
 
-    _params_fresh(root)
+    _params_fresh(root, allow_overrides=True)
     params = load_params(root / "params.yaml")
     raw = OmegaConf.select(params, f"benchmarks.{args.name}")
     if raw is None:
@@ -170,19 +170,48 @@ def _params_check(args: argparse.Namespace, root: Path) -> int:
     return 0
 
 
-def _params_fresh(root: Path) -> None:
-    """Raise when params.yaml differs from the composed conf/ (DVC would read stale values)."""
+def _params_fresh(root: Path, allow_overrides: bool = False) -> None:
+    """Raise when params.yaml differs from the composed conf/ (DVC would read stale values).
+
+    With ``allow_overrides``, a params.yaml written after the last conf/ edit is taken as it is:
+    ``dvc exp run -S key=value`` leaves exactly such a file, and its overrides are deliberate.
+    """
     from cultureqa.compose import compose_params
 
     path = root / "params.yaml"
     if not path.exists():
         raise UserError("params.yaml not found; run make params")
     current = OmegaConf.to_container(OmegaConf.load(path))
-    if current != compose_params(root / "conf"):
-        raise UserError(
-            "params.yaml is stale (conf/ changed since it was composed), so DVC would run the old "
-            "config or say \"Stage 'validate@<name>' not found\"; run make params"
+    composed = compose_params(root / "conf")
+    if current == composed:
+        return
+    changed = _changed_keys(composed, current)
+    conf_newer = max(p.stat().st_mtime for p in (root / "conf").rglob("*.yaml")) > (
+        path.stat().st_mtime
+    )
+    if allow_overrides and not conf_newer:
+        print(
+            f"note: params.yaml differs from conf/ in {changed} (overrides such as "
+            "`dvc exp run -S` writes, made after the last conf/ edit); checking params.yaml as "
+            "it is (run make params to drop them)",
+            file=sys.stderr,
         )
+        return
+    raise UserError(
+        f"params.yaml is stale (conf/ changed since it was composed; differs in {changed}), so "
+        "DVC would run the old config or say \"Stage 'validate@<name>' not found\"; run make params"
+    )
+
+
+def _changed_keys(old: object, new: object, prefix: str = "") -> list[str]:
+    """Dotted keys whose values differ (the first ten)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        keys = sorted(set(map(str, old)) | set(map(str, new)))
+        found = [
+            k for key in keys for k in _changed_keys(old.get(key), new.get(key), f"{prefix}{key}.")
+        ]
+        return found[:10]
+    return [] if old == new else [prefix.rstrip(".")]
 
 
 if __name__ == "__main__":

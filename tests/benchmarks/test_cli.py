@@ -103,6 +103,20 @@ def test_stale_params_say_run_make_params(
     assert "run make params" in capsys.readouterr().err
 
 
+def test_check_after_a_deliberate_override_does_not_call_params_stale(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`dvc exp run -S +benchmarks.indoculture.rows.invalid=drop` leaves params.yaml newer."""
+    path = project / "params.yaml"
+    params = OmegaConf.load(path)
+    params.benchmarks.indoculture.rows = {"invalid": "drop"}
+    OmegaConf.save(params, path)
+    assert main(["--root", str(project), "benchmark", "check", "indoculture"]) == 0
+    err = capsys.readouterr().err
+    assert "params.yaml differs from conf/ in ['benchmarks.indoculture.rows.invalid']" in err
+    assert "stale" not in err
+
+
 def test_check_names_a_benchmark_missing_from_params(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

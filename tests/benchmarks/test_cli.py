@@ -141,3 +141,16 @@ def test_sniffer_recognises_the_layouts(file: str, options: object, answer_forma
     frame, _ = load_for_sniffing(path)
     columns = sniff(frame, str(path)).columns
     assert columns["options"] == options and columns["answer_format"] == answer_format
+
+
+def test_sniffer_proposes_a_published_layout_and_no_model_output_slices(tmp_path: Path) -> None:
+    from cultureqa.benchmarks.scaffold import load_for_sniffing, sniff
+
+    frame, _ = load_for_sniffing(ROOT / "data/sources/kuis_budaya/kuis_budaya.csv")
+    frame["model_prediction"] = ["A", "B"] * 12  # a model's output column beside the data
+    columns = sniff(frame, "kuis_budaya.csv").columns
+    assert columns["question"] == "Pertanyaan" and columns["answer"] == "Kunci"
+    assert columns["options"] == [f"Pilihan-{x}" for x in "ABCDE"]
+    assert columns["answer_format"] == "letter" and columns["answer_sep"] == ","
+    assert columns["option_counts"] == [4, 5]
+    assert "model_prediction" not in columns["metadata"] and "Split" in columns["metadata"]

@@ -63,7 +63,7 @@ def test_add_writes_config_fixture_entries_and_passes_the_contract(
     assert main(["--root", str(project), "params", "check"]) == 0
 
 
-def test_add_a_nested_record_layout_in_place(project: Path) -> None:
+def test_add_copies_a_file_into_the_benchmarks_own_folder(project: Path) -> None:
     source = project / "data/sources/traditional_houses/traditional_houses.jsonl"
     args = [
         "--root",
@@ -77,7 +77,8 @@ def test_add_a_nested_record_layout_in_place(project: Path) -> None:
     ]
     assert main(args) == 0
     config = OmegaConf.load(project / "conf/benchmark/houses.yaml")
-    assert config.source.path == "data/sources/traditional_houses/traditional_houses.jsonl"
+    assert config.source.path == "data/sources/houses/traditional_houses.jsonl"  # its DVC dep
+    assert (project / config.source.path).read_bytes() == source.read_bytes()
     assert config.columns.options == {"from": "choices", "transform": "record"}
 
 

@@ -163,7 +163,7 @@ def test_validate_fails_all_golds_at_a_with_counts(
         ({"languages": {"sw": {}}, "settings": ["mcq-none-sw"]},
          "no 'mcq' template for style 'zero_shot' and language 'sw'"),
         ({"source": {"kind": "file", "path": "elsewhere/items.jsonl"}},
-         "is not a DVC dependency of ['validate@tiny']"),
+         "is not a DVC dependency of ['validate@tiny', 'evaluate@tiny']"),
     ],
     ids=["unknown-slice", "language-without-template", "untracked-source"],
 )  # fmt: skip

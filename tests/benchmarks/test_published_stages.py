@@ -146,7 +146,7 @@ def test_evaluate_run_by_hand_refuses_a_source_outside_the_project(
         err = capsys.readouterr().err
         assert (
             err.startswith("error: ")
-            and "is not a DVC dependency of ['validate@kuis_budaya']" in err
+            and "is not a DVC dependency of ['validate@kuis_budaya'," in err
         )
         assert "move it under data/sources/kuis_budaya/" in err
     assert not (workspace / f"data/eval/{NAME}").exists()

@@ -249,7 +249,14 @@ def _merge(counts: LoadCounts, row: LoadCounts) -> None:
 
 def _drop_or_raise(spec: BenchmarkSpec, counts: LoadCounts, exc: RowError, item_id: str) -> None:
     if spec.rows.invalid == "error":
-        raise exc
+        raise RowError(
+            exc.path,
+            f"{exc.message} (fix the row, or for a published file set rows.invalid: drop to leave "
+            "such rows out, counted and listed)",
+            exc.row or 0,
+            exc.column,
+            exc.reason,
+        ) from exc
     counts.dropped.append(
         Drop(exc.path, exc.row or 0, item_id, exc.reason, exc.column, exc.message)
     )

@@ -22,7 +22,7 @@ from cultureqa.benchmarks.load import parse_letter
 from cultureqa.benchmarks.sources import read_any
 from cultureqa.io import SourceError, atomic_path, write_text
 
-_ID = ("id", "qid", "idx", "uid", "question_id", "item_id")
+_ID = ("id", "qid", "idx", "uid", "question_id", "item_id", "no", "nomor", "번호")
 _QUESTION = ("question", "prompt", "query", "stem", "context", "text", "sentence", "goal",
              "pertanyaan", "soal", "질문")  # fmt: skip
 _OPTIONS = ("choices", "options", "candidates", "answers", "endings", "pilihan")
@@ -189,11 +189,11 @@ def _write_like(frame: pd.DataFrame, source: Path, tmp: Path) -> None:
 
 
 def place_source(source: Path, root: Path, name: str) -> str:
-    """Copy a source from outside ``data/sources`` into ``data/sources/<name>/`` (DVC-tracked)."""
-    tracked = (root / "data" / "sources").resolve()
+    """Copy a source from outside ``data/sources/<name>/`` into it (its own DVC dependency)."""
+    tracked = (root / "data" / "sources" / name).resolve()
     if tracked in source.resolve().parents:
         return str(source.resolve().relative_to(root.resolve()))
-    target = tracked / name / source.name
+    target = tracked / source.name
     if target.exists():
         raise SourceError(target, "exists already; remove it or pass a file under data/sources")
     target.parent.mkdir(parents=True, exist_ok=True)

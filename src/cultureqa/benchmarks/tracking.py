@@ -19,19 +19,24 @@ from cultureqa.benchmarks.sources import source_files
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.io import SourceError
 
-STAGES = ("validate",)
-"""The per-benchmark stages whose deps must cover every source file."""
+STAGES = ("validate", "evaluate")
+"""The per-benchmark stages of ``dvc.yaml`` whose deps may cover a source file (one must)."""
 _NAME = ("${key}", "${item}", "${item.benchmark}")
 
 
 def stage_deps(root: Path, name: str) -> dict[str, list[Path]]:
-    """Dependency paths of each of :data:`STAGES` for benchmark ``name`` (its key substituted)."""
+    """Dependency paths of each of :data:`STAGES` in ``dvc.yaml`` for benchmark ``name``.
+
+    Outside a DVC project (a scratch copy without ``dvc.yaml``, or one whose stages declare no
+    dependencies) nothing tracks files, and the rule left is that the source lies inside the
+    project.
+    """
     path = root / "dvc.yaml"
     if not path.exists():
-        raise SourceError(path, "not found; run from the project root")
+        return {"project": [root]}
     stages: dict[str, Any] = (yaml.safe_load(path.read_text(encoding="utf-8")) or {})["stages"]
     deps = {}
-    for stage in STAGES:
+    for stage in (s for s in STAGES if s in stages):
         listed = ((stages.get(stage) or {}).get("do") or stages.get(stage) or {}).get("deps") or []
         paths = []
         for dep in map(str, listed):
@@ -39,8 +44,9 @@ def stage_deps(root: Path, name: str) -> dict[str, list[Path]]:
                 dep = dep.replace(mark, name)
             if "${" not in dep:
                 paths.append(root / dep)
-        deps[stage] = paths
-    return deps
+        if listed:
+            deps[stage] = paths
+    return deps or {"project": [root]}
 
 
 def untracked(spec: BenchmarkSpec, root: Path) -> dict[str, list[str]]:
@@ -51,9 +57,13 @@ def untracked(spec: BenchmarkSpec, root: Path) -> dict[str, list[str]]:
     missing: dict[str, list[str]] = {}
     for file, _ in source_files(spec, root):
         resolved = file.resolve()
-        for stage, paths in deps.items():
-            if not any(resolved == p.resolve() or p.resolve() in resolved.parents for p in paths):
-                missing.setdefault(_shown(resolved, root), []).append(f"{stage}@{spec.name}")
+        covered = [
+            stage
+            for stage, paths in deps.items()
+            if any(resolved == p.resolve() or p.resolve() in resolved.parents for p in paths)
+        ]
+        if not covered:
+            missing[_shown(resolved, root)] = [f"{stage}@{spec.name}" for stage in deps]
     return missing
 
 

@@ -14,7 +14,13 @@ from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import write_json
 from cultureqa.paths import project_root
 from cultureqa.runlog import read_run, write_marker
-from cultureqa.tracking import benchmark_dataset, evaluation_metrics, log_runs, tracking_uri
+from cultureqa.tracking import (
+    benchmark_dataset,
+    evaluation_metrics,
+    log_runs,
+    source_metrics,
+    tracking_uri,
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
         run_info,
         predictions,
         "setting",
-        lambda part: evaluation_metrics(part, slices),
+        lambda part: {**evaluation_metrics(part, slices), **source_metrics(run_info["details"])},
         lambda _: dataset,
         tracking_uri(tracking),
     )

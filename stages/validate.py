@@ -1,22 +1,20 @@
 """DVC stage: check a benchmark's config and source before any model call; stop on a violation.
 
-Config checks (slices, templates per language, DVC tracking of the sources) and loading errors exit
-with code 2 and one ``error:`` line; a broken dataset invariant of the GX suite exits with code 1.
+Config checks (slices, templates per language, the source inside the project) and loading errors
+exit with code 2 and one ``error:`` line; a dataset invariant that breaks (on the whole source or
+on the evaluated sample) exits with code 1, unless the benchmark declares it ``report``.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import asdict
 from pathlib import Path
 
-from cultureqa.benchmarks.checks import load_checked, preflight
-from cultureqa.benchmarks.sources import sample_record
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import write_json
-from cultureqa.validation import run_suite
+from cultureqa.validation.benchmark import validate_benchmark
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,39 +25,22 @@ def main(argv: list[str] | None = None) -> int:
     root = Path.cwd()
     params = load_params(root / "params.yaml")
     spec = BenchmarkSpec.from_config(select(params, f"benchmarks.{args.benchmark}"))
-    if not spec.expectations:
-        print(f"error: benchmark '{spec.name}' declares no expectations suite", file=sys.stderr)
-        return 2
-    templates = preflight(spec, root, str(params.prompt.style))
-    loaded = load_checked(spec, root)
-    hub = spec.source.kind == "hf" and not spec.source.path
-    if hub:
+    found = validate_benchmark(spec, root, str(params.prompt.style))
+    if not spec.source.path:
         print(
-            f"warning: hub source {loaded.origin} is not a DVC dependency (a new upload would not "
-            "rerun stages); save it under data/sources and set source.path to track it",
+            f"warning: hub source {found.loaded.origin} is not a DVC dependency (a new upload "
+            "would not rerun stages); save it under data/sources and set source.path to track it",
             file=sys.stderr,
         )
-    report = run_suite(root / spec.expectations, loaded.frame, root)
-    summary = {
-        "source": loaded.origin,
-        "rows": len(loaded.frame),
-        **sample_record(spec, loaded.source),
-        "load": asdict(loaded.counts),
-        "templates": {name: str(t.path.relative_to(root)) for name, t in templates.items()},
-        "source_tracked_by_dvc": not hub,
-        **asdict(report),
-    }
-    write_json(root / "metrics" / "validate" / f"{args.benchmark}.json", summary)
-    if not report.success or report.crashes:
-        print(
-            f"error: {loaded.origin} breaks dataset invariants\n{report.message()}", file=sys.stderr
-        )
+    write_json(root / "metrics" / "validate" / f"{args.benchmark}.json", found.summary(root))
+    lines = found.lines()
+    if not found.ok:
+        print(f"error: {found.loaded.origin} breaks dataset invariants", file=sys.stderr)
+        print("\n".join(lines), file=sys.stderr)
         return 1
-    stripped = loaded.counts.labels_stripped
-    print(
-        f"{loaded.origin}: {len(loaded.frame)} item rows pass {report.evaluated} expectations"
-        f" (option labels stripped on {stripped} items, {loaded.counts.filtered_out} rows filtered)"
-    )
+    print("\n".join(lines))
+    checks = sum(r.evaluated for r in found.reports.values())
+    print(f"ok: {checks} expectation checks pass ({len(found.reported)} reported, not failing)")
     return 0
 
 

@@ -89,7 +89,7 @@ def test_validation_stops_on_a_doctored_source(
     assert _stage("validate")(["--benchmark", "indoculture"]) == 1
     err = capsys.readouterr().err
     assert "breaks dataset invariants" in err and "expect_gold_positions_to_be_balanced" in err
-    assert '"counts": {"A": 176, "B": 0, "C": 0}' in err  # 88 items x 2 languages, all at A
+    assert "gold answers: A 176 of 176 (100%), B 0 of 176 (0%)" in err  # 88 items x 2 languages
 
 
 @pytest.mark.parametrize(

@@ -22,11 +22,23 @@ class McqItem:
     answer_index: int
     language: str
     metadata: dict[str, Any] = field(default_factory=dict)
+    answer_indices: tuple[int, ...] = ()
+    """Every right answer, first-listed first, when a benchmark declares several; else empty."""
 
     @property
     def answer_letter(self) -> str:
-        """Gold letter (A, B, ...)."""
+        """Gold letter (A, B, ...); the first-listed one when there are several."""
         return LETTERS[self.answer_index]
+
+    @property
+    def golds(self) -> tuple[int, ...]:
+        """Positions of every right answer (an answer is right if it is any of them)."""
+        return self.answer_indices or (self.answer_index,)
+
+    @property
+    def gold_letters(self) -> str:
+        """The gold letters joined by commas ("A" or "A,C")."""
+        return ",".join(LETTERS[i] for i in self.golds)
 
 
 @dataclass(frozen=True)

@@ -367,6 +367,33 @@ def evaluation_metrics(part: pd.DataFrame, slices: list[tuple[str, ...]]) -> dic
     return {k: float(v) for k, v in metrics.items()}
 
 
+def source_metrics(details: Mapping[str, Any]) -> dict[str, float]:
+    """A config benchmark's source facts from its run record.
+
+    Rows read, skipped, dropped (by reason), items with several golds, chance accuracy, the gold
+    balance and the checks only reported.
+    """
+    rows = details.get("rows") or {}
+    out = {
+        "rows.read": rows.get("rows_read"),
+        "rows.skipped": rows.get("rows_skipped"),
+        "rows.dropped": rows.get("rows_dropped"),
+        "items.multi_gold": rows.get("multi_gold_items"),
+        "chance_accuracy": details.get("chance_accuracy"),
+    }
+    for reason, n in (rows.get("dropped_by_reason") or {}).items():
+        out[metric_key("rows.dropped", reason)] = n
+    validation = details.get("validation") or {}
+    if validation.get("found"):
+        out["validation.reported"] = len(validation.get("reported") or [])
+        for on, found in (validation.get("gold_balance") or {}).items():
+            if found:
+                out[f"gold_balance.{on}.max_gap"] = found.get("max_deviation")
+                out[f"gold_balance.{on}.gap_bound"] = found.get("deviation_bound")
+                out[f"gold_balance.{on}.passes"] = bool(found.get("success"))
+    return {k: float(v) for k, v in out.items() if isinstance(v, int | float)}
+
+
 def benchmark_dataset(record: Mapping[str, Any]) -> DatasetRef:
     """The dataset input of a generic benchmark's run, from its provenance record."""
     version = record.get("version")

@@ -59,12 +59,12 @@ def test_add_writes_config_fixture_entries_and_passes_the_contract(
     assert "capitals" in params.benchmarks and "capitals" in params.evaluate.benchmarks
     assert main(["--root", str(project), "benchmark", "check", "capitals"]) == 0
     out = capsys.readouterr().out
-    assert "ids are synthesized" in out and "ok: 18 expectations pass" in out
+    assert "ids are synthesized" in out and "ok: 18 expectation checks pass" in out
     assert main(["--root", str(project), "params", "check"]) == 0
 
 
-def test_add_a_nested_record_layout_in_place(project: Path) -> None:
-    source = project / "data/sources/examples/layouts/traditional_houses.jsonl"
+def test_add_copies_a_file_into_the_benchmarks_own_folder(project: Path) -> None:
+    source = project / "data/sources/traditional_houses/traditional_houses.jsonl"
     args = [
         "--root",
         str(project),
@@ -77,7 +77,8 @@ def test_add_a_nested_record_layout_in_place(project: Path) -> None:
     ]
     assert main(args) == 0
     config = OmegaConf.load(project / "conf/benchmark/houses.yaml")
-    assert config.source.path == "data/sources/examples/layouts/traditional_houses.jsonl"
+    assert config.source.path == "data/sources/houses/traditional_houses.jsonl"  # its DVC dep
+    assert (project / config.source.path).read_bytes() == source.read_bytes()
     assert config.columns.options == {"from": "choices", "transform": "record"}
 
 
@@ -103,6 +104,20 @@ def test_stale_params_say_run_make_params(
     assert "run make params" in capsys.readouterr().err
 
 
+def test_check_after_a_deliberate_override_does_not_call_params_stale(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`dvc exp run -S benchmarks.indoculture.version=2` leaves params.yaml newer than conf/."""
+    path = project / "params.yaml"
+    params = OmegaConf.load(path)
+    params.benchmarks.indoculture.version = 2
+    OmegaConf.save(params, path)
+    assert main(["--root", str(project), "benchmark", "check", "indoculture"]) == 0
+    err = capsys.readouterr().err
+    assert "params.yaml holds values conf/ does not (benchmarks.indoculture.version: 2" in err
+    assert "stale" not in err
+
+
 def test_check_names_a_benchmark_missing_from_params(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -123,7 +138,20 @@ def test_check_names_a_benchmark_missing_from_params(
 def test_sniffer_recognises_the_layouts(file: str, options: object, answer_format: str) -> None:
     from cultureqa.benchmarks.scaffold import load_for_sniffing, sniff
 
-    path = ROOT / "data/sources/examples/layouts" / file
+    path = ROOT / "data/sources" / file.split(".")[0] / (file if "." in file else "")
     frame, _ = load_for_sniffing(path)
     columns = sniff(frame, str(path)).columns
     assert columns["options"] == options and columns["answer_format"] == answer_format
+
+
+def test_sniffer_proposes_a_published_layout_and_no_model_output_slices(tmp_path: Path) -> None:
+    from cultureqa.benchmarks.scaffold import load_for_sniffing, sniff
+
+    frame, _ = load_for_sniffing(ROOT / "data/sources/kuis_budaya/kuis_budaya.csv")
+    frame["model_prediction"] = ["A", "B"] * 12  # a model's output column beside the data
+    columns = sniff(frame, "kuis_budaya.csv").columns
+    assert columns["question"] == "Pertanyaan" and columns["answer"] == "Kunci"
+    assert columns["options"] == [f"Pilihan-{x}" for x in "ABCDE"]
+    assert columns["answer_format"] == "letter" and columns["answer_sep"] == ","
+    assert columns["option_counts"] == [4, 5]
+    assert "model_prediction" not in columns["metadata"] and "Split" in columns["metadata"]

@@ -25,6 +25,7 @@ from cultureqa.evaluation.task import load_benchmark_items
 from cultureqa.llm.baselines import RandomBaseline
 from cultureqa.records import PREDICTION_COLUMNS
 from cultureqa.validation import run_suite
+from cultureqa.validation.benchmark import suite_overrides
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = sorted((ROOT / "conf" / "benchmark").glob("*.yaml"))
@@ -86,7 +87,7 @@ def test_benchmark_contract(config: Path) -> None:
         assert len(conform(frame, PREDICTION_COLUMNS, spec.name)) == 5
     assert spec.expectations, "every benchmark declares a GX suite"
     frame = items_frame([i for lang in sorted(items) for i in items[lang]])
-    report = run_suite(ROOT / spec.expectations, frame)
+    report = run_suite(ROOT / spec.expectations, frame, suite_overrides(spec))
     assert not report.crashes, report.message()
     # Five rows cannot be position-balanced; balance is checked on real sources by `validate`.
     failed = {f["expectation"] for f in report.failures}

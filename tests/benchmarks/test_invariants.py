@@ -35,7 +35,7 @@ def _frame(golds: list[str], k: int = 3, **over: Any) -> pd.DataFrame:
 def _failures(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
     report = run_suite(GENERIC, frame)
     assert not report.crashes, report.message()
-    return {f["expectation"]: json.loads(f["detail"]) for f in report.failures}
+    return {f["expectation"]: f["details"] for f in report.failures}
 
 
 def test_balanced_golds_pass() -> None:
@@ -72,7 +72,8 @@ def test_mixed_option_counts_expect_the_mixed_shares() -> None:
 @pytest.mark.parametrize(
     ("over", "expectation", "item"),
     [
-        ({"r4": {"question": "Question 3?"}}, "expect_questions_to_be_unique", "i4 (en)"),
+        ({"r4": {"question": "Question 3?", "options": json.dumps(["o3-0", "o3-1", "o3-2"])}},
+         "expect_questions_to_be_unique", "i4 (en)"),
         ({"r4": {"options": json.dumps(["x", "X", ""])}},
          "expect_options_to_be_distinct_and_non_empty", "i4 (en)"),
         ({"r4": {"n_options": 4}}, "expect_option_counts_to_be_consistent", "i4"),
@@ -86,6 +87,16 @@ def test_item_invariants_name_the_items(over: dict[str, Any], expectation: str, 
     found = _failures(frame)
     assert expectation in found, found
     assert item in found[expectation]["items"] and found[expectation]["n_items"] == 1
+
+
+def test_a_stem_repeated_with_other_options_is_two_items() -> None:
+    assert _failures(_frame(list("ABC" * 40), r4={"question": "Question 3?"})) == {}
+
+
+def test_failures_read_as_sentences() -> None:
+    report = run_suite(GENERIC, _frame(["A"] * 60))
+    assert "gold answers: A 60 of 60 (100%), B 0 of 60 (0%), C 0 of 60 (0%)" in report.message()
+    assert "{" not in report.message()
 
 
 # --- validate: checks before any model call -------------------------------------------------------
@@ -140,7 +151,9 @@ def test_validate_fails_all_golds_at_a_with_counts(
     monkeypatch.chdir(_workspace(tmp_path, golds="A" * 60))
     assert _validate()(["--benchmark", "tiny"]) == 1
     err = capsys.readouterr().err
-    assert "expect_gold_positions_to_be_balanced" in err and '"A": 60, "B": 0, "C": 0' in err
+    assert "expect_gold_positions_to_be_balanced" in err
+    assert "gold answers: A 60 of 60 (100%), B 0 of 60 (0%), C 0 of 60 (0%)" in err
+    assert "balanced would be ≈ 33% each; largest gap 0.67 (A), 99% bound" in err
 
 
 @pytest.mark.parametrize(
@@ -150,7 +163,7 @@ def test_validate_fails_all_golds_at_a_with_counts(
         ({"languages": {"sw": {}}, "settings": ["mcq-none-sw"]},
          "no 'mcq' template for style 'zero_shot' and language 'sw'"),
         ({"source": {"kind": "file", "path": "elsewhere/items.jsonl"}},
-         "is not a DVC dependency of stage(s) ['validate', 'evaluate']"),
+         "is not a DVC dependency of ['validate@tiny', 'evaluate@tiny']"),
     ],
     ids=["unknown-slice", "language-without-template", "untracked-source"],
 )  # fmt: skip

@@ -71,7 +71,7 @@ def test_multi_file_metadata_from_path() -> None:
 
 
 def test_multi_file_errors_name_the_file(tmp_path: Path) -> None:
-    shutil.copytree(ROOT / "data/sources/examples/layouts/islands", tmp_path / "islands")
+    shutil.copytree(ROOT / "data/sources/island_culture/islands", tmp_path / "islands")
     bad = tmp_path / "islands/java/music.json"
     bad.write_text(bad.read_text().replace('"answer": 2', '"answer": 5'))
     source = {"kind": "file", "path": str(tmp_path / "islands/{island}/{topic}.json")}
@@ -117,7 +117,7 @@ def test_hugging_face_layouts_offline(name: str) -> None:
 def test_hugging_face_missing_split_is_named() -> None:
     source = {
         "kind": "hf",
-        "path": "data/sources/examples/layouts/landmarks_hf_disk",
+        "path": "data/sources/landmarks_hf_disk",
         "hf_split": "dev",
     }
     with pytest.raises(SourceError, match=r"no split 'dev' \(found \['test'\]\)"):
@@ -134,7 +134,8 @@ def test_limit_and_seeded_stratified_sample_are_recorded() -> None:
     assert ids == [i.id for i in two.items["en"]] and len(ids) == 3
     assert {i.metadata["island"] for i in one.items["en"]} == {"bali", "java", "sumatra"}
     assert sample_record(spec, one.source) == {
-        "rows_read": 5, "rows_kept": 3, "limit": None, "sample": {**sample, "stratify": ["island"]},
+        "rows_read": 5, "rows_skipped": 0, "rows_kept": 3, "limit": None,
+        "sample": {**sample, "stratify": ["island"]},
     }  # fmt: skip
     with pytest.raises(SourceError, match=r"sample.stratify names missing column\(s\) \['isle'\]"):
         _items("island_culture", sample={"n": 2, "stratify": ["isle"]})

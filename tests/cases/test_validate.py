@@ -125,7 +125,8 @@ def test_skewed_positions_fail(items: pd.DataFrame) -> None:
     failed = _failed(_run(ITEMS_SUITE, pd.DataFrame(rows)))
     assert set(failed) == {"expect_column_value_shares_to_be_uniform"}
     detail = failed["expect_column_value_shares_to_be_uniform"]
-    assert "max deviation of a share from 1/6: 0.8333 (tolerance 0.05)" in detail
+    assert "balanced would be ≈ 17% each; largest gap 0.83 (A), 99% bound" in detail
+    assert "> tolerance 0.05: fails" in detail
     assert "chi-square" in detail and "not decisive" in detail
 
 

@@ -69,7 +69,7 @@ def test_skewed_gold_positions_fail(dataset: pd.DataFrame) -> None:
     failed = _failed(_run(doctored))
     assert set(failed) == {"expect_column_value_shares_to_be_uniform"}
     detail = failed["expect_column_value_shares_to_be_uniform"]
-    assert "max deviation of a share from 1/3" in detail and "chi-square" in detail
+    assert "balanced would be ≈ 33% each; largest gap" in detail and "chi-square" in detail
 
 
 def test_copied_option_and_broken_options_fail(dataset: pd.DataFrame) -> None:

@@ -48,8 +48,9 @@ def test_all_golds_at_a_fail_at_any_size(tmp_path: Path, rows: int) -> None:
     report = run_suite(_suite(tmp_path, UNIFORM), _golds({"A": rows}))
     assert not report.success
     detail = report.failures[0]["detail"]
-    assert "max deviation of a share from 1/3: 0.6667 (tolerance 0.05)" in detail
-    assert f"over {rows} rows" in detail and "chi-square" in detail
+    assert "answer: A " in detail and "largest gap 0.67 (A), 99% bound" in detail
+    assert "> tolerance 0.05: fails" in detail
+    assert f"A {rows} of {rows} (100%)" in detail and "chi-square" in detail
 
 
 def test_small_file_within_tolerance_passes(tmp_path: Path) -> None:

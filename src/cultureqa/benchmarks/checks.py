@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from cultureqa.benchmarks.load import LoadCounts, items_frame, load_items, load_source_frame
+from cultureqa.benchmarks.load import LoadCounts, items_frame, load_benchmark
 from cultureqa.benchmarks.spec import FIXED_FIELDS, BenchmarkSpec, SpecError
 from cultureqa.benchmarks.tracking import check_tracked
 from cultureqa.evaluation.prompts import Template, TemplateError, find_template, style_skip_reason
@@ -22,13 +22,19 @@ from cultureqa.records import McqItem
 
 @dataclass
 class Loaded:
-    """Items per language, their validation frame, the raw source rows and what loading changed."""
+    """Items per language, their validation frames, the raw source rows and what loading changed.
+
+    ``frame`` holds the evaluated items; ``whole_frame`` every item of the source, so a defect
+    outside a declared sample is still found (it equals ``frame`` when nothing is sampled).
+    """
 
     items: dict[str, list[McqItem]]
     frame: pd.DataFrame
+    whole_frame: pd.DataFrame
     source: pd.DataFrame
     origin: str
     counts: LoadCounts
+    sampled: bool
 
 
 def check_slices(spec: BenchmarkSpec) -> None:
@@ -77,17 +83,10 @@ def preflight(spec: BenchmarkSpec, root: Path, style: str) -> dict[str, Template
 
 
 def load_checked(spec: BenchmarkSpec, root: Path) -> Loaded:
-    """Load every language the settings use, counting label strips and filtered rows."""
-    source, origin = load_source_frame(spec, root)
-    normalizer = None
-    if spec.normalize_region:
-        from cultureqa.knowledge.gazetteer import normalize_province
-
-        normalizer = normalize_province
-    counts = LoadCounts()
-    items = {
-        lang: load_items(spec, source, lang, origin, normalizer, counts)
-        for lang in sorted({s.language for s in spec.settings})
-    }
-    frame = items_frame([i for lang in sorted(items) for i in items[lang]])
-    return Loaded(items, frame, source, origin, counts)
+    """Load every language the settings use: the whole source and the evaluated sample."""
+    loaded = load_benchmark(spec, root)
+    frame = items_frame([i for lang in sorted(loaded.items) for i in loaded.items[lang]])
+    whole = items_frame([i for lang in sorted(loaded.whole) for i in loaded.whole[lang]])
+    return Loaded(
+        loaded.items, frame, whole, loaded.source, loaded.origin, loaded.counts, loaded.sampled
+    )

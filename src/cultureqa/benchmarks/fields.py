@@ -40,17 +40,42 @@ def _compiled(expr: str) -> jinja2.Template:
     return _ENV.from_string(expr)
 
 
-def template_names(expr: str) -> set[str]:
-    """Top-level row names a template reads (to report missing columns before the first row)."""
-    from jinja2 import meta
+ROW = "row"
+"""Template name of the whole row, for columns no Jinja name can spell: ``row['Kalimat-1']``."""
 
-    return set(meta.find_undeclared_variables(_ENV.parse(expr)))
+
+def template_names(expr: str) -> set[str]:
+    """Row names a template reads (to report missing columns before the first row).
+
+    ``row['question text']`` and ``row.x`` count as the columns they name; ``row`` itself is a
+    column only when the source has one of that name.
+    """
+    from jinja2 import meta, nodes
+
+    tree = _ENV.parse(expr)
+    names = set(meta.find_undeclared_variables(tree))
+    for node in tree.find_all(nodes.Getitem):
+        assert isinstance(node, nodes.Getitem)
+        if _is_row(node.node) and isinstance(node.arg, nodes.Const):
+            names.add(str(node.arg.value))
+    for attr in tree.find_all(nodes.Getattr):
+        assert isinstance(attr, nodes.Getattr)
+        if _is_row(attr.node):
+            names.add(str(attr.attr))
+    return names
+
+
+def _is_row(node: object) -> bool:
+    from jinja2 import nodes
+
+    return isinstance(node, nodes.Name) and node.name == ROW
 
 
 def field_roots(expr: str, columns: set[str]) -> set[str]:
     """The source columns a field needs (``a.b`` needs ``a``; a template what it reads)."""
     if is_template(expr):
-        return template_names(expr)
+        names = template_names(expr)
+        return names if ROW in columns else names - {ROW}
     if expr in columns or "." not in expr:
         return {expr}
     return {expr.split(".", 1)[0]}
@@ -59,12 +84,7 @@ def field_roots(expr: str, columns: set[str]) -> set[str]:
 def resolve(row: Mapping[str, Any], expr: str) -> Any:
     """Value of ``expr`` on ``row``; raises :class:`FieldError` when it does not exist."""
     if is_template(expr):
-        try:
-            return _compiled(expr).render(**{k: _plain(v) for k, v in row.items()}).strip()
-        except jinja2.TemplateError as exc:
-            raise FieldError(f"template {expr!r} failed: {exc}") from exc
-        except OverflowError as exc:  # the sandbox's limit, e.g. range() past 100,000 items
-            raise FieldError(f"template {expr!r} failed: the sandbox refused it ({exc})") from exc
+        return render(row, expr).strip()
     if expr in row:
         return _plain(row[expr])
     value: Any = row
@@ -77,6 +97,32 @@ def resolve(row: Mapping[str, Any], expr: str) -> Any:
         else:
             raise FieldError(f"path {expr!r} has no '{part}'")
     return _plain(value)
+
+
+def render(row: Mapping[str, Any], expr: str) -> str:
+    """Render a template over ``row``: each column by name, and the whole row as ``row``."""
+    values = {str(k): _plain(v) for k, v in row.items()}
+    context = {ROW: values, **values}
+    try:
+        return _compiled(expr).render(**context)
+    except jinja2.TemplateError as exc:
+        raise FieldError(f"template {expr!r} failed: {exc}") from exc
+    except OverflowError as exc:  # the sandbox's limit, e.g. range() past 100,000 items
+        raise FieldError(f"template {expr!r} failed: the sandbox refused it ({exc})") from exc
+
+
+_TRUE = {"true", "1", "yes"}
+_FALSE = {"false", "0", "no", ""}
+
+
+def render_bool(row: Mapping[str, Any], expr: str) -> bool:
+    """A Jinja boolean over the row ("True"/"False" as rendered); anything else is an error."""
+    text = render(row, expr).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise FieldError(f"template {expr!r} must render True or False, got {text[:40]!r}")
 
 
 def _plain(value: Any) -> Any:

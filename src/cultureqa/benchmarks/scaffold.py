@@ -22,11 +22,17 @@ from cultureqa.benchmarks.load import parse_letter
 from cultureqa.benchmarks.sources import read_any
 from cultureqa.io import SourceError, atomic_path, write_text
 
-_ID = ("id", "qid", "idx", "uid", "question_id", "item_id")
-_QUESTION = ("question", "prompt", "query", "stem", "context", "text", "sentence", "goal")
-_OPTIONS = ("choices", "options", "candidates", "answers", "endings")
-_ANSWER = ("answer", "answerkey", "answer_key", "label", "gold", "correct", "target")
-_OPTION_COLUMN = re.compile(r"^(?:option|choice|opt|op|ending)?[_ ]?([a-j]|\d{1,2})$", re.I)
+_ID = ("id", "qid", "idx", "uid", "question_id", "item_id", "no", "nomor", "번호")
+_QUESTION = ("question", "prompt", "query", "stem", "context", "text", "sentence", "goal",
+             "pertanyaan", "soal", "질문")  # fmt: skip
+_OPTIONS = ("choices", "options", "candidates", "answers", "endings", "pilihan")
+_ANSWER = ("answer", "answerkey", "answer_key", "label", "gold", "correct", "target",
+           "kunci", "jawaban", "정답")  # fmt: skip
+_OPTION_COLUMN = re.compile(
+    r"^(?:option|choice|opt|op|ending|pilihan|opsi)?[_ -]?([a-j]|\d{1,2})$", re.I
+)
+_MODEL_OUTPUT = re.compile(r"pred|output|response|completion|generated|model|logit|score", re.I)
+"""Columns holding a model's answers: never proposed as metadata to slice by."""
 
 
 @dataclass
@@ -62,9 +68,17 @@ def sniff(frame: pd.DataFrame, origin: str) -> Layout:
     columns["options"] = {"from": options, "transform": transform} if transform else options
     n_options = _option_count(frame, options, transform)
     columns["answer"] = answer
-    columns["answer_format"] = _answer_format(frame[answer], n_options)
+    several = _several_golds(frame[answer])
+    columns["answer_format"] = _answer_format(frame[answer], n_options, several)
+    if several:
+        columns["answer_sep"] = ","
+    counts = _option_counts(frame, options)
+    if counts:
+        columns["option_counts"] = counts
     used = {id_column, question, answer, *(options if isinstance(options, list) else [options])}
-    columns["metadata"] = [c for c in seen if c not in used and _is_category(frame[c])]
+    columns["metadata"] = [
+        c for c in seen if c not in used and not _MODEL_OUTPUT.search(c) and _is_category(frame[c])
+    ]
     layout = Layout(columns)
     if id_column is None:
         layout.notes.append("no unique id column: ids are synthesized from the row")
@@ -101,8 +115,34 @@ def _option_count(frame: pd.DataFrame, options: Any, transform: str | None) -> i
     return max(len(options_from(v, transform or "list", "|")) for v in frame[options].head(50))
 
 
-def _answer_format(values: pd.Series, n_options: int) -> str:
+def _several_golds(values: pd.Series) -> bool:
+    """Whether some gold cells list several letters ("A, C")."""
     texts = values.astype(str).str.strip()
+    return bool(texts.str.fullmatch(r"[A-Ja-j](\s*,\s*[A-Ja-j])+").any())
+
+
+def _option_counts(frame: pd.DataFrame, options: Any) -> list[int] | None:
+    """Declared option counts when option columns end blank on some rows (4 and 5 options)."""
+    if not isinstance(options, list):
+        return None
+    filled = frame[options].astype(str).map(lambda v: v.strip() not in ("", "nan", "None"))
+    counts = sorted({_filled_prefix(row) for row in filled.to_numpy()} - {0, 1})
+    return counts if len(counts) > 1 else None
+
+
+def _filled_prefix(flags: Any) -> int:
+    n = len(flags)
+    while n and not flags[n - 1]:
+        n -= 1
+    return n
+
+
+def _answer_format(values: pd.Series, n_options: int, several: bool = False) -> str:
+    """letter, index or text, judged on the non-blank cells (a missing gold is the loader's)."""
+    texts = values.astype(str).str.strip()
+    texts = texts[~texts.isin(["", "nan", "None"])]
+    if several:
+        texts = texts.str.split(",").str[0].str.strip()
     if texts.str.fullmatch(r"-?\d+").all():
         numbers = texts.astype(int)
         if numbers.min() >= 0 and numbers.max() < n_options:
@@ -149,11 +189,11 @@ def _write_like(frame: pd.DataFrame, source: Path, tmp: Path) -> None:
 
 
 def place_source(source: Path, root: Path, name: str) -> str:
-    """Copy a source from outside ``data/sources`` into ``data/sources/<name>/`` (DVC-tracked)."""
-    tracked = (root / "data" / "sources").resolve()
+    """Copy a source from outside ``data/sources/<name>/`` into it (its own DVC dependency)."""
+    tracked = (root / "data" / "sources" / name).resolve()
     if tracked in source.resolve().parents:
         return str(source.resolve().relative_to(root.resolve()))
-    target = tracked / name / source.name
+    target = tracked / source.name
     if target.exists():
         raise SourceError(target, "exists already; remove it or pass a file under data/sources")
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -2,7 +2,8 @@
 
 A source is one file, many files with metadata in their paths, or a Hugging Face dataset folder.
 
-Every row keeps where it came from (``_file``, ``_row``) so a loader error names the real file and
+Every row keeps where it came from (``_file``, ``_row``: the data row, or a JSONL file's line) so
+a loader error names the real file and
 its data row even when the benchmark spans fifty files, and ``_n`` (1-based position over all files,
 before sampling) so synthesized ids do not change when a sample is drawn.
 """
@@ -21,6 +22,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from cultureqa.benchmarks.fields import FieldError, render_bool
 from cultureqa.benchmarks.spec import BenchmarkSpec, SampleSpec
 from cultureqa.io import SourceError, _check_utf8, read_table
 from cultureqa.provenance import file_md5
@@ -77,14 +79,68 @@ def _glob_regex(text: str) -> str:
 
 
 def load_frame(spec: BenchmarkSpec, root: Path | None = None) -> tuple[pd.DataFrame, str]:
-    """All source rows with ``_file``/``_row``/``_n``, sampled as declared; and an origin label."""
+    """Source rows the filter keeps, with ``_file``/``_row``/``_n``, sampled as declared."""
+    frame, origin = read_source(spec, root)
+    return apply_sample(frame, spec.sample, origin), origin
+
+
+def read_source(spec: BenchmarkSpec, root: Path | None = None) -> tuple[pd.DataFrame, str]:
+    """Every source row ``rows.keep`` keeps (unsampled); ``attrs`` count rows read and skipped.
+
+    ``_n`` numbers rows over all files *before* the filter, so synthesized ids do not move when
+    the filter or the sample changes.
+    """
+    frame, origin = _read_all(spec, root)
+    frame["_n"] = range(1, len(frame) + 1)
+    read = len(frame)
+    if spec.rows.keep is not None:
+        frame = frame[keep_mask(frame, spec.rows.keep, origin)].reset_index(drop=True)
+    frame.attrs["rows_read"] = read
+    frame.attrs["rows_skipped"] = read - len(frame)
+    return frame, origin
+
+
+def keep_mask(
+    frame: pd.DataFrame, keep: str | dict[str, tuple[str, ...]], origin: str
+) -> list[bool]:
+    """Which rows the declared filter keeps: a Jinja boolean, or column == value (or in values)."""
+    if isinstance(keep, dict):
+        missing = sorted(set(keep) - set(map(str, frame.columns)))
+        if missing:
+            shown = [c for c in frame.columns if c not in ROW_COLUMNS]
+            raise SourceError(origin, f"rows.keep names missing column(s) {missing}; found {shown}")
+        mask = pd.Series(True, index=frame.index)
+        for column, allowed in keep.items():
+            mask &= frame[column].map(lambda v, ok=allowed: _cell_text(v) in ok)
+        return [bool(v) for v in mask]
+    flags = []
+    for row in frame.to_dict(orient="records"):
+        try:
+            flags.append(render_bool(row, keep))
+        except FieldError as exc:
+            raise SourceError(
+                str(row.get("_file", origin)), str(exc), row=row.get("_row"), column="rows.keep"
+            ) from exc
+    return flags
+
+
+def _cell_text(value: Any) -> str:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return ""
+    if isinstance(value, bool):
+        return str(value)
+    return str(value).strip()
+
+
+def _read_all(spec: BenchmarkSpec, root: Path | None) -> tuple[pd.DataFrame, str]:
     if spec.source.kind == "hf" and not spec.source.path:
         frame = _with_rows(_hub(spec), f"hf:{spec.source.hf_dataset}:{spec.source.hf_split}")
         origin = f"hf:{spec.source.hf_dataset}:{spec.source.hf_split}"
     else:
         parts = []
         for path, captured in source_files(spec, root):
-            part = _with_rows(read_any(path, spec.source.format, spec.source.hf_split), str(path))
+            part = read_any(path, spec.source.format, spec.source.hf_split)
+            part = _with_rows(part, _relative(path, root) if root is not None else str(path))
             clash = sorted(set(captured) & set(part.columns))
             if clash:
                 raise SourceError(path, f"path captures {clash} clash with columns of the file")
@@ -93,17 +149,17 @@ def load_frame(spec: BenchmarkSpec, root: Path | None = None) -> tuple[pd.DataFr
             parts.append(part)
         frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
         origin = str(spec.source.path)
-    frame["_n"] = range(1, len(frame) + 1)
-    return apply_sample(frame, spec.sample, origin), origin
+    return frame, origin
 
 
 def _with_rows(frame: pd.DataFrame, file: str) -> pd.DataFrame:
     clash = sorted(set(ROW_COLUMNS) & set(frame.columns))
     if clash:
         raise SourceError(file, f"columns {clash} are reserved for row bookkeeping")
+    lines = frame.attrs.get("lines")
     frame = frame.reset_index(drop=True)
     frame["_file"] = file
-    frame["_row"] = range(1, len(frame) + 1)
+    frame["_row"] = lines if lines is not None else range(1, len(frame) + 1)
     return frame
 
 
@@ -115,9 +171,11 @@ def read_any(path: Path, fmt: str | None = None, split: str = "test") -> pd.Data
         return read_hf_dir(path, split, fmt)
     kind = fmt or _EXTENSIONS.get(path.suffix.lower())
     if kind == "tsv":
-        return _read_tsv(path)
-    if kind in ("csv", "json", "jsonl", "parquet") and _EXTENSIONS.get(path.suffix.lower()) == kind:
-        return read_table(path)
+        return _without_bom(_read_tsv(path))
+    if kind in ("json", "jsonl") and _EXTENSIONS.get(path.suffix.lower()) == kind:
+        return read_json_records(path, lines=kind == "jsonl")
+    if kind in ("csv", "parquet") and _EXTENSIONS.get(path.suffix.lower()) == kind:
+        return decode_bytes(_without_bom(read_table(path)), path)
     if kind is None:
         raise SourceError(
             path,
@@ -125,6 +183,95 @@ def read_any(path: Path, fmt: str | None = None, split: str = "test") -> pd.Data
             "Hugging Face dataset directory); set source.format",
         )
     raise SourceError(path, f"source.format '{kind}' does not match the extension; rename the file")
+
+
+def _without_bom(frame: pd.DataFrame) -> pd.DataFrame:
+    """A UTF-8 byte-order mark is an encoding detail, not part of the first column's name."""
+    first = str(frame.columns[0]) if len(frame.columns) else ""
+    if first.startswith("\ufeff"):
+        frame = frame.rename(columns={frame.columns[0]: first[1:]})
+    return frame
+
+
+def read_json_records(path: Path, lines: bool) -> pd.DataFrame:
+    """JSON (an array of objects) or JSON Lines; errors name the line, a BOM is accepted.
+
+    A JSONL file's ``_row`` is its line number, so every later error names the line to open.
+    Blank lines of a JSONL file carry no record and are passed over.
+    """
+    _check_utf8(path)
+    text = path.read_bytes().decode("utf-8-sig")
+    if not text.strip():
+        raise SourceError(path, "file is empty")
+    records, lines_of = _json_lines(path, text) if lines else _json_array(path, text)
+    if not records:
+        raise SourceError(path, "no data rows")
+    frame = pd.DataFrame.from_records(records)
+    if lines_of is not None:
+        frame.attrs["lines"] = lines_of
+    return decode_bytes(frame, path)
+
+
+def _json_lines(path: Path, text: str) -> tuple[list[dict[str, Any]], list[int]]:
+    records: list[dict[str, Any]] = []
+    numbers: list[int] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SourceError(
+                path, f"line {number} is not valid JSON ({exc.msg} at column {exc.colno})"
+            ) from exc
+        if not isinstance(record, dict):
+            raise SourceError(
+                path, f"line {number} is a JSON {type(record).__name__}, not an object"
+            )
+        records.append(record)
+        numbers.append(number)
+    return records, numbers
+
+
+def _json_array(path: Path, text: str) -> tuple[list[dict[str, Any]], None]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SourceError(
+            path, f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        ) from exc
+    if isinstance(data, dict):
+        return pd.DataFrame(data).to_dict(orient="records"), None
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise SourceError(path, "expected a JSON array of objects (one per row)")
+    return data, None
+
+
+def decode_bytes(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """Byte-string cells (a Parquet binary column) as UTF-8 text; other bytes are an error.
+
+    Without this a prompt would show ``b'Rumoh Aceh'``.
+    """
+    for column in frame.columns:
+        values = frame[column]
+        if values.dtype != object or not any(isinstance(v, bytes | bytearray) for v in values):
+            continue
+        decoded = []
+        for row, value in enumerate(values, start=1):
+            if isinstance(value, bytes | bytearray):
+                try:
+                    value = bytes(value).decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise SourceError(
+                        path,
+                        f"binary value is not UTF-8 text (byte 0x{value[exc.start]:02x}); "
+                        "store the column as text",
+                        row=row,
+                        column=str(column),
+                    ) from exc
+            decoded.append(value)
+        frame[column] = pd.Series(decoded, index=frame.index, dtype=object)
+    return frame
 
 
 def _read_tsv(path: Path) -> pd.DataFrame:
@@ -153,7 +300,7 @@ def read_hf_dir(path: Path, split: str, fmt: str | None = None) -> pd.DataFrame:
     if fmt != "hf_parquet" and (path / "state.json").exists():
         state = json.loads((path / "state.json").read_text(encoding="utf-8"))
         tables = [_read_arrow(path / f["filename"]) for f in state["_data_files"]]
-        return pa.concat_tables(tables).to_pandas()
+        return decode_bytes(pa.concat_tables(tables).to_pandas(), path)
     shards = sorted((path / "data").glob(f"{split}-*.parquet")) or sorted(
         path.glob(f"{split}/*.parquet")
     )
@@ -163,7 +310,7 @@ def read_hf_dir(path: Path, split: str, fmt: str | None = None) -> pd.DataFrame:
             f"not a Hugging Face dataset directory with split '{split}' "
             "(expected state.json or data/<split>-*.parquet)",
         )
-    return pa.concat_tables([pq.read_table(s) for s in shards]).to_pandas()
+    return decode_bytes(pa.concat_tables([pq.read_table(s) for s in shards]).to_pandas(), path)
 
 
 def _read_arrow(path: Path) -> pa.Table:
@@ -190,17 +337,23 @@ def _hub(spec: BenchmarkSpec) -> pd.DataFrame:
     return ds.to_pandas()  # type: ignore[no-any-return]
 
 
-def apply_sample(frame: pd.DataFrame, sample: SampleSpec, origin: str) -> pd.DataFrame:
+def apply_sample(
+    frame: pd.DataFrame,
+    sample: SampleSpec,
+    origin: str,
+    metadata_fields: dict[str, str] | None = None,
+) -> pd.DataFrame:
     """Seeded (stratified) sample of ``sample.n`` rows, then the first ``limit``; source order kept.
 
     Stratified sampling gives each stratum its proportional share by largest remainder, so the
-    sample's strata shares match the source's to within one row.
+    sample's strata shares match the source's to within one row. It reads source columns;
+    ``metadata_fields`` (metadata name → its column) lets a wrong name say which column to use.
     """
     rows = frame
     if sample.n is not None and sample.n < len(frame):
         missing = [c for c in sample.stratify if c not in frame.columns]
         if missing:
-            raise SourceError(origin, f"sample.stratify names missing column(s) {missing}")
+            raise SourceError(origin, _stratify_fix(missing, frame, metadata_fields or {}))
         rng = np.random.default_rng(sample.seed)
         if sample.stratify:
             groups = list(
@@ -219,8 +372,23 @@ def apply_sample(frame: pd.DataFrame, sample: SampleSpec, origin: str) -> pd.Dat
     if sample.limit is not None:
         rows = rows.head(sample.limit)
     out = rows.reset_index(drop=True)
-    out.attrs["rows_read"] = len(frame)
+    out.attrs["rows_read"] = int(frame.attrs.get("rows_read", len(frame)))
+    out.attrs["rows_skipped"] = int(frame.attrs.get("rows_skipped", 0))
+    out.attrs["rows_before_sample"] = len(frame)
     return out
+
+
+def _stratify_fix(missing: list[str], frame: pd.DataFrame, fields: dict[str, str]) -> str:
+    """Name the source column behind a metadata name, or list the columns there are."""
+    shown = [c for c in frame.columns if c not in ROW_COLUMNS]
+    hints = [
+        f"'{m}' is a metadata name; stratify by its source column '{fields[m]}'"
+        for m in missing
+        if m in fields and fields[m] in frame.columns
+    ]
+    return f"sample.stratify names missing column(s) {missing}; " + (
+        "; ".join(hints) if hints else f"stratify by source columns: {shown}"
+    )
 
 
 def _quotas(sizes: list[int], n: int) -> list[int]:
@@ -238,6 +406,7 @@ def sample_record(spec: BenchmarkSpec, frame: pd.DataFrame) -> dict[str, Any]:
     s = spec.sample
     return {
         "rows_read": int(frame.attrs.get("rows_read", len(frame))),
+        "rows_skipped": int(frame.attrs.get("rows_skipped", 0)),
         "rows_kept": len(frame),
         "limit": s.limit,
         "sample": None if s.n is None else {"n": s.n, "seed": s.seed, "stratify": list(s.stratify)},

@@ -17,6 +17,9 @@ from typing import Any, Literal
 from cultureqa.records import Setting
 
 AnswerFormat = Literal["letter", "index", "text"]
+InvalidRows = Literal["error", "drop"]
+OptionLabels = Literal["strip", "by_label", "keep"]
+Severity = Literal["fail", "report"]
 OptionsTransform = Literal["list", "letter_dict", "delimited", "record"]
 SourceKind = Literal["file", "hf"]
 SOURCE_FORMATS = ("csv", "tsv", "json", "jsonl", "parquet", "hf_disk", "hf_parquet")
@@ -60,6 +63,23 @@ class SampleSpec:
 
 
 @dataclass(frozen=True)
+class RowPolicy:
+    """Which source rows become items, and what happens to a row that cannot.
+
+    ``keep`` runs first, on the raw row: a Jinja boolean (``"{{ split == 'test' }}"``) or column
+    conditions (``{split: test, lang: [id, en]}``); rows it rejects are *skipped* and counted apart.
+    A kept row that breaks a loading rule (a repeated option, a missing gold, a blank separator row)
+    is an error (``invalid: error``, the default, right for data we generate) or, with
+    ``invalid: drop``, left out and listed with its file, row, id and reason; more drops than
+    ``max_invalid_share`` of the kept rows fail the run.
+    """
+
+    invalid: InvalidRows = "error"
+    max_invalid_share: float = 0.05
+    keep: str | dict[str, tuple[str, ...]] | None = None
+
+
+@dataclass(frozen=True)
 class LanguageColumns:
     """Field overrides for one language (translations live in sibling columns)."""
 
@@ -84,6 +104,13 @@ class ColumnMap:
     options_sep: str = "|"
     metadata_types: dict[str, str | tuple[str, ...]] = field(default_factory=dict)
     """name → bool/int/float/str or the allowed values; checked on every load."""
+    answer_sep: str | None = None
+    """Set when a gold cell may name several right answers: a list, or a string split on it."""
+    option_counts: tuple[int, ...] = ()
+    """Allowed option counts when items differ (4 and 5); trailing empty options are then cut."""
+    option_labels: OptionLabels = "strip"
+    """strip "A. " labels only when they run A, B, C… in order (labels out of order are an error);
+    by_label: order options by their labels and point the gold at its label; keep: leave as is."""
 
 
 @dataclass(frozen=True)
@@ -108,7 +135,7 @@ class BenchmarkSpec:
     settings: tuple[Setting, ...]
     slices: tuple[tuple[str, ...], ...] = ()
     location: LocationSpec = field(default_factory=LocationSpec)
-    filter_true: str | None = None
+    rows: RowPolicy = field(default_factory=RowPolicy)
     normalize_region: bool = False
     description: str = ""
     expectations: str | None = None
@@ -116,6 +143,9 @@ class BenchmarkSpec:
     sample: SampleSpec = field(default_factory=SampleSpec)
     prompt_fallback: dict[str, str] = field(default_factory=dict)
     """language → language whose template it may use; without an entry a missing one is an error."""
+    severity: dict[str, Severity] = field(default_factory=dict)
+    """expectation type → fail (default) or report: a published dataset's imbalance is a fact
+    about it, shown in the report and MLflow, not a reason to refuse evaluating it."""
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any]) -> BenchmarkSpec:
@@ -129,15 +159,21 @@ class BenchmarkSpec:
 
 _TOP_KEYS = {
     "name", "version", "description", "source", "columns", "languages", "settings", "slices",
-    "location", "filter_true", "normalize_region", "expectations", "limit", "sample",
-    "prompt_fallback",
+    "location", "rows", "normalize_region", "expectations", "limit", "sample",
+    "prompt_fallback", "severity",
 }  # fmt: skip
 _COLUMN_KEYS = {
     "id", "question", "options", "answer", "answer_format", "metadata", "metadata_types",
+    "answer_sep", "option_counts", "option_labels",
 }  # fmt: skip
 
 
 def _parse(cfg: Mapping[str, Any]) -> BenchmarkSpec:
+    if "filter_true" in cfg:
+        raise ValueError(
+            "filter_true was replaced by rows.keep: a Jinja boolean over the row "
+            "(\"{{ is_valid }}\") or column conditions ({is_valid: 'True'}); README: Row policy"
+        )
     _known_keys(cfg, _TOP_KEYS, "")
     languages = {
         str(lang): LanguageColumns(
@@ -166,12 +202,13 @@ def _parse(cfg: Mapping[str, Any]) -> BenchmarkSpec:
             region_names=loc.get("region_names"),
             clause=dict(loc.get("clause") or {}),
         ),
-        filter_true=cfg.get("filter_true"),
+        rows=_rows(cfg.get("rows")),
         normalize_region=bool(cfg.get("normalize_region", False)),
         description=str(cfg.get("description", "")),
         expectations=cfg.get("expectations"),
         sample=_sample(cfg.get("limit"), cfg.get("sample")),
         prompt_fallback=fallback,
+        severity=_severity(cfg.get("severity")),
     )
 
 
@@ -211,6 +248,15 @@ def _columns(cols: dict[str, Any]) -> ColumnMap:
     if reserved:
         raise ValueError(f"metadata name(s) {reserved} are reserved prompt fields; rename them")
     types = {str(k): _type_decl(k, v) for k, v in dict(cols.get("metadata_types") or {}).items()}
+    labels = cols.get("option_labels", "strip")
+    if labels not in ("strip", "by_label", "keep"):
+        raise ValueError(f"columns.option_labels must be strip, by_label or keep, got {labels!r}")
+    counts = tuple(sorted(int(c) for c in cols.get("option_counts") or ()))
+    if any(not 2 <= c <= 10 for c in counts):
+        raise ValueError(f"columns.option_counts must be numbers from 2 to 10, got {list(counts)}")
+    answer_sep = cols.get("answer_sep")
+    if answer_sep is not None and (not isinstance(answer_sep, str) or not answer_sep.strip()):
+        raise ValueError(f"columns.answer_sep must be a non-blank string, got {answer_sep!r}")
     unknown = sorted(set(types) - set(names))
     if unknown:
         raise ValueError(f"columns.metadata_types names {unknown}, which are not in metadata")
@@ -225,6 +271,9 @@ def _columns(cols: dict[str, Any]) -> ColumnMap:
         options_transform=transform,
         options_sep=sep,
         metadata_types=types,
+        answer_sep=answer_sep,
+        option_counts=counts,
+        option_labels=labels,
     )
 
 
@@ -259,6 +308,37 @@ def _type_decl(name: Any, value: Any) -> str | tuple[str, ...]:
             raise ValueError(f"metadata_types.{name} must be one of {list(SCALAR_TYPES)} or a list")
         return value
     return tuple(str(v) for v in value)
+
+
+def _rows(value: Any) -> RowPolicy:
+    if value is None:
+        return RowPolicy()
+    rows = dict(value)
+    _known_keys(rows, {"invalid", "max_invalid_share", "keep"}, "rows.")
+    invalid = rows.get("invalid", "error")
+    if invalid not in ("error", "drop"):
+        raise ValueError(f"rows.invalid must be error or drop, got {invalid!r}")
+    share = rows.get("max_invalid_share", 0.05)
+    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share < 1:
+        raise ValueError(f"rows.max_invalid_share must be a number in [0, 1), got {share!r}")
+    keep = rows.get("keep")
+    if isinstance(keep, Mapping):
+        keep = {
+            str(k): tuple(str(x) for x in (v if isinstance(v, list | tuple) else [v]))
+            for k, v in keep.items()
+        }
+    elif keep is not None and not isinstance(keep, str):
+        raise ValueError("rows.keep must be a Jinja boolean template or {column: value(s)}")
+    return RowPolicy(invalid=invalid, max_invalid_share=float(share), keep=keep)
+
+
+def _severity(value: Any) -> dict[str, Severity]:
+    found: dict[str, Severity] = {}
+    for key, level in dict(value or {}).items():
+        if level not in ("fail", "report"):
+            raise ValueError(f"severity.{key} must be fail or report, got {level!r}")
+        found[str(key)] = level
+    return found
 
 
 def _sample(limit: Any, sample: Any) -> SampleSpec:

@@ -158,7 +158,7 @@ def _score_loglik(item: McqItem, answer: LoglikResponse) -> dict[str, object]:
         return base
     scores = list(answer.logprobs)
     best = max(range(len(scores)), key=scores.__getitem__)
-    base.update(pred=LETTERS[best], correct=best == item.answer_index, scores=scores_json(scores))
+    base.update(pred=LETTERS[best], correct=best in item.golds, scores=scores_json(scores))
     return base
 
 
@@ -175,13 +175,13 @@ def _score_generation(item: McqItem, reply: GenerateResponse) -> dict[str, objec
     if letter is None:
         base.update(status="parse_error", error="no option letter in reply")
         return base
-    base.update(pred=letter, correct=letter == item.answer_letter)
+    base.update(pred=letter, correct=LETTERS.index(letter) in item.golds)
     return base
 
 
 def _empty_row(item: McqItem) -> dict[str, object]:
     return {
-        "gold": item.answer_letter,
+        "gold": item.gold_letters,
         "pred": "",
         "correct": False,
         "status": "ok",

@@ -6,6 +6,7 @@ Each setting of a benchmark spec becomes one batch of requests; scoring lives in
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -15,10 +16,11 @@ from typing import Any
 import pandas as pd
 from omegaconf import DictConfig
 
-from cultureqa.benchmarks.load import load_items, load_source_frame
+from cultureqa.benchmarks.load import LoadedSource, load_benchmark
 from cultureqa.benchmarks.regions import RegionNamer, region_namer
 from cultureqa.benchmarks.sources import source_provenance
 from cultureqa.benchmarks.spec import BenchmarkSpec
+from cultureqa.benchmarks.tracking import check_tracked
 from cultureqa.config import select, typed
 from cultureqa.evaluation.engine import Batch, ModelView, RunSpec, Skip
 from cultureqa.evaluation.prompts import find_template, style_skip_reason
@@ -34,17 +36,16 @@ def load_benchmark_items(
     spec: BenchmarkSpec, root: Path
 ) -> tuple[dict[str, list[McqItem]], str, pd.DataFrame]:
     """Items per language, the source label, and the raw frame (for hashing and validation)."""
-    frame, origin = load_source_frame(spec, root)
-    normalizer = None
-    if spec.normalize_region:
-        from cultureqa.knowledge.gazetteer import normalize_province
+    loaded = load_source(spec, root)
+    return loaded.items, loaded.origin, loaded.source
 
-        normalizer = normalize_province
-    languages = {s.language for s in spec.settings}
-    items = {lang: load_items(spec, frame, lang, origin, normalizer) for lang in sorted(languages)}
+
+def load_source(spec: BenchmarkSpec, root: Path) -> LoadedSource:
+    """The benchmark's items under its row policy, with the metadata booleans checked."""
+    loaded = load_benchmark(spec, root)
     for column in spec.columns.metadata:
-        _check_boolean_column(frame, column, spec.columns.id, origin, items)
-    return items, origin, frame
+        _check_boolean_column(loaded.source, column, spec.columns.id, loaded.origin, loaded.items)
+    return loaded
 
 
 def _check_boolean_column(
@@ -90,15 +91,22 @@ class McqFamily:
     max_tokens_floor: int = 0
     items: dict[str, list[McqItem]] = field(init=False)
     namer: RegionNamer = field(init=False)
+    loaded: LoadedSource = field(init=False)
 
     def __post_init__(self) -> None:
-        self.items = load_benchmark_items(self.spec, self.root)[0]
+        self.loaded = load_source(self.spec, self.root)
+        self.items = self.loaded.items
         self.namer = region_namer(self.spec.location.region_names)
 
     @classmethod
     def from_params(cls, params: DictConfig, root: Path, benchmark: str) -> McqFamily:
-        """The family as the ``evaluate`` stage runs it (the cost dry run builds the same one)."""
+        """The family as the ``evaluate`` stage runs it (the cost dry run builds the same one).
+
+        A source outside the project is refused here exactly as ``validate`` refuses it, so a
+        stage run by hand (``python stages/evaluate.py``) cannot evaluate an untracked file.
+        """
         spec = BenchmarkSpec.from_config(select(params, f"benchmarks.{benchmark}"))
+        check_tracked(spec, root)
         floor = typed(params, "prompt.min_max_tokens", int)
         return cls(spec, root, str(params.prompt.style), floor)
 
@@ -148,8 +156,39 @@ class McqFamily:
         return source_provenance(self.spec, self.root)
 
     def details(self, predictions: pd.DataFrame) -> dict[str, Any]:
-        """Nothing beyond the shared record."""
-        return {}
+        """What the source gave, and the chance accuracy of a uniform guess.
+
+        Rows read, skipped by the filter, dropped (by reason, listed), items with several golds,
+        option counts; chance is the mean over items of (golds / options).
+        """
+        evaluated = [i for batch in self.items.values() for i in batch]
+        chance = (
+            sum(len(i.golds) / len(i.options) for i in evaluated) / len(evaluated)
+            if evaluated
+            else 0.0
+        )
+        return {
+            "rows": self.loaded.counts.record(),
+            "chance_accuracy": round(chance, 4),
+            "validation": self._validation(),
+        }
+
+    def _validation(self) -> dict[str, Any]:
+        """What ``validate`` found (the stage depends on its output).
+
+        Checks reported rather than failed, and the gold balance of the source and the sample, so
+        MLflow shows them either way.
+        """
+        path = self.root / "metrics" / "validate" / f"{self.spec.name}.json"
+        if not path.exists():
+            return {"found": False, "path": str(path.relative_to(self.root))}
+        summary = json.loads(path.read_text(encoding="utf-8"))
+        return {
+            "found": True,
+            "success": summary.get("success"),
+            "reported": summary.get("reported", []),
+            "gold_balance": summary.get("gold_balance", {}),
+        }
 
     def metrics(self, predictions: pd.DataFrame) -> dict[str, Any]:
         """Per-setting accuracy and rates."""

@@ -35,6 +35,8 @@ class SuiteReport:
     evaluated: int
     failures: list[dict[str, Any]] = field(default_factory=list)
     crashes: list[dict[str, Any]] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+    """Expectation type → its result details, passing ones included (e.g. gold balance facts)."""
 
     def message(self) -> str:
         """One readable paragraph per failed or crashed expectation."""
@@ -93,8 +95,17 @@ def quiet_gx() -> None:
         logger.setLevel(max(logger.level, logging.WARNING))
 
 
-def run_suite(suite_path: Path, frame: pd.DataFrame, root: Path | None = None) -> SuiteReport:
-    """Validate ``frame`` against the suite JSON at ``suite_path`` (inside ``root``)."""
+def run_suite(
+    suite_path: Path,
+    frame: pd.DataFrame,
+    overrides: dict[str, dict[str, Any]] | None = None,
+    root: Path | None = None,
+) -> SuiteReport:
+    """Validate ``frame`` against the suite JSON at ``suite_path`` (inside ``root``).
+
+    ``overrides`` (expectation type → kwargs) adapts a shared suite to one benchmark's
+    declarations, e.g. mixed option counts it declares.
+    """
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
     spec = load_suite(suite_path, root)
     quiet_gx()
@@ -107,6 +118,11 @@ def run_suite(suite_path: Path, frame: pd.DataFrame, root: Path | None = None) -
     import cultureqa.validation.expectations
     import cultureqa.validation.mcq_expectations  # noqa: F401
 
+    for expectation in spec.get("expectations", []):
+        expectation["kwargs"] = {
+            **expectation.get("kwargs", {}),
+            **(overrides or {}).get(expectation["type"], {}),
+        }
     ctx = gx.get_context(mode="ephemeral")
     ctx.variables.progress_bars = ProgressBarsConfig(globally=False)
     suite = ctx.suites.add(gx.ExpectationSuite(**spec))
@@ -136,13 +152,21 @@ def run_suite(suite_path: Path, frame: pd.DataFrame, root: Path | None = None) -
             "column": checked_columns(config.kwargs),
             "detail": _detail(r.result) + (f"; items: {', '.join(items)}" if items else ""),
             "items": items,
+            "details": _jsonable(r.result.get("details")),
         }
+        if isinstance(r.result.get("details"), dict):
+            report.details[config.type] = entry["details"]
         if r.exception_info and r.exception_info.get("raised_exception"):
             entry["detail"] = str(r.exception_info.get("exception_message"))
             report.crashes.append(entry)
         elif not r.success:
             report.failures.append(entry)
     return report
+
+
+def _jsonable(value: Any) -> Any:
+    """GX result details as plain JSON values (numpy scalars and tuples become numbers, lists)."""
+    return json.loads(json.dumps(value, default=str)) if value is not None else None
 
 
 def checked_columns(kwargs: dict[str, Any]) -> str:

@@ -1,4 +1,4 @@
-"""DVC stage: log one MLflow run per setting of one (benchmark, roster entry).
+"""DVC stage: one MLflow run per setting of one (benchmark, roster entry); figures to the parent.
 
 Kept apart from evaluate, with a ``cache: false`` marker output, so DVC's run-cache can never skip
 the logging when an experiment restores evaluation outputs from cache.
@@ -14,7 +14,13 @@ from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import write_json
 from cultureqa.paths import project_root
 from cultureqa.runlog import read_run, write_marker
-from cultureqa.tracking import benchmark_dataset, evaluation_metrics, log_runs, tracking_uri
+from cultureqa.tracking import (
+    benchmark_dataset,
+    evaluation_metrics,
+    log_runs,
+    sweep_tags,
+    tracking_uri,
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
         lambda part: evaluation_metrics(part, slices),
         lambda _: dataset,
         tracking_uri(tracking),
+        sweep_tags(params),
+        sorted((root / "reports" / args.benchmark).glob("*.png")),
     )
     write_marker(marker, {"enabled": True, "runs": sorted(runs)}, runs)
     print(f"logged {len(runs)} MLflow run(s) for {args.benchmark}/{run_info['model']['id']}")

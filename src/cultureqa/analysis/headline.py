@@ -18,7 +18,7 @@ T = TypeVar("T")
 
 
 def slot_order(slot: str) -> tuple[int, str]:
-    """The model under test first, then the other roster slots, then rows without one (humans)."""
+    """Plot panels: the model under test first, then the other slots, then humans (sort key)."""
     base = slot.split(" · ", 1)[0]  # plot panels are "<slot> · <prompt>"
     return (0 if base == "model" else 2 if base.startswith("human:") else 1, slot)
 
@@ -32,7 +32,7 @@ def by_slot(tree: Mapping[str, T], slots: Mapping[str, str]) -> dict[str, T]:
     keyed = {slots.get(label, label): value for label, value in tree.items()}
     if len(keyed) != len(tree):
         raise ValueError(f"two labels share a roster slot: {sorted(tree)} -> {dict(slots)}")
-    return {k: keyed[k] for k in sorted(keyed, key=slot_order)}
+    return keyed
 
 
 def indoculture_headline(

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
-import yaml
 import pytest
+import yaml
 from omegaconf import OmegaConf
 
 from cultureqa.runlog import read_run, runlog_dir

@@ -18,7 +18,7 @@ from cultureqa.analysis.headline import slot_order
 from cultureqa.analysis.roster import key_by_roster, slot_column
 from cultureqa.analysis.stats import accuracy_table
 
-VALUES = ["accuracy", "ci_low", "ci_high", "n", "model"]
+VALUES = ["accuracy", "ci_low", "ci_high", "n", "model", "order"]
 
 
 def slot_accuracy(
@@ -30,7 +30,8 @@ def slot_accuracy(
     """Accuracy with Wilson CI per (roster slot[ · ``panel_by``], *by), panels in roster order.
 
     Columns: ``panel``, ``*by``, ``accuracy``, ``ci_low``, ``ci_high``, ``n``, ``model``
-    (the display label of the slot's model). Numbers are rounded to 6 places so the file's hash
+    (the display label of the slot's model) and ``order`` (the panel's rank, for the template:
+    the model under test first). Numbers are rounded to 6 places so the file's hash
     does not depend on floating-point noise.
     """
     frame = key_by_roster(preds)
@@ -44,6 +45,6 @@ def slot_accuracy(
     for column in ("accuracy", "ci_low", "ci_high"):
         table[column] = table[column].round(6)
     order = sorted(table["panel"].unique(), key=slot_order)
-    table["_rank"] = table["panel"].map({p: i for i, p in enumerate(order)})
-    table = table.sort_values(["_rank", *by], kind="stable").drop(columns="_rank")
+    table["order"] = table["panel"].map({p: i for i, p in enumerate(order)})
+    table = table.sort_values(["order", *by], kind="stable")
     return table[["panel", *by, *VALUES]].reset_index(drop=True)

@@ -9,6 +9,7 @@ and the ``conf/config.yaml`` entries, recomposes params.yaml and runs the contra
 roster entry of a sweep, built by the stages' own code, minus what the response store holds.
 ``cultureqa compare [--baseline EXP]`` prints one row per DVC experiment: headline accuracy per
 benchmark with its 95% CI and the difference to a baseline experiment (paired where items match).
+``cultureqa ui-links`` prints the address of each MLflow experiment's runs table.
 User errors print one ``error: …`` line and exit with code 2.
 """
 
@@ -86,7 +87,22 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("--slot", default="model", help="roster slot (default: model)")
     compare.add_argument("--csv", action="store_true", help="CSV instead of a markdown table")
     compare.set_defaults(func=_compare)
+    links = groups.add_parser("ui-links", help="addresses of each experiment's MLflow runs table")
+    links.add_argument("--base", default="http://127.0.0.1:5000", help="the UI's address")
+    links.set_defaults(func=_ui_links)
     return parser
+
+
+def _ui_links(args: argparse.Namespace, root: Path) -> int:
+    if not (root / "mlflow.db").exists():
+        print(f"no MLflow database at {root / 'mlflow.db'} yet: run `make repro` first")
+        return 0
+    from cultureqa.tracking import ui_links
+
+    print("MLflow runs tables (each opens in the UI's Model training view):")
+    for line in ui_links(root, args.base.rstrip("/")):
+        print(f"  {line}")
+    return 0
 
 
 def _compare(args: argparse.Namespace, root: Path) -> int:

@@ -128,12 +128,13 @@ def ensure_parent(experiment_id: str, group: Group, tags: Mapping[str, str]) -> 
     """The group's parent run in this experiment, created on first use; tags refreshed.
 
     ``tags`` say what the experiment varies (the model under test, the prompt); the run name is
-    ``<group label> · <model id> · <prompt>`` so parents tell experiments apart at a glance.
+    ``<model id> · <prompt> · <group label>`` so parents tell experiments apart at a glance, even
+    where the runs table cuts names short.
     """
     from mlflow import MlflowClient
 
     client = MlflowClient()
-    name = " · ".join(x for x in (group.label, tags.get("model"), tags.get("prompt")) if x)
+    name = " · ".join(x for x in (tags.get("model"), tags.get("prompt"), group.label) if x)
     wanted = {**group.tags, **tags, "mlflow.runName": name}
     found = runs_tagged(experiment_id, {PARENT_TAG: group.key})
     if found:

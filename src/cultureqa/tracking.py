@@ -118,6 +118,22 @@ def configure(root: Path, experiment: str, uri: str | None = None) -> str:
     return str(found.experiment_id)
 
 
+RUNS_VIEW = "#/experiments/{id}/runs?workflowType=machine_learning"
+"""The runs table of an experiment. MLflow 3.17's UI opens every experiment on its GenAI overview
+(empty for us) until the browser has switched to "Model training" once; this address switches."""
+
+
+def ui_links(root: Path, base: str) -> list[str]:
+    """``<experiment>: <address of its runs table>`` for each experiment in the project database."""
+    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{root / 'mlflow.db'}")
+    found = mlflow.search_experiments(order_by=["name ASC"])
+    return [f"{e.name}: {base}/{RUNS_VIEW.format(id=e.experiment_id)}" for e in found
+            if e.name != "Default"]  # fmt: skip
+
+
 def flatten_params(prefix: str, value: Any, out: dict[str, str]) -> dict[str, str]:
     """Flatten nested config into ``a.b.c`` params (MLflow params are flat strings)."""
     if isinstance(value, Mapping):

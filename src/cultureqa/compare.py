@@ -21,6 +21,7 @@ from __future__ import annotations
 import io
 import json
 import subprocess
+import textwrap
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -224,12 +225,12 @@ def render(result: Comparison) -> str:
              for r in cells]  # fmt: skip
     lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
     base = result.baseline or "(none: no experiment with predictions)"
-    notes = [
+    note = (
         f"Roster slot `{result.slot}`: accuracy over all its rows per benchmark ± 95% CI "
         f"(t over items); Δ = experiment − {base}, paired over matching items († unpaired, Welch); "
-        f"{NOT_AVAILABLE}: no predictions at that revision.",
-    ]
-    return "\n".join([*lines, "", *notes]) + "\n"
+        f"{NOT_AVAILABLE}: no predictions at that revision."
+    )
+    return "\n".join([*lines, "", *textwrap.wrap(note, 100)]) + "\n"
 
 
 def _baseline(

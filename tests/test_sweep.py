@@ -144,7 +144,7 @@ def test_comparison_commands_in_a_160_column_terminal(
         encoding="utf-8",
     )
     shot = tmp_path / "sweep_compare_terminal.png"
-    browse(page.as_uri(), shot, "1250,640")
+    browse(page.as_uri(), shot, "1250,330")
     _keep(shot)
 
 
@@ -200,7 +200,7 @@ def test_mlflow_ui_opens_on_runs_named_after_the_models(
     links = run(sweep, sys.executable, "-m", "cultureqa.cli", "ui-links", "--base", mlflow_ui)
     url = next(line.split(": ", 1)[1] for line in links.splitlines() if "indoculture" in line)
     shot = tmp_path / "mlflow_runs.png"
-    dom = browse(url, shot, "1300,520")
+    dom = browse(url, shot, "1600,520")
     assert "<title>Runs - " in dom  # the runs table, not the (empty) GenAI overview
     for name, model_id in (("rnd", "random"), ("fst", "first-option")):
         assert f"{model_id} · zero_shot · {name}" in dom  # the parent run of each experiment

@@ -12,7 +12,7 @@ export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: setup repro test check lint format typecheck params ui bench clean exps
+.PHONY: setup repro test check lint format typecheck params ui bench clean exps compare plots
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -49,8 +49,29 @@ EXPS_DROP := --drop '.*/|^(expectations|prompts)$$' --drop '^(base|baselines|ben
 exps: ## compare experiments in a terminal: headline metrics, model and prompt (about 55 columns)
 	@dvc exp show --no-pager $(EXPS_DROP) $(ARGS)
 
-ui: setup ## open the MLflow UI on http://127.0.0.1:5000
-	$(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db --host 127.0.0.1 --port 5000 --workers 1
+compare: ## one table across experiments: headline per benchmark ± 95% CI, Δ to ARGS="--baseline EXP"
+	@python -m cultureqa.cli compare $(ARGS)
+
+# `dvc plots` pages load Vega from a CDN (blank offline): render against copies from the npm
+# registry (BSD-3-Clause; installed once per machine, never committed) with .dvc/plots/offline.html.
+VEGA_DIR ?= $(HOME)/.cache/cultureqa/vega
+VEGA_PKGS := vega@5.33.1 vega-lite@5.23.0 vega-embed@6.29.0
+VEGA_JS := $(VEGA_DIR)/node_modules/vega/build/vega.min.js \
+	$(VEGA_DIR)/node_modules/vega-lite/build/vega-lite.min.js \
+	$(VEGA_DIR)/node_modules/vega-embed/build/vega-embed.min.js
+PLOTS ?= show
+$(VEGA_DIR)/.installed:
+	npm install --prefix $(VEGA_DIR) --no-save --no-audit --no-fund --silent $(VEGA_PKGS)
+	touch $@
+
+plots: $(VEGA_DIR)/.installed ## DVC plots offline in dvc_plots/index.html; PLOTS="diff exp-a exp-b" compares
+	dvc plots $(PLOTS) --html-template .dvc/plots/offline.html -o dvc_plots $(ARGS)
+	mkdir -p dvc_plots/vendor && cp $(VEGA_JS) dvc_plots/vendor/
+
+UI_PORT ?= 5000
+ui: setup ## open the MLflow UI on http://127.0.0.1:5000 (prints each experiment's runs-table address)
+	@$(BIN)/python -m cultureqa.cli ui-links --base http://127.0.0.1:$(UI_PORT)
+	$(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db --host 127.0.0.1 --port $(UI_PORT) --workers 1
 
 clean: ## remove pipeline outputs (not the response store or the model cache)
 	rm -rf data/eval data/track .runlog reports/* metrics/eval metrics/validate

@@ -7,11 +7,12 @@ import sys
 from pathlib import Path
 
 from cultureqa.analysis.headline import indoculture_headline
-from cultureqa.analysis.roster import key_by_roster
+from cultureqa.analysis.plotdata import slot_accuracy
+from cultureqa.analysis.roster import key_by_roster, roster_slots
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.evaluation.report import ReportPaths, analyze_benchmark, collect_predictions
-from cultureqa.io import write_json
+from cultureqa.io import write_csv, write_json
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,14 +23,13 @@ def main(argv: list[str] | None = None) -> int:
     root = Path.cwd()
     params = load_params(root / "params.yaml")
     spec = BenchmarkSpec.from_config(select(params, f"benchmarks.{args.benchmark}"))
-    predictions = key_by_roster(collect_predictions(root / "data" / "eval" / args.benchmark))
-    paths = ReportPaths(
-        metrics=root / "metrics" / args.benchmark / "summary.json",
-        plot_data=root / "metrics" / args.benchmark / "accuracy_by_setting.csv",
-        reports=root / "reports" / args.benchmark,
-    )
+    raw = collect_predictions(root / "data" / "eval" / args.benchmark)
+    predictions = key_by_roster(raw)
+    metrics = root / "metrics" / args.benchmark
+    paths = ReportPaths(metrics=metrics / "summary.json", reports=root / "reports" / args.benchmark)
     summary = analyze_benchmark(spec, predictions, paths)
-    write_json(root / "metrics" / args.benchmark / "headline.json", indoculture_headline(summary))
+    write_json(metrics / "headline.json", indoculture_headline(summary, roster_slots(raw)))
+    write_csv(metrics / "accuracy_by_setting.csv", slot_accuracy(raw, ["setting"]))
     for model, settings in summary.items():
         cells = ", ".join(f"{s}={v['accuracy']:.3f}" for s, v in settings.items())
         print(f"{args.benchmark} {model}: {cells}")

@@ -8,8 +8,9 @@ from pathlib import Path
 import pandas as pd
 
 from cultureqa.analysis.headline import cases_headline
-from cultureqa.analysis.roster import key_by_roster
-from cultureqa.cases.analysis import AnalysisOptions, analyze
+from cultureqa.analysis.plotdata import slot_accuracy
+from cultureqa.analysis.roster import key_by_roster, roster_slots
+from cultureqa.cases.analysis import AnalysisOptions, analyze, prepare
 from cultureqa.cases.report import human_predictions, summary, write_analysis
 from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import write_csv, write_json
@@ -30,18 +31,21 @@ def main(argv: list[str] | None = None) -> int:
         sheets = [root / p for p in a["human_sheets"]]
         frames.append(human_predictions(sheets, pd.read_parquet(shown)))
     options = AnalysisOptions.from_config(a, float(cfg["evaluate"]["robustness_threshold_pp"]))
-    result = analyze(key_by_roster(pd.concat(frames, ignore_index=True)), options)
+    raw = pd.concat(frames, ignore_index=True)
+    result = analyze(key_by_roster(raw), options)
     write_analysis(result, root / cfg["paths"]["build"] / "analyze")
     metrics_dir = root / cfg["paths"]["metrics"]
     details = summary(result)
     write_json(metrics_dir / "summary.json", details)
-    write_json(metrics_dir / "headline.json", cases_headline(details))
+    write_json(metrics_dir / "headline.json", cases_headline(details, roster_slots(raw)))
+    write_csv(
+        metrics_dir / "accuracy.csv",
+        slot_accuracy(raw.assign(seed=raw["seed"].astype(str)), ["seed"]),
+    )
+    primary = prepare(raw)
+    primary = primary[(primary["seed"] == options.primary_seed) & primary["weird_bin"].notna()]
+    write_csv(metrics_dir / "weird_bins.csv", slot_accuracy(primary, ["weird_bin"]))
     overall = result.tables["overall"]
-    runs = overall.assign(run=overall["model"] + " / seed " + overall["seed"].astype(str))
-    columns = ["run", "model", "seed", "accuracy", "ci_low", "ci_high"]
-    write_csv(metrics_dir / "accuracy.csv", runs[columns])
-    bins = result.tables["error_types_by_weird_bin"]
-    write_csv(metrics_dir / "weird_bins.csv", bins.assign(accuracy=1 - bins["n_wrong"] / bins["n"]))
     for r in overall.to_dict("records"):
         ci = f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
         print(f"cases {r['model']} seed {r['seed']}: accuracy {r['accuracy']:.3f} {ci}, "

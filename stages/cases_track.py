@@ -15,7 +15,7 @@ from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import write_json
 from cultureqa.paths import project_root
 from cultureqa.runlog import read_run, write_marker
-from cultureqa.tracking import tracking_uri
+from cultureqa.tracking import sweep_tags, tracking_uri
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,8 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     plots = sorted((root / cfg["paths"]["reports"]).glob("*.png"))
     experiment = f"{tracking['experiment_prefix']}/cases"
     runs = log_entry_runs(
-        project_root(), experiment, run_info, predictions, plots, tracking_uri(tracking)
-    )
+        project_root(), experiment, run_info, predictions, plots, tracking_uri(tracking),
+        sweep_tags(params),
+    )  # fmt: skip
     stable = {"enabled": True, "experiment": experiment, "runs": sorted(runs)}
     write_marker(marker, stable, runs)
     print(f"cases track: {len(runs)} MLflow run(s) for {run_info['model']['id']}")

@@ -6,13 +6,18 @@ import argparse
 import sys
 from pathlib import Path
 
+import pandas as pd
+
 from cultureqa.analysis.headline import mocqa_headline
+from cultureqa.analysis.plotdata import slot_accuracy
+from cultureqa.analysis.roster import roster_slots
 from cultureqa.config import load_params, run_stage, select, setup_stage
-from cultureqa.io import write_json
+from cultureqa.io import write_csv, write_json
 from cultureqa.mocqa.answers import read_answer_sheets, score_human_sheets
 from cultureqa.mocqa.evaluate import load_dataset
 from cultureqa.mocqa.question_analysis import analyze_questions
 from cultureqa.mocqa.report import ReportPaths, collect_predictions, write_report
+from cultureqa.mocqa.schema import CLUE_TYPES
 from cultureqa.spend import budget_from, build_guard
 
 
@@ -24,6 +29,14 @@ def human_sheets(root: Path, setting: str | None) -> list[Path]:
     if not path.exists():
         raise FileNotFoundError(f"mocqa_eval.human_answers: {path} not found")
     return sorted(path.glob("*.csv")) if path.is_dir() else [path]
+
+
+def clue_plot_data(preds: pd.DataFrame) -> pd.DataFrame:
+    """Multi-hop accuracy per (slot · prompt) panel and ``<clue type> · <language>`` cell."""
+    cells = [f"{c} · {lang}" for c in CLUE_TYPES for lang in sorted(preds["language"].unique())]
+    cell = preds["clue_type"].astype(str) + " · " + preds["language"].astype(str)
+    frame = preds.assign(cell=pd.Categorical(cell, categories=cells, ordered=True))
+    return slot_accuracy(frame, ["cell"], panel_by=["prompt"])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,7 +62,9 @@ def main(argv: list[str] | None = None) -> int:
         shared = dict(cfg.get("shared_errors") or {})
         boot = (int(cfg["bootstrap"]["resamples"]), int(cfg["bootstrap"]["seed"]))
         summary = write_report(preds, paths, human, questions, boot, **shared)
-    write_json(root / "metrics" / "mocqa" / "headline.json", mocqa_headline(summary))
+    headline = mocqa_headline(summary, roster_slots(preds))
+    write_json(root / "metrics" / "mocqa" / "headline.json", headline)
+    write_csv(paths.metrics / "multi_hop_by_clue.csv", clue_plot_data(preds))
     for model, prompts in summary.items():
         cells = ", ".join(
             f"{p}: multi-hop {v['all']['multi_hop']:.3f}, first-hop {v['all']['first_hop']:.3f}"

@@ -16,7 +16,7 @@ from cultureqa.mocqa.answers import PROMPT_STYLES
 from cultureqa.mocqa.report import log_runs
 from cultureqa.paths import project_root
 from cultureqa.runlog import read_run, write_marker
-from cultureqa.tracking import tracking_uri
+from cultureqa.tracking import sweep_tags, tracking_uri
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,7 +26,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     setup_stage()
     root = Path.cwd()
-    tracking = select(load_params(root / "params.yaml"), "tracking")
+    params = load_params(root / "params.yaml")
+    tracking = select(params, "tracking")
     run_dir = root / "data" / "eval" / "mocqa" / args.model / args.prompt
     marker = root / "data" / "track" / "mocqa" / args.model / f"{args.prompt}.json"
     if not tracking.get("enabled", True):
@@ -34,7 +35,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     predictions, run = read_run(run_dir, project_root())
     experiment = f"{tracking['experiment_prefix']}/mocqa"
-    runs = log_runs(project_root(), experiment, run, predictions, tracking_uri(tracking))
+    figures = sorted((root / "reports" / "mocqa").glob("*.png"))
+    sweep = sweep_tags(params, prompt=False)  # ID-MoCQA runs every style in mocqa_eval.prompts
+    runs = log_runs(project_root(), experiment, run, predictions, tracking_uri(tracking), sweep,
+                    figures)  # fmt: skip
     write_marker(marker, {"enabled": True, "experiment": experiment, "n_runs": len(runs)}, runs)
     print(f"logged {len(runs)} MLflow run(s) for mocqa/{run['model']['id']}/{args.prompt}")
     return 0

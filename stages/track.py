@@ -1,4 +1,4 @@
-"""DVC stage: log one MLflow run per setting of one (benchmark, roster entry).
+"""DVC stage: one MLflow run per setting of one (benchmark, roster entry); figures to the parent.
 
 Kept apart from evaluate, with a ``cache: false`` marker output, so DVC's run-cache can never skip
 the logging when an experiment restores evaluation outputs from cache.
@@ -19,6 +19,7 @@ from cultureqa.tracking import (
     evaluation_metrics,
     log_runs,
     source_metrics,
+    sweep_tags,
     tracking_uri,
 )
 
@@ -49,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
         lambda part: {**evaluation_metrics(part, slices), **source_metrics(run_info["details"])},
         lambda _: dataset,
         tracking_uri(tracking),
+        sweep_tags(params),
+        sorted((root / "reports" / args.benchmark).glob("*.png")),
     )
     write_marker(marker, {"enabled": True, "runs": sorted(runs)}, runs)
     print(f"logged {len(runs)} MLflow run(s) for {args.benchmark}/{run_info['model']['id']}")

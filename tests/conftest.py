@@ -36,3 +36,68 @@ def make_item(
         language=language,
         metadata=dict(metadata),
     )
+
+
+# --- a real headless browser, for the pages users open (DVC plots, the MLflow UI) -------------
+
+CHROMIUM_FLAGS = (
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--hide-scrollbars",
+)  # fmt: skip
+VEGA_DIR = Path.home() / ".cache" / "cultureqa" / "vega"
+"""Where `make plots` installs Vega from the npm registry (the tests share it)."""
+
+
+def _installed_chromium() -> str | None:
+    import shutil
+    import subprocess
+
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None and shutil.which("apt-get") and os.geteuid() == 0:
+        subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], capture_output=True,
+                       timeout=1200, check=False)  # fmt: skip
+        found = shutil.which("chromium")
+    return found
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Debian's Chromium, installed if missing; the test is skipped only if it cannot be."""
+    found = _installed_chromium()
+    if found is None:
+        pytest.skip("no Chromium, and `apt-get install chromium` is not possible here")
+    return found
+
+
+@pytest.fixture
+def browse(chromium: str, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """``browse(url, screenshot=None, size="1400,1000") -> DOM after scripts ran``."""
+    import subprocess
+
+    def run(url: str, screenshot: Path | None = None, size: str = "1400,1000") -> str:
+        profile = tmp_path / f"chromium-{len(list(tmp_path.glob('chromium-*')))}"
+        base = [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
+                "--virtual-time-budget=30000", f"--window-size={size}"]  # fmt: skip
+        if screenshot is not None:
+            subprocess.run([*base, f"--screenshot={screenshot}", url], capture_output=True,
+                           timeout=180, check=True)  # fmt: skip
+        done = subprocess.run([*base, "--dump-dom", url], capture_output=True, text=True,
+                              timeout=180, check=True)  # fmt: skip
+        return done.stdout
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def vega_dir() -> Path:
+    """Vega, Vega-Lite and Vega-Embed from the npm registry, as `make plots` installs them."""
+    import shutil
+    import subprocess
+
+    if not (VEGA_DIR / ".installed").exists():
+        if shutil.which("make") is None or shutil.which("npm") is None:
+            pytest.skip("npm is not installed: `make plots` cannot fetch Vega")
+        subprocess.run(["make", "-s", "-C", str(ROOT), f"{VEGA_DIR}/.installed",
+                        f"VEGA_DIR={VEGA_DIR}"], check=True, timeout=600)  # fmt: skip
+    return VEGA_DIR

@@ -72,7 +72,7 @@ def test_fresh_clone_repro_leaves_git_clean(tmp_path: Path, targets: list[str]) 
     _sh(fresh, "dvc", "repro", *targets)
     assert _sh(fresh, "git", "status", "--porcelain") == ""
     with sqlite3.connect(fresh / "mlflow.db") as db:
-        dirty = {v for (v,) in db.execute("select value from params where key = 'git.dirty'")}
+        dirty = {v for (v,) in db.execute("select value from tags where key = 'git.dirty'")}
     assert dirty == {"False"}
 
 

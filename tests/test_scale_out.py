@@ -321,13 +321,16 @@ def test_the_track_stage_logs_to_an_mlflow_server_over_http(
     ws = tmp_path / "ws"
     _tracked_workspace(ws, mlflow_server.url)
     url, artifacts = mlflow_server.ready(), mlflow_server.artifacts
-    for _ in range(2):  # the second time is a re-track of the same result: skipped
+    for _ in range(2):  # the second time is a re-track of the same result: updated in place
         done = _stage(ws, *TRACK)
         assert done.returncode == 0, done.stderr
     client = MlflowClient(url)
     experiment = client.get_experiment_by_name("scale/synthetic")
     assert experiment is not None and experiment.artifact_location.startswith("mlflow-artifacts:")
-    (run,) = client.search_runs([experiment.experiment_id])  # one run: no duplicate
+    runs = client.search_runs([experiment.experiment_id])
+    (run,) = [r for r in runs if "mlflow.parentRunId" in r.data.tags]  # one run: no duplicate
+    (parent,) = [r for r in runs if "cultureqa.group" in r.data.tags]  # the DVC experiment's
+    assert run.data.tags["mlflow.parentRunId"] == parent.info.run_id
     data = run.data
     assert data.params["model.id"] == "random" and data.params["setting"] == "mcq-none-en"
     assert data.params["dataset.md5"] == file_md5(ws / "data" / "synthetic.jsonl")

@@ -68,10 +68,24 @@ def test_pipeline_end_to_end_with_baselines(workspace: Path) -> None:
     import mlflow
 
     mlflow.set_tracking_uri(f"sqlite:///{workspace / 'mlflow.db'}")
-    runs = mlflow.search_runs(experiment_names=["cultureqa/indoculture"])
+    all_runs = mlflow.search_runs(experiment_names=["cultureqa/indoculture"])
+    parent = all_runs[all_runs["tags.cultureqa.group"].notna()]
+    runs = all_runs[all_runs["tags.mlflow.parentRunId"].notna()]
+    assert len(parent) == 1 and set(runs["tags.mlflow.parentRunId"]) == set(parent["run_id"])
     assert len(runs) == len(ROSTER) * len(settings)
-    assert {"metrics.accuracy", "params.prompt.template_sha256", "params.git.commit"} <= set(runs)
-    assert any(c.startswith("metrics.acc.province_x_is_province_specific.") for c in runs.columns)
+    assert {"metrics.accuracy", "params.prompt.template_sha256", "tags.git.commit"} <= set(runs)
+    assert any(c.startswith("metrics.slice.acc.province_x_is_province_specific.") for c in runs)
+    figures = mlflow.artifacts.list_artifacts(
+        run_id=parent["run_id"].iloc[0], artifact_path="figures"
+    )
+    assert "figures/accuracy_by_setting.png" in {f.path for f in figures}
+
+    # DVC metrics and plot data are keyed by roster slot, never by model id.
+    headline = json.loads((workspace / "metrics/indoculture/headline.json").read_text())
+    assert list(headline["accuracy"]) == sorted(ROSTER)
+    plot = pd.read_csv(workspace / "metrics/indoculture/accuracy_by_setting.csv")
+    assert set(plot["panel"]) == set(ROSTER) and len(plot) == len(ROSTER) * len(settings)
+    assert set(plot["model"]) == {"random", "first-option"}
 
     # A rerun answers everything from the response store.
     assert _stage("evaluate")(["--benchmark", "indoculture", "--model", ROSTER[0]]) == 0

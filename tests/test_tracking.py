@@ -1,10 +1,14 @@
-"""Tracking helpers: stable metric names and the running experiment's name."""
+"""Tracking helpers: stable metric names, run names, and the group (DVC experiment) logging now."""
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
 import pytest
 
-from cultureqa.tracking import current_exp_name, flatten_params, metric_key
+from cultureqa.mlflow_runs import current_group
+from cultureqa.tracking import flatten_params, metric_key, run_name, slice_metrics
 
 
 def test_metric_keys_are_stable_and_mlflow_safe() -> None:
@@ -14,12 +18,44 @@ def test_metric_keys_are_stable_and_mlflow_safe() -> None:
     assert metric_key("acc", "topic", "Food & Beverages") == "acc.topic.Food _ Beverages"
 
 
-def test_running_experiment_beats_the_recorded_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Restored from the run-cache, an evaluation carries an older experiment's name."""
+def test_the_group_is_the_running_experiment_or_the_workspace_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read at tracking time (a restored evaluation carries an older experiment's name)."""
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "params.yaml").write_text("a: 1\n")
+    subprocess.run([*git, "add", "-A"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], cwd=tmp_path, check=True)
+    (tmp_path / "params.yaml").write_text("a: 2\n")  # what `dvc exp run` does to params.yaml
     monkeypatch.setenv("DVC_EXP_NAME", "niffy-chic")
-    assert current_exp_name({"dvc_exp_name": "random-as-model"}) == "niffy-chic"
+    group = current_group(tmp_path)
+    assert (group.key, group.label) == ("exp:niffy-chic", "niffy-chic")
+    assert group.tags["dvc.exp_name"] == "niffy-chic" and group.tags["git.dirty"] == "False"
     monkeypatch.delenv("DVC_EXP_NAME")
-    assert current_exp_name({"dvc_exp_name": "random-as-model"}) == "random-as-model"
+    group = current_group(tmp_path)
+    assert group.key.startswith("workspace:") and group.label.startswith("workspace @ ")
+    assert "dvc.exp_name" not in group.tags  # omitted, never the text "None"
+    assert group.tags["git.dirty"] == "True"  # a hand edit outside an experiment counts
+
+
+def test_run_names_say_what_differs() -> None:
+    assert run_name("gemma3-270m", "model", "zero_shot", "mcq-none-id") == (
+        "gemma3-270m · zero_shot · mcq-none-id"
+    )
+    # -S model=random: the model under test and the random baseline share an id
+    assert run_name("random", "baselines.random", "", "seed 60") == (
+        "random [baselines.random] · seed 60"
+    )
+
+
+def test_slice_metrics_sort_after_the_headline() -> None:
+    import pandas as pd
+
+    table = pd.DataFrame({"province": ["Bali"], "accuracy": [0.5], "n": [4]})
+    names = sorted([*slice_metrics({"province": table}), "accuracy", "accuracy.ci_low", "n"])
+    assert names[:2] == ["accuracy", "accuracy.ci_low"]
+    assert names[-2:] == ["slice.acc.province.Bali", "slice.n.province.Bali"]
 
 
 def test_flatten_params() -> None:

@@ -47,37 +47,55 @@ def log_evaluation(
     return log_runs(root, experiment, run, preds, "setting", metrics, lambda _: dataset)
 
 
-def _runs(root: Path) -> pd.DataFrame:
+def _runs(root: Path, view: str = "ACTIVE_ONLY") -> pd.DataFrame:
     import mlflow
+    from mlflow.entities import ViewType
 
     mlflow.set_tracking_uri(f"sqlite:///{root / 'mlflow.db'}")
-    return mlflow.search_runs(experiment_names=[EXPERIMENT])
+    kind = getattr(ViewType, view)
+    return mlflow.search_runs(experiment_names=[EXPERIMENT], run_view_type=kind)
 
 
-def test_retracking_keeps_one_run_per_result(
+def _children(root: Path) -> pd.DataFrame:
+    runs = _runs(root)
+    return runs[runs["tags.mlflow.parentRunId"].notna()].sort_values("start_time")
+
+
+def test_retracking_updates_the_same_run_and_deletes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from mlflow import MlflowClient
 
+    monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("DVC_EXP_NAME", "first-exp")
     preds = _predictions([True, False, True, True])
     first = log_evaluation(tmp_path, EXPERIMENT, _run_info(), preds, [])
-    assert log_evaluation(tmp_path, EXPERIMENT, _run_info(), preds, []) == first  # skipped
+    assert log_evaluation(tmp_path, EXPERIMENT, _run_info(), preds, []) == first  # updated
     restored = preds.assign(latency_s=float("nan"))  # volatile columns are not the result
     assert log_evaluation(tmp_path, EXPERIMENT, _run_info(), restored, []) == first
-    assert len(_runs(tmp_path)) == 1
+    assert len(_children(tmp_path)) == 1 and len(_runs(tmp_path, "DELETED_ONLY")) == 0
 
     monkeypatch.setenv("DVC_EXP_NAME", "second-exp")  # same result, restored in another exp
     second = log_evaluation(tmp_path, EXPERIMENT, _run_info(), preds, [])
-    runs = _runs(tmp_path)
-    assert second != first and runs["run_id"].tolist() == [second["mcq_en"]]
-    assert runs["tags.dvc.exp_name"].tolist() == ["second-exp"]
+    children = _children(tmp_path)
+    assert second != first and children["run_id"].tolist() == [first["mcq_en"], second["mcq_en"]]
+    assert children["tags.dvc.exp_name"].tolist() == ["first-exp", "second-exp"]  # stays put
+    parents = _runs(tmp_path).set_index("run_id")["tags.cultureqa.group"].dropna()
+    assert sorted(parents) == ["exp:first-exp", "exp:second-exp"]
+    assert children["tags.mlflow.parentRunId"].map(parents).tolist() == sorted(parents)
 
-    changed = _predictions([False, False, True, True])  # a new result is a new run
-    log_evaluation(tmp_path, EXPERIMENT, _run_info(), changed, [])
-    assert len(_runs(tmp_path)) == 2
+    changed = _predictions([False, False, True, True])  # a new result in the same slot
+    third = log_evaluation(tmp_path, EXPERIMENT, _run_info(), changed, [])
+    children = _children(tmp_path).set_index("run_id")
+    assert len(children) == 3 and len(_runs(tmp_path, "DELETED_ONLY")) == 0
+    assert children.loc[second["mcq_en"], "tags.superseded_by"] == third["mcq_en"]
+    assert children["tags.superseded_by"].isna().sum() == 2  # first-exp's run is untouched
 
+    kind = MlflowClient().get_experiment_by_name(EXPERIMENT).tags["mlflow.experimentKind"]
+    assert kind == "custom_model_development"  # the UI opens on the runs table, not GenAI
     run = MlflowClient().get_run(second["mcq_en"])
+    assert run.info.run_name == "random · plain · mcq_en"
+    assert run.data.tags["git.dirty"] == "None" and "git.commit" not in run.data.params
     (given,) = run.inputs.dataset_inputs
     assert (given.dataset.name, given.dataset.digest) == ("indoculture@v1", "0" * 32)
     assert "data/sources/indoculture.jsonl" in given.dataset.source

@@ -7,6 +7,9 @@ and the ``conf/config.yaml`` entries, recomposes params.yaml and runs the contra
 ``cultureqa params check`` says "run make params" when params.yaml is older than conf/.
 ``cultureqa cost [-S override ...] [--json]`` is a dry run: requests, tokens and cost per stage ×
 roster entry of a sweep, built by the stages' own code, minus what the response store holds.
+``cultureqa compare [--baseline EXP]`` prints one row per DVC experiment: headline accuracy per
+benchmark with its 95% CI and the difference to a baseline experiment (paired where items match).
+``cultureqa ui-links`` prints the address of each MLflow experiment's runs table.
 User errors print one ``error: …`` line and exit with code 2.
 """
 
@@ -80,7 +83,42 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     cost.add_argument("--json", action="store_true", help="print JSON instead of the table")
     cost.set_defaults(func=_cost)
+    compare = groups.add_parser("compare", help="one table across DVC experiments (paste-ready)")
+    compare.add_argument(
+        "--baseline",
+        help="experiment the others are compared with "
+        "(default: the first one with predictions after the workspace)",
+    )
+    compare.add_argument("--slot", default="model", help="roster slot (default: model)")
+    compare.add_argument("--csv", action="store_true", help="CSV instead of a markdown table")
+    compare.set_defaults(func=_compare)
+    links = groups.add_parser("ui-links", help="addresses of each experiment's MLflow runs table")
+    links.add_argument("--base", default="http://127.0.0.1:5000", help="the UI's address")
+    links.set_defaults(func=_ui_links)
     return parser
+
+
+def _ui_links(args: argparse.Namespace, root: Path) -> int:
+    if not (root / "mlflow.db").exists():
+        print(f"no MLflow database at {root / 'mlflow.db'} yet: run `make repro` first")
+        return 0
+    from cultureqa.tracking import ui_links
+
+    print("MLflow runs tables (each opens in the UI's Model training view):")
+    for line in ui_links(root, args.base.rstrip("/")):
+        print(f"  {line}")
+    return 0
+
+
+def _compare(args: argparse.Namespace, root: Path) -> int:
+    from cultureqa.compare import as_frame, compare, read_show, render
+
+    try:
+        result = compare(root, read_show(root), args.baseline, args.slot)
+    except (ValueError, RuntimeError) as exc:
+        raise UserError(f"compare: {exc}") from exc
+    print(as_frame(result, text=False).to_csv(index=False) if args.csv else render(result), end="")
+    return 0
 
 
 def _cost(args: argparse.Namespace, root: Path) -> int:

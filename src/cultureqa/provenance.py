@@ -42,6 +42,12 @@ and rewrites ``dvc.lock`` after every stage, so counting them would mark every r
 checkout dirty; ``dirty`` means uncommitted changes to code, configs or data."""
 
 
+EXPERIMENT_RECORDS = ("params.yaml",)
+"""Written by DVC itself when an experiment starts (the Hydra composition of ``conf/``): inside
+an experiment (``DVC_EXP_NAME`` set) its change is the experiment's params, not an uncommitted
+edit. A hand edit of params.yaml outside an experiment still counts."""
+
+
 def git_revision(root: Path) -> dict[str, Any]:
     """Commit and dirty flag of the repository (pipeline records excluded), or nulls outside git."""
 
@@ -55,7 +61,8 @@ def git_revision(root: Path) -> dict[str, Any]:
         return out.stdout.strip()
 
     commit = run("rev-parse", "HEAD")
-    excluded = [f":(exclude){path}" for path in PIPELINE_RECORDS]
+    records = PIPELINE_RECORDS + (EXPERIMENT_RECORDS if os.environ.get("DVC_EXP_NAME") else ())
+    excluded = [f":(exclude){path}" for path in records]
     status = run("status", "--porcelain", "--untracked-files=no", "--", ".", *excluded)
     return {"commit": commit, "dirty": None if status is None else bool(status)}
 

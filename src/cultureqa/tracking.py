@@ -1,10 +1,10 @@
 """MLflow tracking (DESIGN.md §7): one experiment per benchmark, one run per result.
 
-A result is one roster entry × setting/prompt/language/seed with its predictions. Logging is
-idempotent: each run carries a ``result_key`` tag (experiment, identity, predictions MD5), so
-re-tracking the same result skips it (same DVC experiment) or replaces it (another one); runs of
-one DVC experiment share a ``dvc.exp_name`` tag (the UI groups and filters on it:
-``tags.`dvc.exp_name` = 'exp'``); each run logs its dataset as an MLflow dataset input.
+A result is one roster entry × setting/prompt/language/seed with its predictions. Each MLflow
+experiment opens on its runs table (``mlflow.experimentKind``), holds one parent run per DVC
+experiment and, under it, one child run per result, named ``<model id> · <prompt> · <setting>``;
+re-tracking a result updates its run in place, nothing is deleted (:mod:`cultureqa.mlflow_runs`).
+Each run logs its dataset as an MLflow dataset input; the report's figures go to the parent.
 
 The URI is ``sqlite:///<DVC_ROOT>/mlflow.db`` with an explicit artifact root, so queued DVC
 experiments (which run in temp copies) log into the same database as the workspace; or, with
@@ -15,14 +15,11 @@ and only the tracking stage needs it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
 import re
-import warnings
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -30,34 +27,24 @@ from urllib.parse import urlsplit
 import pandas as pd
 
 from cultureqa.config import ParamsError
+from cultureqa.mlflow_runs import DatasetRef as DatasetRef  # re-exported for the families
+from cultureqa.mlflow_runs import ResultRun as ResultRun
+from cultureqa.mlflow_runs import (
+    current_group,
+    digest,
+    ensure_parent,
+    log_figures,
+    runs_tagged,
+    upsert_result,
+)
 
 _METRIC_SAFE = re.compile(r"[^A-Za-z0-9_\-. /]")
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class DatasetRef:
-    """The dataset a run evaluated, logged as its MLflow dataset input."""
-
-    name: str
-    digest: str
-    """The MD5 recorded in the run's provenance (the hash DVC records for a single file)."""
-    source: str
-    """Repository-relative path, or ``hf:<dataset>:<split>``."""
-
-
 def metric_key(*parts: object) -> str:
     """Stable dotted metric name with characters MLflow rejects replaced."""
     return ".".join(_METRIC_SAFE.sub("_", str(p)) for p in parts)
-
-
-def current_exp_name(provenance: Mapping[str, Any]) -> str:
-    """The DVC experiment running *now*, falling back to the one recorded in ``provenance``.
-
-    A tracking stage must not trust the name its inputs recorded: when DVC restores an
-    evaluation from its run-cache, that name belongs to an older experiment.
-    """
-    return str(os.environ.get("DVC_EXP_NAME") or provenance.get("dvc_exp_name"))
 
 
 class TrackingConfigError(ParamsError):
@@ -103,22 +90,48 @@ def _is_server(uri: str) -> bool:
     return uri == "databricks" or urlsplit(uri).scheme in ("http", "https", "databricks")
 
 
+EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
+"""MLflow 3 picks an experiment's landing page from this tag: without it the UI guesses and may
+open the (empty) GenAI traces page; ``custom_model_development`` opens the runs table."""
+
+
 def configure(root: Path, experiment: str, uri: str | None = None) -> str:
     """Point MLflow at the project database (or the server at ``uri``); return the experiment id.
 
     A server keeps its own artifact store (``mlflow server --artifacts-destination``), so its
     experiments are created without an artifact location; a database or file store gets
-    ``<root>/mlartifacts`` explicitly (its default would be relative to a DVC temp copy).
+    ``<root>/mlartifacts`` explicitly (its default would be relative to a DVC temp copy). Every
+    experiment is tagged :data:`EXPERIMENT_KIND`, also one created by an older version.
     """
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     import mlflow
+    from mlflow import MlflowClient
 
     mlflow.set_tracking_uri(uri or f"sqlite:///{root / 'mlflow.db'}")
     found = mlflow.get_experiment_by_name(experiment)
-    if found is not None:
-        return str(found.experiment_id)
-    location = None if uri and _is_server(uri) else (root / "mlartifacts").as_uri()
-    return str(mlflow.create_experiment(experiment, artifact_location=location))
+    if found is None:
+        location = None if uri and _is_server(uri) else (root / "mlartifacts").as_uri()
+        return str(mlflow.create_experiment(experiment, location, tags=EXPERIMENT_KIND))
+    for key, value in EXPERIMENT_KIND.items():
+        if found.tags.get(key) != value:
+            MlflowClient().set_experiment_tag(found.experiment_id, key, value)
+    return str(found.experiment_id)
+
+
+RUNS_VIEW = "#/experiments/{id}/runs?workflowType=machine_learning"
+"""The runs table of an experiment. MLflow 3.17's UI opens every experiment on its GenAI overview
+(empty for us) until the browser has switched to "Model training" once; this address switches."""
+
+
+def ui_links(root: Path, base: str) -> list[str]:
+    """``<experiment>: <address of its runs table>`` for each experiment in the project database."""
+    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{root / 'mlflow.db'}")
+    found = mlflow.search_experiments(order_by=["name ASC"])
+    return [f"{e.name}: {base}/{RUNS_VIEW.format(id=e.experiment_id)}" for e in found
+            if e.name != "Default"]  # fmt: skip
 
 
 def flatten_params(prefix: str, value: Any, out: dict[str, str]) -> dict[str, str]:
@@ -129,114 +142,6 @@ def flatten_params(prefix: str, value: Any, out: dict[str, str]) -> dict[str, st
     else:
         out[prefix] = json.dumps(value) if isinstance(value, list | dict) else str(value)
     return out
-
-
-def predictions_md5(predictions: pd.DataFrame) -> str:
-    """MD5 of a predictions table's stable content, for the result key.
-
-    The run log's volatile columns (per-item latency, cache flag) are left out: they are joined
-    back at tracking time and missing after a restore, and a result is the same without them.
-    """
-    from cultureqa.runlog import VOLATILE_COLUMNS
-
-    stable = predictions.drop(columns=[c for c in VOLATILE_COLUMNS if c in predictions.columns])
-    text = stable.to_csv(index=False)
-    return hashlib.md5(text.encode("utf-8"), usedforsecurity=False).hexdigest()
-
-
-def result_key(experiment_id: str, identity: Mapping[str, str], content_md5: str) -> str:
-    """What makes two runs the same result: experiment, identity fields, content MD5."""
-    doc = {"experiment": experiment_id, **identity, "content": content_md5}
-    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode("utf-8")).hexdigest()[:32]
-
-
-def _runs_tagged(experiment_id: str, tag: str, value: str) -> list[Any]:
-    """Active runs of the experiment whose ``tag`` equals ``value``, oldest first."""
-    import mlflow
-
-    runs = mlflow.search_runs(
-        experiment_ids=[experiment_id],
-        filter_string=f"tags.`{tag}` = '{value}'",
-        output_format="list",
-        order_by=["attributes.start_time ASC"],
-    )
-    return list(runs)
-
-
-def _earlier(experiment_id: str, key: str, exp_name: str) -> str | None:
-    """Skip or replace the runs already logged for ``key``: returns the one to keep, if any.
-
-    The same result in the same DVC experiment is kept (the rerun is skipped); from another
-    experiment (say, restored from DVC's run-cache) the old runs are deleted and logged anew under
-    the current experiment's tag. Either way there is one run per result, and the log says so.
-    """
-    from mlflow import MlflowClient
-
-    found = _runs_tagged(experiment_id, "result_key", key)
-    keep = next((r for r in found if r.data.tags.get("dvc.exp_name") == exp_name), None)
-    for run in found:
-        if run is not keep:
-            MlflowClient().delete_run(run.info.run_id)
-            log.info("replaced MLflow run %s (same result, re-tracked)", run.info.run_id)
-    if keep is not None:
-        log.info("skipped: result already tracked as MLflow run %s", keep.info.run_id)
-        return str(keep.info.run_id)
-    return None
-
-
-def dataset_input(dataset: DatasetRef) -> Any:
-    """An MLflow meta dataset (name, digest, source) for ``mlflow.log_input``."""
-    from mlflow.data.dataset_source_registry import resolve_dataset_source
-    from mlflow.data.huggingface_dataset_source import HuggingFaceDatasetSource
-    from mlflow.data.meta_dataset import MetaDataset
-
-    if dataset.source.startswith("hf:"):
-        _, name, split = dataset.source.split(":", 2)
-        source: Any = HuggingFaceDatasetSource(name, split=split)
-    else:
-        with warnings.catch_warnings():  # mlflow registers its local source class twice
-            warnings.filterwarnings("ignore", message=".*interpreted in multiple ways")
-            source = resolve_dataset_source(dataset.source)
-    return MetaDataset(source, name=dataset.name, digest=dataset.digest)  # type: ignore[abstract]
-
-
-@dataclass(frozen=True)
-class ResultRun:
-    """One result to log: who and what it is, what it scored, and what it carries."""
-
-    name: str
-    identity: Mapping[str, str]
-    """Roster entry, benchmark and setting/prompt/language/seed: the result's key fields."""
-    params: Mapping[str, str]
-    tags: Mapping[str, str]
-    metrics: Mapping[str, float]
-    predictions: pd.DataFrame
-    artifacts: Mapping[str, Any]
-    dataset: DatasetRef
-
-
-def log_result(experiment_id: str, result: ResultRun) -> str:
-    """Log one finished run, unless this result is already tracked; returns the run id."""
-    import mlflow
-
-    exp_name = str(result.tags.get("dvc.exp_name"))
-    key = result_key(experiment_id, result.identity, predictions_md5(result.predictions))
-    kept = _earlier(experiment_id, key, exp_name)
-    if kept is not None:
-        return kept
-    tags = {
-        **result.tags,
-        **result.identity,
-        "result_key": key,
-    }
-    with mlflow.start_run(experiment_id=experiment_id, run_name=result.name, tags=tags) as run:
-        mlflow.log_params({k: v[:6000] for k, v in result.params.items()})
-        mlflow.log_metrics({k: float(v) for k, v in result.metrics.items() if pd.notna(v)})
-        mlflow.log_input(dataset_input(result.dataset), context="evaluation")
-        mlflow.log_table(result.predictions, artifact_file="predictions.json")
-        for name, payload in result.artifacts.items():
-            mlflow.log_dict(payload, name)
-        return str(run.info.run_id)
 
 
 def usage_metrics(part: pd.DataFrame) -> dict[str, float]:
@@ -292,8 +197,13 @@ def replica_metrics(replicas: Mapping[str, Mapping[str, Any]]) -> dict[str, floa
     return out
 
 
+SLICE = "slice"
+"""Prefix of slice metrics (``slice.acc.<slice>.<value>``): after the headline (``accuracy``,
+its CI, ``n``, the rates) in MLflow's alphabetical metric lists, not before it."""
+
+
 def slice_metrics(tables: Mapping[str, pd.DataFrame]) -> dict[str, float]:
-    """Slice accuracies under stable names: ``acc.<slice>.<value>[.<value>]``.
+    """Slice accuracies under stable names: ``slice.acc.<slice>.<value>[.<value>]``, ``slice.n...``.
 
     Each table is keyed by its slice name (columns joined by ``×``) and already filtered to one
     model and setting.
@@ -302,10 +212,28 @@ def slice_metrics(tables: Mapping[str, pd.DataFrame]) -> dict[str, float]:
     for name, table in tables.items():
         columns = name.split("×")
         for row in table.to_dict(orient="records"):
-            key = metric_key("acc", "_x_".join(columns), *(row[c] for c in columns))
-            out[key] = float(row["accuracy"])
-            out[metric_key("n", "_x_".join(columns), *(row[c] for c in columns))] = float(row["n"])
+            cell = ("_x_".join(columns), *(row[c] for c in columns))
+            out[metric_key(SLICE, "acc", *cell)] = float(row["accuracy"])
+            out[metric_key(SLICE, "n", *cell)] = float(row["n"])
     return out
+
+
+def run_name(model_id: str, slot: str, *parts: str) -> str:
+    """``<model id> · <prompt> · <setting>``: what differs between runs, in the runs table.
+
+    The model under test is named by its id alone; another roster slot adds ``[<slot>]``, so
+    ``-S model=random`` (the random baseline under test) and the random baseline stay apart.
+    """
+    who = model_id if slot == "model" else f"{model_id} [{slot}]"
+    return " · ".join(x for x in (who, *parts) if x)
+
+
+def sweep_tags(params: Mapping[str, Any], prompt: bool = True) -> dict[str, str]:
+    """What a sweep varies, for the parent run's name and tags: model id (and prompt style)."""
+    tags = {"model": str(params["model"]["id"])}
+    if prompt:
+        tags["prompt"] = str(params["prompt"]["style"])
+    return tags
 
 
 def log_runs(
@@ -317,17 +245,24 @@ def log_runs(
     metrics_of: Callable[[pd.DataFrame], Mapping[str, float]],
     dataset_of: Callable[[str], DatasetRef],
     uri: str | None = None,
+    sweep: Mapping[str, str] | None = None,
+    figures: Iterable[Path] = (),
 ) -> dict[str, str]:
-    """One MLflow run per ``by`` value (setting, language or seed) of an engine run record.
+    """One MLflow child run per ``by`` value (setting, language or seed) of an engine run record.
 
-    Every family logs the same params (model, benchmark, prompt and template hash, dataset, git,
-    DVC experiment, packages) and the same request counters; ``metrics_of`` adds the family's
-    own metrics. ``uri`` is ``tracking.uri`` (a tracking server); None logs into
-    ``<root>/mlflow.db``. Returns ``{value: run_id}``.
+    Every family logs the same params (model, benchmark, prompt and template hash, dataset,
+    packages), the same tags (roster entry, benchmark, prompt, git, DVC experiment) and the same
+    request counters; ``metrics_of`` adds the family's own metrics. The runs go under the DVC
+    experiment's parent run (named after ``sweep``: :func:`sweep_tags`), which gets ``figures``.
+    ``uri`` is ``tracking.uri`` (a tracking server); None logs into ``<root>/mlflow.db``. The git
+    state is read from the working directory (a queued experiment's temp copy). Returns
+    ``{value: run_id}``.
     """
     experiment_id = configure(root, experiment, uri)
-    model, prov = run["model"], run["provenance"]
-    exp_name = current_exp_name(prov)
+    group = current_group(Path.cwd())
+    parent = ensure_parent(experiment_id, group, dict(sweep or {}))
+    log_figures(parent, figures)
+    model = run["model"]
     entry, prompt = str(run["roster_entry"]), str(run["prompt"])
     runs: dict[str, str] = {}
     for value, part in predictions.groupby(by, sort=False):
@@ -336,19 +271,19 @@ def log_runs(
             "benchmark": str(run["benchmark"]), by: key, "prompt.style": prompt,
             "prompt.template_sha256": str(run["templates"].get(key)),
             "dataset.name": dataset.name, "dataset.md5": dataset.digest,
-            "dataset.source": dataset.source, "git.commit": str(prov["git"].get("commit")),
-            "git.dirty": str(prov["git"].get("dirty")), "dvc.exp_name": exp_name,
+            "dataset.source": dataset.source,
         }  # fmt: skip
-        params |= {f"package.{k}": str(v) for k, v in prov["packages"].items()}
+        params |= {f"package.{k}": str(v) for k, v in run["provenance"]["packages"].items()}
         metrics = {**metrics_of(part), **api_metrics(run)}
         identity = {"benchmark": str(run["benchmark"]), "roster_entry": entry, by: key}
         identity |= {"prompt": prompt} if prompt else {}
-        tags = {"model": str(model["id"]), "dvc.exp_name": exp_name}
-        name = "/".join(x for x in (entry, prompt, key) if x)
+        label = f"seed {key}" if by == "seed" else key
+        name = run_name(str(model["id"]), entry, prompt, label)
         artifacts = {"metrics.json": metrics, "run.json": dict(run)}
         frame = part.reset_index(drop=True)
+        tags = {"model": str(model["id"])}
         result = ResultRun(name, identity, params, tags, metrics, frame, artifacts, dataset)
-        runs[key] = log_result(experiment_id, result)
+        runs[key] = upsert_result(experiment_id, group, parent, result)
     return runs
 
 
@@ -420,30 +355,33 @@ def log_build(
 ) -> str:
     """One MLflow run for a dataset build: counts kept and removed at every step (DESIGN.md §7).
 
-    Idempotent like evaluation runs: the same counts and params re-tracked are skipped (same DVC
-    experiment) or replace the earlier run (another one).
+    Idempotent like evaluation runs: the same counts and params re-tracked by the same DVC
+    experiment (or workspace commit) update that run; another experiment logs its own run, and
+    nothing is deleted.
     """
     import mlflow
-
-    from cultureqa.provenance import git_revision
 
     experiment_id = configure(root, experiment, uri)
     metrics: dict[str, float] = {}
     for step, document in step_metrics.items():
         numeric_leaves(step, document, metrics)
-    git = git_revision(root)
     flat = flatten_params("", params, {})
-    flat.update({"git.commit": str(git["commit"]), "git.dirty": str(git["dirty"])})
-    exp_name = str(os.environ.get("DVC_EXP_NAME"))
-    content = json.dumps([step_metrics, params], sort_keys=True, default=str).encode("utf-8")
-    key = result_key(experiment_id, {"pipeline": "build"}, hashlib.md5(content).hexdigest())
-    kept = _earlier(experiment_id, key, exp_name)
-    if kept is not None:
-        return kept
-    tags = {"pipeline": "build", "dvc.exp_name": exp_name, "result_key": key}
-    name = f"build/{os.environ.get('DVC_EXP_NAME', 'workspace')}"
-    with mlflow.start_run(experiment_id=experiment_id, run_name=name, tags=tags) as run:
-        mlflow.log_params({k: v[:6000] for k, v in flat.items()})
+    group = current_group(Path.cwd())
+    key = digest({"experiment": experiment_id, "group": group.key, "pipeline": "build",
+                  "content": [step_metrics, params]})  # fmt: skip
+    tags = {"pipeline": "build", **group.tags, "result_key": key}
+    name = f"build · {group.label}"
+    found = runs_tagged(experiment_id, {"result_key": key})
+    with mlflow.start_run(
+        run_id=str(found[0].info.run_id) if found else None,
+        experiment_id=experiment_id,
+        run_name=None if found else name,
+        tags=None if found else tags,
+    ) as run:
+        if found:
+            mlflow.set_tags(tags)
+        else:
+            mlflow.log_params({k: v[:6000] for k, v in flat.items()})
         mlflow.log_metrics(metrics)
         mlflow.log_dict(dict(step_metrics), "build_metrics.json")
         return str(run.info.run_id)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 from omegaconf import OmegaConf
 
 from cultureqa.runlog import read_run, runlog_dir
@@ -119,12 +120,20 @@ def test_pipeline_end_to_end_with_baselines(workspace: Path) -> None:
     pngs = {p.name for p in (workspace / "reports/cases").glob("*.png")}
     assert {"error_types_by_model.png", "continent_domain_mean_accuracy.png",
             "continent_domain_sd_accuracy.png", "weird_bins.png"} <= pngs  # fmt: skip
+    # every image dvc.yaml lists exists, also when every roster entry is a baseline
+    listed = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["plots"]
+    images = [p for p in listed if isinstance(p, str) and p.startswith("reports/cases/")]
+    assert images and [p for p in images if not (workspace / p).exists()] == []
 
     import mlflow
 
     mlflow.set_tracking_uri(f"sqlite:///{workspace / 'mlflow.db'}")
     runs = mlflow.search_runs(experiment_names=["cultureqa/cases"])
+    parent = runs[runs["tags.cultureqa.group"].notna()]["run_id"].tolist()
+    runs = runs[runs["tags.mlflow.parentRunId"].notna()]
     assert len(runs) == len(ROSTER) * 2  # one run per (model, seed)
+    figures = mlflow.artifacts.list_artifacts(run_id=parent[0], artifact_path="figures")
+    assert {f.path for f in figures} >= {"figures/weird_bins.png", "figures/accuracy.png"}
     assert {"metrics.accuracy", "metrics.macro_accuracy", "metrics.error_share.C"} <= set(runs)
     assert set(runs["tags.seed"]) == {"60", "40"}
 

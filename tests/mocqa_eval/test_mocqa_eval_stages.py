@@ -153,6 +153,11 @@ def test_evaluate_analyze_track_with_baselines_and_an_api_model(
         assert (reports / f"{png}.png").stat().st_size > 5000
     summary = json.loads((workspace / "metrics/mocqa/analysis/summary.json").read_text())
     assert summary["api-model"]["cot"]["all"]["first_hop"] == 0.5
+    headline = json.loads((workspace / "metrics/mocqa/headline.json").read_text())["multi_hop"]
+    assert set(headline) == {"model", "baselines.first_option", "baselines.random", "human"}
+    assert headline["model"] == {"cot": 0.5, "zero_shot": 0.5}
+    plot = pd.read_csv(workspace / "metrics/mocqa/analysis/multi_hop_by_clue.csv")
+    assert plot["panel"].iloc[0] == "model · cot" and plot["cell"].iloc[0] == "entity · en"
     assert summary["human"]["human"]["all"]["n"] == 2
 
     # A queued experiment whose evaluations DVC restored from cache is still tagged as itself.
@@ -164,16 +169,19 @@ def test_evaluate_analyze_track_with_baselines_and_an_api_model(
 
     mlflow.set_tracking_uri(f"sqlite:///{workspace / 'mlflow.db'}")
     runs = mlflow.search_runs(experiment_names=["cultureqa/mocqa"])
+    parents = runs[runs["tags.cultureqa.group"].notna()]
+    assert parents["tags.cultureqa.group"].tolist() == ["exp:queued-exp"]
+    runs = runs[runs["tags.mlflow.parentRunId"].notna()]
     assert len(runs) == len(ROSTER) * len(PROMPTS) * 2  # × languages
-    assert {"metrics.acc.entity.en", "metrics.first_hop.entity.id", "metrics.multi_hop"} <= set(
-        runs
-    )
+    wanted = {"metrics.slice.acc.entity.en", "metrics.slice.first_hop.entity.id"}
+    assert wanted | {"metrics.multi_hop"} <= set(runs)
     api_en = runs[
         (runs["tags.model"] == "api-model")
         & (runs["tags.prompt"] == "cot")
         & (runs["tags.language"] == "en")
     ]
-    assert api_en["metrics.acc.entity.en"].tolist() == [1.0]
+    assert api_en["metrics.slice.acc.entity.en"].tolist() == [1.0]
+    assert api_en["tags.mlflow.runName"].tolist() == ["api-model · cot · en"]
     assert api_en["metrics.parse_error_rate"].tolist() == [pytest.approx(1 / 6)]
     assert api_en["params.prompt.template_sha256"].tolist() == [rerun["templates"]["en"]]
     assert set(runs["tags.dvc.exp_name"]) == {"queued-exp"}

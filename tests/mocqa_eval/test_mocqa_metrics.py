@@ -185,7 +185,7 @@ def test_summary_and_mlflow_metric_names(preds: pd.DataFrame) -> None:
     assert summary["m1"]["cot"]["id"]["first_hop"] == 1.0
     part = preds[(preds["model"] == "m1") & (preds["prompt"] == "zero_shot")]
     metrics = run_metrics(part[part["language"] == "en"])
-    assert metrics["acc.entity.en"] == 1.0 and metrics["first_hop.temporal.en"] == 0.0
-    assert metrics["breakdown.answer_only"] == 0.5 and metrics["n.entity.en"] == 1.0
-    assert metrics["acc.province.Aceh"] == 1.0 and metrics["acc.topic.art"] == 1.0
+    assert metrics["slice.acc.entity.en"] == 1.0 and metrics["slice.first_hop.temporal.en"] == 0.0
+    assert metrics["breakdown.answer_only"] == 0.5 and metrics["slice.n.entity.en"] == 1.0
+    assert metrics["slice.acc.province.Aceh"] == 1.0 and metrics["slice.acc.topic.art"] == 1.0
     assert metrics["tokens.prompt"] == 20.0 and metrics["cost_usd"] == pytest.approx(0.002)

@@ -32,3 +32,29 @@ def key_by_roster(preds: pd.DataFrame) -> pd.DataFrame:
         out.loc[hit, "model"].astype(str) + " [" + out.loc[hit, "roster_entry"].astype(str) + "]"
     )
     return out
+
+
+def roster_slots(preds: pd.DataFrame) -> dict[str, str]:
+    """``{label: roster entry}`` for the labels :func:`key_by_roster` gives ``preds``' rows.
+
+    Reports are keyed by label (a readable model id); headline metrics, plot data and MLflow runs
+    by roster slot, so a sweep that swaps the model in one slot lines up across experiments.
+    """
+    if preds.empty or "roster_entry" not in preds.columns:
+        return {}
+    keyed = key_by_roster(preds)
+    known = keyed["roster_entry"].notna()
+    pairs = keyed.loc[known, ["model", "roster_entry"]].drop_duplicates()
+    return {str(m): str(e) for m, e in zip(pairs["model"], pairs["roster_entry"], strict=True)}
+
+
+def slot_column(preds: pd.DataFrame) -> pd.Series:
+    """Each row's roster slot; rows without one (human respondents) keep their model label."""
+    if "roster_entry" not in preds.columns:
+        return preds["model"].astype(str)
+    return (
+        preds["roster_entry"]
+        .astype("object")
+        .where(preds["roster_entry"].notna(), preds["model"])
+        .astype(str)
+    )

@@ -31,7 +31,7 @@ from cultureqa.cases.construct import CORRECT_TYPE
 from cultureqa.cases.evaluate import CASE_META
 from cultureqa.cases.shuffle import LETTERS, parse_letter_types
 from cultureqa.io import SourceError, atomic_path, read_table, write_json, write_parquet, write_text
-from cultureqa.tracking import metric_key, usage_metrics
+from cultureqa.tracking import SLICE, metric_key, usage_metrics
 
 SHEET_COLUMNS = ("respondent_group", "case_id", "selection")
 
@@ -128,12 +128,34 @@ def _pyplot() -> Any:
     return plt
 
 
+def _empty_figure(target: Path, title: str, reason: str) -> Path:
+    """A figure that says why it has no data: every image DVC lists exists for every roster."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 1.6))
+    ax.axis("off")
+    ax.set_title(title, fontsize=10)
+    ax.text(0.5, 0.4, f"no data: {reason}", ha="center", va="center", fontsize=8, wrap=True)
+    with atomic_path(target) as tmp:
+        fig.savefig(tmp, format="png", dpi=110)
+    plt.close(fig)
+    return target
+
+
 def _heatmap(
-    table: pd.DataFrame, target: Path, title: str, vmax: float = 1.0, marks: Any = None
-) -> Path | None:
-    """Annotated heatmap; cells where ``marks`` is True get a dagger (small n)."""
+    table: pd.DataFrame,
+    target: Path,
+    title: str,
+    vmax: float = 1.0,
+    marks: Any = None,
+    reason: str = "no rows",
+) -> Path:
+    """Annotated heatmap; cells where ``marks`` is True get a dagger (small n).
+
+    An empty table gives a figure stating ``reason`` instead (the plot is still listed in
+    dvc.yaml, e.g. when every roster entry is a baseline).
+    """
     if table.empty:
-        return None
+        return _empty_figure(target, title, reason)
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(1.6 + 0.95 * table.shape[1], 1.2 + 0.42 * table.shape[0]))
     image = ax.imshow(table.to_numpy(float), vmin=0, vmax=vmax, cmap="viridis", aspect="auto")
@@ -185,8 +207,9 @@ def _bin_lines(result: CasesAnalysis, target: Path) -> Path:
 
 
 def write_plots(result: CasesAnalysis, out_dir: Path) -> list[Path]:
-    """Every figure of the report as PNG under ``out_dir``; empty tables are skipped."""
+    """Every figure of the report as PNG under ``out_dir``; an empty table's figure says why."""
     t = result.tables
+    pooled_reason = result.notes.get("pooled", "no errors to count")
     overall = t["overall"].assign(setting=lambda f: "seed " + f["seed"].astype(str))
     paths: list[Path | None] = [
         accuracy_by_setting(overall, out_dir / "accuracy.png", "cases: accuracy by seed")
@@ -195,15 +218,19 @@ def write_plots(result: CasesAnalysis, out_dir: Path) -> list[Path]:
         table = t[f"error_types_by_{key}"]
         shares = _shares(table, "model" if key == "model" else key, pooled)
         paths.append(_heatmap(shares, out_dir / f"error_types_by_{key}.png",
-                              f"error-type share (errors of type / errors) by {key}"))  # fmt: skip
+                              f"error-type share (errors of type / errors) by {key}",
+                              reason=pooled_reason if pooled else "no errors"))  # fmt: skip
     grid = t["across_models_by_continent_domain"]
-    if not grid.empty:
+    for column, vmax in (("mean_accuracy", 1.0), ("sd_accuracy", 0.5)):
+        title = f"{column.replace('_', ' ')} across models († n<10)"
+        target = out_dir / f"continent_domain_{column}.png"
+        if grid.empty:
+            reason = result.notes.get("across_models_by_continent_domain", pooled_reason)
+            paths.append(_empty_figure(target, title, reason))
+            continue
         marks = grid.pivot(index="continent", columns="domain", values="small_n").fillna(False)
-        for column, vmax in (("mean_accuracy", 1.0), ("sd_accuracy", 0.5)):
-            cells = grid.pivot(index="continent", columns="domain", values=column)
-            title = f"{column.replace('_', ' ')} across models († n<10)"
-            paths.append(_heatmap(cells, out_dir / f"continent_domain_{column}.png", title,
-                                  vmax, marks))  # fmt: skip
+        cells = grid.pivot(index="continent", columns="domain", values=column)
+        paths.append(_heatmap(cells, target, title, vmax, marks))
     paths.append(_bin_lines(result, out_dir / "weird_bins.png"))
     return [p for p in paths if p is not None]
 
@@ -227,7 +254,7 @@ def run_metrics(part: pd.DataFrame) -> dict[str, float]:
     metrics = {name: row[column] for column, name in names.items()}
     for column in ("domain", "continent", "weird_bin"):
         for r in accuracy_table(pred, [column]).to_dict("records"):
-            metrics[metric_key("acc", column, r[column])] = r["accuracy"]
+            metrics[metric_key(SLICE, "acc", column, r[column])] = r["accuracy"]
     shares = error_shares(pred, [], ()).iloc[0]
     metrics.update({f"error_share.{e}": shares[f"share_{e}"] for e in ERROR_TYPES})
     metrics.update(usage_metrics(part))
@@ -241,10 +268,12 @@ def log_entry_runs(
     predictions: pd.DataFrame,
     plots: Sequence[Path],
     uri: str | None = None,
+    sweep: dict[str, str] | None = None,
 ) -> dict[str, str]:
-    """One finished MLflow run per seed of one roster entry; returns ``{seed: run_id}``."""
-    from mlflow import MlflowClient
+    """One finished MLflow run per seed of one roster entry; returns ``{seed: run_id}``.
 
+    The report's ``plots`` go to the DVC experiment's parent run (named after ``sweep``).
+    """
     from cultureqa.tracking import DatasetRef, log_runs
 
     details = run_info["details"]
@@ -259,8 +288,6 @@ def log_entry_runs(
         items = details["items"][seed]
         return DatasetRef(f"cases/seed{seed}", str(items["md5"]), str(items["path"]))
 
-    runs = log_runs(root, experiment, run_info, predictions, "seed", metrics_of, dataset_of, uri)
-    for run_id in runs.values():
-        for plot in plots:
-            MlflowClient().log_artifact(run_id, str(plot), artifact_path="plots")
-    return runs
+    return log_runs(
+        root, experiment, run_info, predictions, "seed", metrics_of, dataset_of, uri, sweep, plots
+    )

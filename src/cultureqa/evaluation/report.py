@@ -19,7 +19,6 @@ class ReportPaths:
     """Where one benchmark's analysis goes (one folder per stage, DVC-tracked)."""
 
     metrics: Path
-    plot_data: Path
     reports: Path
 
 
@@ -49,7 +48,6 @@ def analyze_benchmark(
     tables = slice_tables(predictions, spec.slices)
     summary = metrics_tree(overall)
     write_json(paths.metrics, summary)
-    write_csv(paths.plot_data, overall[["model", "setting", "accuracy", "ci_low", "ci_high", "n"]])
     write_csv(paths.reports / "overall.csv", overall)
     sections = [f"# {spec.name}: accuracy (Wilson 95% CI)\n", to_markdown(overall)]
     for name, table in tables.items():

@@ -8,6 +8,7 @@ zero-shot heatmap, and accuracy per province.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from cultureqa.mocqa import metrics as m
 from cultureqa.mocqa.paired import excludes_zero
 from cultureqa.mocqa.question_analysis import QuestionAnalysis
 from cultureqa.mocqa.schema import CLUE_TYPES
-from cultureqa.tracking import metric_key, usage_metrics
+from cultureqa.tracking import SLICE, metric_key, usage_metrics
 
 _COLOURS = {
     "both_right": "#1a9850",
@@ -96,8 +97,6 @@ def write_report(
     for name, table in questions.tables().items():
         write_csv(paths.reports / f"{name}.csv", table)
     write_text(paths.reports / "tables.md", _markdown(tables) + questions.markdown())
-    plot_data = slices["overall"].assign(label=_labels)[["label", "multi_hop", "first_hop"]]
-    write_csv(paths.metrics / "accuracy_by_model.csv", plot_data)
     summary = m.summary(slices)
     write_json(paths.metrics / "summary.json", summary)
     _figures(slices, tables["cot_deltas"], paths.reports)
@@ -292,9 +291,9 @@ def run_metrics(part: pd.DataFrame) -> dict[str, float]:
 
     ``multi_hop`` (also as ``accuracy``, the cross-family headline), ``first_hop`` (each with
     ``.ci_low``/``.ci_high``), ``breakdown.<outcome>``, the rates,
-    then slices: ``acc.<clue type>.<lang>`` and ``first_hop.<clue type>.<lang>`` (e.g.
-    ``acc.entity.en``), ``acc.province.<name>``, ``acc.topic.<name>``; plus tokens, cost and
-    latency percentiles.
+    then slices: ``slice.acc.<clue type>.<lang>`` and ``slice.first_hop.<clue type>.<lang>``
+    (e.g. ``slice.acc.entity.en``), ``slice.acc.province.<name>``, ``slice.acc.topic.<name>``;
+    plus tokens, cost and latency percentiles.
     """
     top = m.slice_table(part, []).iloc[0]
     out: dict[str, float] = {"n": float(top["n"])}
@@ -308,23 +307,30 @@ def run_metrics(part: pd.DataFrame) -> dict[str, float]:
     out |= {r: top[r] for r in (*rates, "empty_rate", "error_rate")}
     for row in m.slice_table(part, ["clue_type", "language"]).to_dict("records"):
         cell = (row["clue_type"], row["language"])
-        out[metric_key("acc", *cell)] = row["multi_hop"]
-        out[metric_key("first_hop", *cell)] = row["first_hop"]
-        out[metric_key("n", *cell)] = row["n"]
+        out[metric_key(SLICE, "acc", *cell)] = row["multi_hop"]
+        out[metric_key(SLICE, "first_hop", *cell)] = row["first_hop"]
+        out[metric_key(SLICE, "n", *cell)] = row["n"]
     for column in ("province", "topic"):
         for row in m.slice_table(part, [column]).to_dict("records"):
-            out[metric_key("acc", column, row[column])] = row["multi_hop"]
-            out[metric_key("first_hop", column, row[column])] = row["first_hop"]
+            out[metric_key(SLICE, "acc", column, row[column])] = row["multi_hop"]
+            out[metric_key(SLICE, "first_hop", column, row[column])] = row["first_hop"]
     out |= usage_metrics(part)
     return {k: float(v) for k, v in out.items()}
 
 
 def log_runs(
-    root: Path, experiment: str, run: dict[str, Any], preds: pd.DataFrame, uri: str | None = None
+    root: Path,
+    experiment: str,
+    run: dict[str, Any],
+    preds: pd.DataFrame,
+    uri: str | None = None,
+    sweep: dict[str, str] | None = None,
+    figures: Sequence[Path] = (),
 ) -> list[str]:
     """One MLflow run per language of one (model, prompt) evaluation; returns the run ids.
 
     ``uri`` is ``tracking.uri`` (a tracking server); None logs into ``<root>/mlflow.db``.
+    ``sweep`` names the DVC experiment's parent run, which gets the report's ``figures``.
     """
     from cultureqa.tracking import DatasetRef
     from cultureqa.tracking import log_runs as log_record_runs
@@ -332,6 +338,7 @@ def log_runs(
     data = run["provenance"]["dataset"]
     dataset = DatasetRef("mocqa", str(data.get("md5")), str(data.get("path")))
     runs = log_record_runs(
-        root, experiment, run, preds, "language", run_metrics, lambda _: dataset, uri
-    )
+        root, experiment, run, preds, "language", run_metrics, lambda _: dataset, uri,
+        sweep, figures,
+    )  # fmt: skip
     return list(runs.values())

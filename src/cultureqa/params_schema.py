@@ -221,6 +221,7 @@ _COUNT0 = Range(0, integer=True)
 _SECONDS = Range(0)
 _SHARE = Range(0, 1)
 _PRICE = Range(0, nullable=True)
+_YEAR = Range(1960, 2100, integer=True)
 
 RANGES: dict[str, Range] = {
     # models: concurrency, decoding, retries, prices, batches, the local backend
@@ -246,7 +247,14 @@ RANGES: dict[str, Range] = {
     # analysis
     "fdr_alpha": Range(0, 1, open_low=True), "min_models": _COUNT, "min_topic_n": _COUNT0,
     "small_cell_n": _COUNT0, "min_category_n": _COUNT0, "min_fragment_length": _COUNT0,
-    "robustness_threshold_pp": Range(0, 100),
+    "robustness_threshold_pp": Range(0, 100), "bootstrap": _COUNT, "resamples": _COUNT,
+    # published benchmarks: the share of invalid rows a run may drop
+    "max_invalid_share": _SHARE,
+    # ID-MoCQA clue margins
+    "min_gap_share": _SHARE,
+    # WEIRD levels: reference years of the official files, proxy neighbours
+    "gdp_year": _YEAR, "mys_year": _YEAR, "income_fiscal_year": _YEAR, "freedom_edition": _YEAR,
+    "proxy_neighbours": _COUNT,
 }  # fmt: skip
 """Ranges of numeric settings by key name, wherever the key sits (a model's ``concurrency`` is
 checked under ``model``, ``baselines.*``, a judge panel or ``cases.construct.model`` alike).

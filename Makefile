@@ -35,7 +35,7 @@ $(UV): $(LOCK)
 
 $(STAMP): pyproject.toml $(LOCK) $(UV)
 	@start=$$(date +%s); \
-	$(UV) pip sync --quiet --python $(BIN)/python --require-hashes --find-links $(TORCH_WHEELS) $(LOCK) && \
+	$(UV) pip sync --quiet --python $(BIN)/python --require-hashes --compile-bytecode --find-links $(TORCH_WHEELS) $(LOCK) && \
 	$(UV) pip install --quiet --python $(BIN)/python --no-deps --no-build-isolation -e . && \
 	touch $(STAMP) && \
 	echo "setup: .venv = $(LOCK) ($$(grep -c '^[a-z0-9]' $(LOCK)) packages) + cultureqa (editable) in $$(( $$(date +%s) - start )) s"
@@ -55,8 +55,11 @@ repro: setup ## rebuild datasets, evaluations and reports (offline, embedded def
 	$(BIN)/python -m cultureqa.cli params check
 	dvc repro
 
-test: setup ## the offline test suite
-	$(BIN)/python -m pytest -q
+# Tests run in parallel (pytest-xdist). Many wait on subprocesses and servers, so 4 workers keep
+# 2 cores busy; --dist worksteal evens out the long tests. TEST_WORKERS=0 runs in one process.
+TEST_WORKERS ?= 4
+test: setup ## the offline test suite (ARGS=--durations=15 lists the slowest tests)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal $(ARGS)
 
 check: lint typecheck ## ruff + mypy
 

@@ -148,10 +148,15 @@ def run_stage(main: Callable[[], int]) -> int:
 
 
 def setup_stage() -> None:
-    """Offline-safe environment and readable logging for stage scripts."""
+    """Offline-safe environment and readable logging for stage scripts.
+
+    Our own records at INFO (``CULTUREQA_LOG_LEVEL``), libraries' at WARNING: their INFO lines
+    (GX registering its decorators, MLflow's migrations, HTTP clients) are not for a user and
+    used to fill `make repro` with hundreds of lines.
+    """
     for key, value in OFFLINE_ENV.items():
         os.environ.setdefault(key, value)
     logging.basicConfig(
-        level=os.environ.get("CULTUREQA_LOG_LEVEL", "INFO"),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    logging.getLogger("cultureqa").setLevel(os.environ.get("CULTUREQA_LOG_LEVEL", "INFO"))

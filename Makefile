@@ -25,12 +25,15 @@ UV_COMPILE = $(UV) pip compile pyproject.toml --extra dev --python-version 3.11 
   --python-platform x86_64-manylinux_2_28 --find-links $(TORCH_WHEELS) \
   --constraint torch-cpu.constraints.txt --generate-hashes --custom-compile-command 'make lock' --quiet
 
-# uv itself is bootstrapped with pip from the lock's own hash-checked line, then installs the rest.
+# uv itself is bootstrapped with pip from the lock's own hash-checked line (later by uv itself:
+# the sync removes pip), then installs the rest.
 $(UV): $(LOCK)
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	@sed -n '/^uv==/,/# via/p' $(LOCK) | grep -v '#' > $(VENV)/uv.requirements
-	@$(BIN)/python -m pip install --isolated --quiet --disable-pip-version-check --no-deps \
-	  --require-hashes -r $(VENV)/uv.requirements
+	@if test -x $(UV); then $(UV) pip install --quiet --python $(BIN)/python --no-deps \
+	  --require-hashes -r $(VENV)/uv.requirements; \
+	else $(BIN)/python -m pip install --isolated --quiet --disable-pip-version-check --no-deps \
+	  --require-hashes -r $(VENV)/uv.requirements; fi
 	@touch $(UV)
 
 $(STAMP): pyproject.toml $(LOCK) $(UV)

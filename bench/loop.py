@@ -15,6 +15,7 @@ load average before and after, and its ratio to the figures issue #24 started fr
 (``--repeat``) and read the CPU column beside the load.
 
 Usage:  python bench/loop.py [--phases setup,repro,test] [--repeat N] [--keep] [--json out.json]
+        [--test-workers 0]   (the suite in one process, as `make test` ran before issue #24)
 """
 
 from __future__ import annotations
@@ -69,11 +70,11 @@ def run_timed(
     return proc.returncode, wall, cpu
 
 
-def phase(name: str, clone: Path, env: dict[str, str], logs: Path) -> Timing:
+def phase(name: str, clone: Path, env: dict[str, str], logs: Path, extra: list[str]) -> Timing:
     """Time one phase in ``clone``; ``repro`` also checks that git status stays clean."""
     load_before = os.getloadavg()[0]
     log = logs / f"{name}.log"
-    rc, wall, cpu = run_timed(COMMANDS[name], clone, env, log)
+    rc, wall, cpu = run_timed([*COMMANDS[name], *extra], clone, env, log)
     note = ""
     if name == "repro" and rc == 0:
         status = subprocess.run(
@@ -133,6 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the clone and its logs")
     parser.add_argument("--cold-model", action="store_true", help="convert the model afresh")
     parser.add_argument("--json", type=Path, help="also write the timings as JSON")
+    parser.add_argument(
+        "--test-workers", type=int, help="make test TEST_WORKERS=N (0: one process, as before)"
+    )
     args = parser.parse_args(argv)
     phases = [p for p in args.phases.split(",") if p]
     unknown = sorted(set(phases) - set(COMMANDS))
@@ -144,7 +148,12 @@ def main(argv: list[str] | None = None) -> int:
         workdir = Path(tempfile.mkdtemp(prefix="cultureqa-loop-"))
         clone, env = fresh_clone(workdir), environment(workdir, args.cold_model)
         for name in ["setup", *[p for p in phases if p != "setup"]]:  # every phase needs .venv
-            timings.append(phase(name, clone, env, workdir))
+            extra = (
+                []
+                if name != "test" or args.test_workers is None
+                else [f"TEST_WORKERS={args.test_workers}"]
+            )
+            timings.append(phase(name, clone, env, workdir, extra))
             print(report(timings[-1:]).splitlines()[1], flush=True)
             if timings[-1].rc != 0:
                 print(f"{name} failed; log: {workdir / (name + '.log')}")

@@ -11,6 +11,10 @@ export GX_ANALYTICS_ENABLED := false
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export PATH := $(CURDIR)/$(BIN):$(PATH)
+# Let Python cache the bytecode of src/ and tests/ (git- and .dvcignore'd __pycache__): where the
+# user's environment sets PYTHONDONTWRITEBYTECODE, every stage process and test worker would
+# otherwise compile the project's modules (and pytest re-rewrite every test file) from source.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: setup lock lock-check repro test check lint format typecheck params ui bench clean exps
 

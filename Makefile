@@ -11,24 +11,62 @@ export GX_ANALYTICS_ENABLED := false
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export PATH := $(CURDIR)/$(BIN):$(PATH)
+# Let Python cache the bytecode of src/ and tests/ (git- and .dvcignore'd __pycache__): where the
+# user's environment sets PYTHONDONTWRITEBYTECODE, every stage process and test worker would
+# otherwise compile the project's modules (and pytest re-rewrite every test file) from source.
+unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup repro test check lint format typecheck params ui bench clean exps compare plots
+.PHONY: setup lock lock-check repro test check lint format typecheck params ui bench clean exps compare plots
 
-$(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+# The environment is requirements.lock: every package, pinned with its sha256, compiled by uv
+# from pyproject.toml (`make lock`). The CPU build of torch is not on PyPI: it comes from
+# TORCH_WHEELS (a folder or an HTML page of wheels) and must match the lock's hash.
+LOCK := requirements.lock
+TORCH_WHEELS ?= $(if $(wildcard /opt/wheels/torch-*),/opt/wheels,https://download.pytorch.org/whl/cpu/torch/)
+UV := $(BIN)/uv
+export UV_PYTHON_DOWNLOADS := never
+UV_COMPILE = $(UV) pip compile pyproject.toml --extra dev --python-version 3.11 \
+  --python-platform x86_64-manylinux_2_28 --find-links $(TORCH_WHEELS) \
+  --constraint torch-cpu.constraints.txt --generate-hashes --custom-compile-command 'make lock' --quiet
 
-setup: $(STAMP) ## create .venv and install the project with dev tools
+# uv itself is bootstrapped with pip from the lock's own hash-checked line (later by uv itself:
+# the sync removes pip), then installs the rest.
+$(UV): $(LOCK)
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	@sed -n '/^uv==/,/# via/p' $(LOCK) | grep -v '#' > $(VENV)/uv.requirements
+	@if test -x $(UV); then $(UV) pip install --quiet --python $(BIN)/python --no-deps \
+	  --require-hashes -r $(VENV)/uv.requirements; \
+	else $(BIN)/python -m pip install --isolated --quiet --disable-pip-version-check --no-deps \
+	  --require-hashes -r $(VENV)/uv.requirements; fi
+	@touch $(UV)
+
+$(STAMP): pyproject.toml $(LOCK) $(UV)
+	@start=$$(date +%s); \
+	$(UV) pip sync --quiet --python $(BIN)/python --require-hashes --compile-bytecode --find-links $(TORCH_WHEELS) $(LOCK) && \
+	$(UV) pip install --quiet --python $(BIN)/python --no-deps --no-build-isolation -e . && \
+	touch $(STAMP) && \
+	echo "setup: .venv = $(LOCK) ($$(grep -c '^[a-z0-9]' $(LOCK)) packages) + cultureqa (editable) in $$(( $$(date +%s) - start )) s"
+
+setup: $(STAMP) ## create .venv and install exactly requirements.lock (with dev tools) and the project
 	@test -d .dvc || (dvc init --quiet && dvc config hydra.enabled true)
+
+lock: $(UV) ## refresh requirements.lock after editing pyproject.toml (ARGS=--upgrade to move every pin)
+	$(UV_COMPILE) $(ARGS) -o $(LOCK)
+
+lock-check: $(UV) ## fail when requirements.lock is out of date with pyproject.toml (CI)
+	@tmp=$$(mktemp) && cp $(LOCK) $$tmp && $(UV_COMPILE) -o $$tmp && \
+	if diff -u $(LOCK) $$tmp > $$tmp.diff; then echo "$(LOCK) is up to date with pyproject.toml"; rm -f $$tmp $$tmp.diff; \
+	else head -40 $$tmp.diff; echo "error: $(LOCK) is out of date with pyproject.toml; fix: make lock, then commit $(LOCK)"; rm -f $$tmp $$tmp.diff; exit 1; fi
 
 repro: setup ## rebuild datasets, evaluations and reports (offline, embedded defaults)
 	$(BIN)/python -m cultureqa.cli params check
 	dvc repro
 
-test: setup ## the offline test suite
-	$(BIN)/python -m pytest -q
+# Tests run in parallel (pytest-xdist). Many wait on subprocesses and servers, so 4 workers keep
+# 2 cores busy; --dist worksteal evens out the long tests. TEST_WORKERS=0 runs in one process.
+TEST_WORKERS ?= 4
+test: setup ## the offline test suite (ARGS=--durations=15 lists the slowest tests)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal $(ARGS)
 
 check: lint typecheck ## ruff + mypy
 

@@ -12,6 +12,9 @@ from cultureqa.records import McqItem
 
 for _key, _value in OFFLINE_ENV.items():
     os.environ.setdefault(_key, _value)
+# `make test` runs 4 xdist workers on 2 cores: one torch/OpenMP thread per process, or their
+# threads spin against each other (a tiny model's 2-second training loop took 40 s under load).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 ROOT = Path(__file__).resolve().parents[1]
 

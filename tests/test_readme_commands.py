@@ -31,7 +31,9 @@ def _commands() -> list[list[str]]:
     found = []
     for line in README.splitlines():
         if "dvc exp run" in line and "-S" in line:
-            found.append([a or b for a, b in OVERRIDE.findall(line.split("#")[0])])
+            # a code line as it is; in prose, only the `dvc exp run …` code spans
+            spans = re.findall(r"`(dvc exp run[^`]*)`", line) if "`" in line else [line]
+            found.extend([a or b for a, b in OVERRIDE.findall(s.split("#")[0])] for s in spans)
     for span in re.findall(r"`(-S [^`]*)`", README):
         found.append([a or b for a, b in OVERRIDE.findall(span)])
     return found

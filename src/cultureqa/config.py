@@ -176,10 +176,24 @@ def print_error(message: str) -> None:
 
 
 def setup_stage() -> None:
-    """Offline-safe environment and readable logging for stage scripts."""
+    """Offline-safe environment and readable logging for stage scripts.
+
+    Our own records at INFO (``CULTUREQA_LOG_LEVEL``), other libraries' only from WARNING: their
+    INFO lines (GX registering its decorators, MLflow creating tables) are not for a user and
+    used to fill `make repro` with hundreds of lines. Some set INFO on their own loggers at
+    import, so the handler filters rather than the loggers' levels.
+    """
     for key, value in OFFLINE_ENV.items():
         os.environ.setdefault(key, value)
-    logging.basicConfig(
-        level=os.environ.get("CULTUREQA_LOG_LEVEL", "INFO"),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")  # MLflow logs through its own handler
+    root = logging.getLogger()
+    if not root.handlers:  # a stage process (tests and other hosts keep their own logging)
+        logging.basicConfig(
+            level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        )
+        root.handlers[0].addFilter(_ours_or_warnings)
+    logging.getLogger("cultureqa").setLevel(os.environ.get("CULTUREQA_LOG_LEVEL", "INFO"))
+
+
+def _ours_or_warnings(record: logging.LogRecord) -> bool:
+    return record.levelno >= logging.WARNING or record.name.startswith("cultureqa")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -85,6 +87,7 @@ PREDICTION_COLUMNS: dict[str, str] = {
     "error": "str",
     "raw": "str",
     "scores": "str",
+    "margin": "float64",
     "prompt_tokens": "int64",
     "completion_tokens": "int64",
     "cost_usd": "float64",
@@ -93,10 +96,19 @@ PREDICTION_COLUMNS: dict[str, str] = {
 
 
 SCORE_DECIMALS = 4
-"""Log-likelihoods are stored to 1e-4. The embedded model's padded CPU batches move them by ~1e-5
-when a batch holds other items (a response store that is partly warm); rounding hides most of that,
-and the committed ``dvc.lock`` comes from a run on an empty store, whose batches a fresh clone
-repeats exactly. The argmax is taken before rounding."""
+"""Log-likelihoods are shown to 1e-4 in the run log and MLflow. They never enter a DVC output
+(:data:`cultureqa.runlog.SCORE_COLUMNS`); the argmax is taken before rounding."""
+
+
+def pick_best(scores: Sequence[float]) -> tuple[int, float]:
+    """Index of the highest score (the first one on an exact tie) and its margin over the next.
+
+    The margin is what a reader needs to judge the pick: one below
+    :data:`cultureqa.runlog.NEAR_TIE` could flip with floating-point noise. One option: ``inf``.
+    """
+    best = max(range(len(scores)), key=scores.__getitem__)
+    rest = [s for i, s in enumerate(scores) if i != best]
+    return best, float(scores[best] - max(rest)) if rest else math.inf
 
 
 def scores_json(scores: Any) -> str:

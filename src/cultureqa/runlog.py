@@ -43,8 +43,24 @@ CALL_COLUMNS: dict[str, str] = {
 exchange alone; ``wait_s`` the slot wait and backoff sleeps; ``attempts`` the HTTP requests made
 for it; ``retries_by_cause`` a JSON object such as ``{"429": 1}`` (``{}`` when none)."""
 
-VOLATILE_COLUMNS = tuple(CALL_COLUMNS)
-"""Prediction columns that differ between a fresh run and a rerun from the response store."""
+SCORE_COLUMNS: dict[str, str] = {"scores": "str", "margin": "float64"}
+"""A log-likelihood row's raw scores (JSON) and the best score's margin over the runner-up.
+
+They carry floating-point noise: the embedded model's padded CPU batches move a score by ~1e-5
+with the batch's other items, and another CPU or thread count moves it too. So they live in the
+run log and MLflow, and the tracked predictions keep only what is decided from them (``pred``,
+``correct``), which a fresh clone reproduces byte for byte unless two options are within noise
+of each other: :data:`NEAR_TIE` counts those."""
+
+NEAR_TIE = 1e-3
+"""A pick whose margin is below this (100× the batch noise) could flip on another machine; the run
+log (``near_ties``) and MLflow (metric ``near_ties`` per run) count them. Exact ties go to the
+first option (lowest letter)."""
+
+RUNLOG_COLUMNS: dict[str, str] = {**CALL_COLUMNS, **SCORE_COLUMNS}
+VOLATILE_COLUMNS = tuple(RUNLOG_COLUMNS)
+"""Prediction columns that differ between a fresh run, a rerun from the response store, and a
+run on another machine: they go to the run log, never into a DVC output."""
 
 NO_CALL: dict[str, Any] = {
     "latency_s": 0.0,
@@ -56,7 +72,7 @@ NO_CALL: dict[str, Any] = {
 }
 """The call columns of a row no response filled in."""
 
-VOLATILE_KEYS = ("model_calls", "api", "timings")
+VOLATILE_KEYS = ("model_calls", "api", "timings", "near_ties")
 """Run-record keys that count this process's work (calls, retries, leases, time), not the result."""
 
 RUNLOG = ".runlog"
@@ -118,6 +134,9 @@ def write_run(
     side = runlog_dir(out_dir)
     volatile = {k: record[k] for k in VOLATILE_KEYS if k in record}
     volatile["provenance"] = volatile_provenance(project)
+    if "margin" in predictions.columns:
+        close = predictions["margin"] < NEAR_TIE
+        volatile["near_ties"] = {"below": NEAR_TIE, "count": int(close.sum())}
     volatile["predictions_md5"] = file_md5(out_dir / "predictions.parquet")
     write_json(side / "run.json", volatile)
 
@@ -136,7 +155,7 @@ def read_run(out_dir: Path, project: Path | None = None) -> tuple[pd.DataFrame, 
         record["runlog"] = f"{problem}; git revision read at tracking time"
         now = volatile_provenance(project) if project else {"git": {"commit": None, "dirty": None}}
         record.setdefault("provenance", {}).update(now)
-        for column, dtype in CALL_COLUMNS.items():
+        for column, dtype in RUNLOG_COLUMNS.items():
             predictions[column] = _unknown(dtype, len(predictions))
         return predictions, record
     volatile = json.loads((side / "run.json").read_text(encoding="utf-8"))

@@ -156,6 +156,10 @@ def usage_metrics(part: pd.DataFrame) -> dict[str, float]:
         "tokens.completion": float(part["completion_tokens"].sum()),
         "cost_usd": float(part["cost_usd"].sum()),
     }
+    if "margin" in part.columns and part["margin"].notna().any():  # log-likelihood picks
+        from cultureqa.runlog import NEAR_TIE
+
+        out["near_ties"] = float((part["margin"] < NEAR_TIE).sum())
     for name, column in (("latency.server", "server_latency_s"), ("wait.item", "wait_s")):
         if column in part.columns:
             out[f"{name}.p50"] = float(part[column].quantile(0.5))

@@ -44,7 +44,7 @@ def forward_logprob(model: Any, tok: Any, context: str, continuation: str) -> fl
 @pytest.fixture(scope="module")
 def client() -> LocalHFClient:
     cache = Path.home() / ".cache" / "cultureqa" / "models"
-    return LocalHFClient(model_id="gemma3-270m", cache_dir=cache, batch_size=2)
+    return LocalHFClient(model_id="gemma3-270m", cache_dir=cache, batch_size=2, num_threads=1)
 
 
 def test_embedded_model_logliks_match_its_own_forward_pass(client: LocalHFClient) -> None:

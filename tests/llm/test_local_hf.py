@@ -83,6 +83,7 @@ def make_client(model: Any, tok: Any, **kw: Any) -> LocalHFClient:
         calls.append(1)
         return model, tok
 
+    kw.setdefault("num_threads", 1)  # tests run in parallel processes (tests/conftest.py)
     client = LocalHFClient(model_id="tiny", cache_dir=Path("/nonexistent"), loader=loader, **kw)
     client.loader_calls = calls  # type: ignore[attr-defined]
     return client

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import string
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -38,7 +39,7 @@ from cultureqa.llm.base import (
     Message,
 )
 from cultureqa.provenance import file_md5
-from cultureqa.records import scores_json
+from cultureqa.records import pick_best, scores_json
 
 LOGLIK_CUE = "\n\nAnswer:"
 """Appended to the prompt before the scored letters " A" … " F" (log-likelihood backends)."""
@@ -135,7 +136,7 @@ def _base_row(item: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "case_id": str(item["case_id"]), "gold": str(item["answer"]), "pred": "",
         "pred_type": "", "correct": False, "status": "ok", "error": "", "raw": "",
-        "comparison_foreign": "", "comparison_china": "", "scores": "",
+        "comparison_foreign": "", "comparison_china": "", "scores": "", "margin": math.nan,
     }  # fmt: skip
 
 
@@ -166,8 +167,9 @@ def score_loglik(item: Mapping[str, Any], answer: LoglikResponse) -> dict[str, A
     if answer.status != "ok" or len(answer.logprobs) != len(LETTERS):
         return row | {"status": "error", "error": answer.error or "no scores"}
     scores = list(answer.logprobs)
-    best = max(range(len(scores)), key=scores.__getitem__)
-    return _with_choice(row | {"scores": scores_json(scores)}, item, LETTERS[best])
+    best, margin = pick_best(scores)
+    scored = row | {"scores": scores_json(scores), "margin": margin}
+    return _with_choice(scored, item, LETTERS[best])
 
 
 def seed_frame(items: pd.DataFrame, rows: list[dict[str, Any]]) -> pd.DataFrame:

@@ -6,6 +6,7 @@ is any ModelClient, and scoring is a pure function of items and responses.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -22,7 +23,7 @@ from cultureqa.llm.base import (
     Message,
     ModelClient,
 )
-from cultureqa.records import LETTERS, McqItem, Setting, scores_json
+from cultureqa.records import LETTERS, McqItem, Setting, pick_best, scores_json
 
 LocationFn = Callable[[McqItem, str], str]
 """Returns the location name for an item in a language ("" for no location)."""
@@ -157,8 +158,10 @@ def _score_loglik(item: McqItem, answer: LoglikResponse) -> dict[str, object]:
         base.update(status="error", error=answer.error or "no scores")
         return base
     scores = list(answer.logprobs)
-    best = max(range(len(scores)), key=scores.__getitem__)
-    base.update(pred=LETTERS[best], correct=best in item.golds, scores=scores_json(scores))
+    best, margin = pick_best(scores)
+    base.update(
+        pred=LETTERS[best], correct=best in item.golds, scores=scores_json(scores), margin=margin
+    )
     return base
 
 
@@ -188,4 +191,5 @@ def _empty_row(item: McqItem) -> dict[str, object]:
         "error": "",
         "raw": "",
         "scores": "",
+        "margin": math.nan,
     }

@@ -39,7 +39,9 @@ def load_model(
     """Load model and tokenizer, converting the embedded GGUF once into ``cache_dir``."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
 
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # our log line says it
     if source == "hf_path" and not hf_path:
         raise ValueError("source 'hf_path' needs hf_path (a local folder or hub id)")
     where = str(hf_path) if source == "hf_path" else str(convert_gguf(cache_dir))

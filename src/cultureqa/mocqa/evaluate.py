@@ -27,6 +27,7 @@ The run itself (client, response store, accounting, run record) is
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,7 +58,7 @@ from cultureqa.mocqa.answers import (
     scored_fields,
 )
 from cultureqa.provenance import file_md5
-from cultureqa.records import scores_json
+from cultureqa.records import pick_best, scores_json
 from cultureqa.runlog import CALL_COLUMNS
 
 ITEM_COLUMNS = ("item_id", "source_id", "clue_type", "language", "province", "topic")
@@ -70,7 +71,7 @@ PREDICTION_COLUMNS: dict[str, str] = {
     **dict.fromkeys(ITEM_COLUMNS, "str"), "gold": "str", "scoring": "str",
     "province_raw": "str", "province_pred": "str", "province_correct": "bool",
     "answer_pred": "str", "correct": "bool", "status": "str", "parse_error": "str",
-    "error": "str", "raw": "str", "scores": "str", "prompt_tokens": "int64",
+    "error": "str", "raw": "str", "scores": "str", "margin": "float64", "prompt_tokens": "int64",
     "completion_tokens": "int64", "tokens": "int64", "cost_usd": "float64",
     **CALL_COLUMNS, "template_sha256": "str",
 }  # fmt: skip
@@ -232,6 +233,7 @@ class MocqaFamily:
 _EMPTY: dict[str, Any] = {
     "province_raw": "", "province_pred": "", "province_correct": False, "answer_pred": "",
     "correct": False, "status": "ok", "parse_error": "", "error": "", "raw": "", "scores": "",
+    "margin": math.nan,
 }  # fmt: skip
 
 
@@ -288,20 +290,21 @@ def _loglik_row(
     if answer.status != "ok" or province.status != "ok":
         out.update(status="error", error=answer.error or province.error or "no scores")
         return out
-    a, p = _argmax(answer, per_token=False), _argmax(province, per_token=True)
+    (a, answer_margin), (p, province_margin) = _argmax(answer, False), _argmax(province, True)
     named = province_names(kb, str(row["language"]))[p]
     parsed = ParsedReply(kb.provinces[p].name, named, LETTERS[a])
     out.update(scored_fields(parsed, str(row["province"]), str(row["answer"])))
     out["scores"] = scores_json(
         {"answer": list(answer.logprobs), "province": list(province.logprobs)}
     )
+    out["margin"] = min(answer_margin, province_margin)  # the closer of the two picks
     return out
 
 
-def _argmax(response: LoglikResponse, per_token: bool) -> int:
-    """Best continuation; per-token mean when asked and the backend reported token counts."""
+def _argmax(response: LoglikResponse, per_token: bool) -> tuple[int, float]:
+    """Best continuation and its margin; per-token mean when asked and token counts are known."""
     scores = list(response.logprobs)
     counts = list(response.token_counts)
     if per_token and len(counts) == len(scores) and all(c > 0 for c in counts):
         scores = [s / c for s, c in zip(scores, counts, strict=True)]
-    return max(range(len(scores)), key=scores.__getitem__)
+    return pick_best(scores)

@@ -16,7 +16,8 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-DEFAULT_RETRY = {"attempts": 6, "initial_wait_s": 0.2, "max_wait_s": 5.0, "timeout_s": 10.0}
+# Short configured delays: tests never sleep through a production backoff (0.2 s doubling to 5 s).
+DEFAULT_RETRY = {"attempts": 6, "initial_wait_s": 0.01, "max_wait_s": 0.1, "timeout_s": 10.0}
 
 
 def write_synthetic_benchmark(path: Path, n_items: int) -> None:
@@ -85,8 +86,7 @@ def make_api_workspace(
             "drop_params": True,
             "transport": transport or ("http" if api_base else "litellm"),
         },
-        "retry": retry
-        or {"attempts": 6, "initial_wait_s": 0.2, "max_wait_s": 5.0, "timeout_s": 10.0},
+        "retry": retry or dict(DEFAULT_RETRY),
         "price": {"input_per_token": 1e-7, "output_per_token": 2e-7},
     }
     params.evaluate.roster = ["model"]

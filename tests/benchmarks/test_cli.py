@@ -89,7 +89,7 @@ def test_add_fails_in_one_line_when_it_cannot_tell(
     source.write_text("x,y\n1,2\n")
     assert main(["--root", str(project), "benchmark", "add", "odd", "--from", str(source)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: ") and "cannot tell which column holds the question" in err
+    assert err.startswith("error: ") and "cannot tell which field holds the answer" in err
     assert not (project / "conf/benchmark/odd.yaml").exists()
 
 
@@ -129,29 +129,31 @@ def test_check_names_a_benchmark_missing_from_params(
     ("file", "options", "answer_format"),
     [
         ("regional_dances.csv", {"from": "options", "transform": "letter_dict"}, "letter"),
-        ("regional_dishes.csv", {"from": "options", "transform": "delimited"}, "text"),
+        ("regional_dishes.csv", {"from": "options", "transform": "delimited", "sep": "|"}, "text"),
         ("traditional_houses.jsonl", {"from": "choices", "transform": "record"}, "letter"),
         ("national_figures.tsv", ["A", "B", "C", "D"], "letter"),
         ("landmarks_hf_parquet", "choices", "index"),
     ],
 )
 def test_sniffer_recognises_the_layouts(file: str, options: object, answer_format: str) -> None:
-    from cultureqa.benchmarks.scaffold import load_for_sniffing, sniff
+    from cultureqa.benchmarks.sniff import propose, read_sample
 
     path = ROOT / "data/sources" / file.split(".")[0] / (file if "." in file else "")
-    frame, _ = load_for_sniffing(path)
-    columns = sniff(frame, str(path)).columns
+    columns = propose(read_sample(str(path))).columns
     assert columns["options"] == options and columns["answer_format"] == answer_format
 
 
 def test_sniffer_proposes_a_published_layout_and_no_model_output_slices(tmp_path: Path) -> None:
-    from cultureqa.benchmarks.scaffold import load_for_sniffing, sniff
+    from cultureqa.benchmarks.sniff import propose, read_sample
 
-    frame, _ = load_for_sniffing(ROOT / "data/sources/kuis_budaya/kuis_budaya.csv")
-    frame["model_prediction"] = ["A", "B"] * 12  # a model's output column beside the data
-    columns = sniff(frame, "kuis_budaya.csv").columns
+    sample = read_sample(str(ROOT / "data/sources/kuis_budaya/kuis_budaya.csv"))
+    sample.frame["model_prediction"] = ["A", "B"] * 12  # a model's output column beside the data
+    proposal = propose(sample)
+    columns = proposal.columns
     assert columns["question"] == "Pertanyaan" and columns["answer"] == "Kunci"
     assert columns["options"] == [f"Pilihan-{x}" for x in "ABCDE"]
     assert columns["answer_format"] == "letter" and columns["answer_sep"] == ","
     assert columns["option_counts"] == [4, 5]
-    assert "model_prediction" not in columns["metadata"] and "Split" in columns["metadata"]
+    assert columns["metadata"] == [{"provinsi_asal": "Provinsi Asal"}]
+    assert proposal.slices == [["provinsi_asal"]] and proposal.rows == {"keep": {"Split": "test"}}
+    assert any("'model_prediction' looks like a model's output" in n for n in proposal.notes)

@@ -82,6 +82,29 @@ def test_add_copies_a_file_into_the_benchmarks_own_folder(project: Path) -> None
     assert config.columns.options == {"from": "choices", "transform": "record"}
 
 
+def test_add_from_a_pattern_copies_the_files_with_their_folders(
+    project: Path, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--from 'raw/{island}/{topic}.json'``: captures become metadata, folders are kept."""
+    raw = tmp_path_factory.mktemp("downloads") / "raw"
+    shutil.copytree(ROOT / "data/sources/island_culture/islands", raw)
+    pattern = str(raw / "{island}" / "{topic}.json")
+    assert main(["--root", str(project), "benchmark", "add", "isl", "--from", pattern]) == 0
+    out = capsys.readouterr().out
+    assert "trial load: 5 of 5 sampled rows become items" in out
+    config = OmegaConf.load(project / "conf/benchmark/isl.yaml")
+    assert config.source.path == "data/sources/isl/{island}/{topic}.json"
+    assert list(config.columns.metadata) == ["island", "topic"]
+    assert OmegaConf.to_container(config.slices) == [["island"], ["topic"]]
+    copied = sorted(p.relative_to(project / "data/sources/isl").as_posix()
+                    for p in (project / "data/sources/isl").rglob("*.json"))  # fmt: skip
+    assert copied == ["bali/calendar.json", "bali/music.json", "java/language.json",
+                      "java/music.json", "sumatra/language.json"]  # fmt: skip
+    fixture = project / "tests/fixtures/benchmarks/isl"
+    assert len(list(fixture.rglob("*.json"))) == 5  # one row from each file, folders mirrored
+    assert (fixture / "java/music.json").read_text() != ""
+
+
 def test_add_fails_in_one_line_when_it_cannot_tell(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -17,6 +17,8 @@ from cultureqa.io import SourceError
 CUE_NAMES = ("context", "passage", "premise", "hint", "background", "scenario", "situation",
              "story", "paragraph", "article", "dialogue", "konteks", "petunjuk", "bacaan",
              "wacana", "situasi", "cerita", "지문", "문맥")  # fmt: skip
+MIN_QUESTION = 12
+"""Shortest median length of a field taken as the question by its content alone."""
 RELATION = {
     "en": ("What was the cause?", "What happened as a result?"),
     "id": ("Apa penyebabnya?", "Apa yang terjadi sebagai akibatnya?"),
@@ -43,21 +45,36 @@ def find_question(
     if copa is not None:
         return copa
     name = pick(text_fields, QUESTION_NAMES, set())
+    notes = []
     if name is None:
-        raise SourceError(
-            origin,
-            f"cannot tell which field holds the question (fields: {sorted(fields)}); "
-            "write conf/benchmark/<name>.yaml by hand (README: Add a benchmark by config)",
-        )
+        name = _longest_text(text_fields, origin)
+        notes.append(f"question: '{name}', the longest free text (no field has a known name)")
     cue = pick(text_fields, CUE_NAMES, {name})
     if cue is None or leaf(name) in CUE_NAMES:
-        return Question(name, (name,))
+        return Question(name, (name,), notes=notes)
     blank = len(texts(text_fields[cue])) < len(text_fields[cue])
     shown = f"{{{{ {ref(cue)} }}}}\n"
     if blank:
         shown = f"{{% if {ref(cue)} is string and {ref(cue)}.strip() %}}{shown}{{% endif %}}"
-    note = f"cue column '{cue}' joins the question in a template (edit its wording freely)"
-    return Question(f"{shown}{{{{ {ref(name)} }}}}", (name, cue), notes=[note])
+    notes.append(f"cue column '{cue}' joins the question in a template (edit it freely)")
+    return Question(f"{shown}{{{{ {ref(name)} }}}}", (name, cue), notes=notes)
+
+
+def _longest_text(fields: dict[str, pd.Series], origin: str) -> str:
+    """The field of free text (mostly distinct values) with the longest median value."""
+    lengths = {
+        name: float(shown.str.len().median())
+        for name, values in fields.items()
+        if len(shown := texts(values)) and shown.nunique() >= len(shown) / 2
+    }
+    candidates = {k: v for k, v in lengths.items() if v >= MIN_QUESTION}
+    if not candidates:
+        raise SourceError(
+            origin,
+            f"cannot tell which field holds the question (text fields: {sorted(fields)}); "
+            "write conf/benchmark/<name>.yaml by hand (README: Add a benchmark by config)",
+        )
+    return max(candidates, key=lambda k: candidates[k])
 
 
 def _copa(fields: dict[str, pd.Series], language: str) -> Question | None:

@@ -219,3 +219,10 @@ def test_copy_refuses_to_overwrite_and_leaves_nothing(tmp_path: Path) -> None:
         "isl", "java", "music.jsonl"
     ]  # fmt: skip
     assert "mine" in taken.read_text()
+
+
+def test_a_top_level_gold_wins_over_a_nested_label(tmp_path: Path) -> None:
+    rows = [{"question": f"Where is {d} from?", "choices": {"label": list("ABCD"), "text": opts},
+             "gold": "ABCD"[g]} for d, opts, g, _ in DISHES]  # fmt: skip
+    columns = propose(read_sample(_jsonl(tmp_path / "dishes.jsonl", rows))).columns
+    assert columns["answer"] == "gold" and columns["options"]["transform"] == "record"

@@ -612,14 +612,14 @@ def _answer_letter(text: str, options: tuple[str, ...], where: _Where, column: s
     letter = parse_letter(text)
     if letter is not None:
         return letter
-    labelled = _LABEL.match(text)
+    labelled = split_label(text)
     if labelled is None:
         raise where.error(
             f"answer {text!r} is not a letter (A, (B), c. …)", column, "answer_not_letter"
         )
-    letter = labelled.group(1).upper()
+    letter, rest = labelled
     index = LETTERS.index(letter)
-    said = (_folded(text[labelled.end() :]), _folded(text))  # labels stripped, or kept
+    said = (_folded(rest), _folded(text))  # options with labels stripped, or kept
     if index < len(options) and _folded(options[index]) not in said:
         raise where.error(
             f"answer {text!r} names option {letter}, whose text is {options[index]!r}; "
@@ -628,6 +628,14 @@ def _answer_letter(text: str, options: tuple[str, ...], where: _Where, column: s
             "answer_label_mismatch",
         )
     return letter
+
+
+def split_label(text: str) -> tuple[str, str] | None:
+    """("D", "Rendang") for "(D) Rendang" or "d. Rendang"; None for text without a label."""
+    labelled = _LABEL.match(text)
+    if labelled is None:
+        return None
+    return labelled.group(1).upper(), text[labelled.end() :]
 
 
 def _folded(text: str) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from cultureqa.benchmarks.fields import FieldError, options_from, plain
-from cultureqa.benchmarks.load import _LABEL, parse_letter, strip_labels
+from cultureqa.benchmarks.load import parse_letter, split_label, strip_labels
 from cultureqa.benchmarks.sniff.fields import MISSING
 from cultureqa.io import SourceError
 from cultureqa.records import LETTERS
@@ -94,9 +94,7 @@ def _fits(fmt: str, gold: str, options: list[str]) -> bool:
     if fmt == "letter":
         return _letter_index(gold, options) is not None
     if fmt == "text":
-        return " ".join(gold.split()).casefold() in {
-            " ".join(o.split()).casefold() for o in options
-        }
+        return gold in options  # as the loader compares: exact, after stripping
     if not _INT.fullmatch(gold):
         return False
     number = int(float(gold))
@@ -108,13 +106,16 @@ def _fits(fmt: str, gold: str, options: list[str]) -> bool:
 def _letter_index(gold: str, options: list[str]) -> int | None:
     letter = parse_letter(gold)
     if letter is None:
-        labelled = _LABEL.match(gold)
+        labelled = split_label(gold)
         if labelled is None:
             return None
-        letter = labelled.group(1).upper()
+        letter, rest = labelled
         index = LETTERS.index(letter)
-        rest = " ".join(gold[labelled.end() :].split()).casefold()
-        if index >= len(options) or " ".join(options[index].split()).casefold() != rest:
+        if index >= len(options) or _folded(options[index]) != _folded(rest):
             return None
     index = LETTERS.index(letter)
     return index if index < len(options) else None
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split()).casefold()

@@ -51,12 +51,17 @@ def leaf(name: str) -> str:
 
 
 def pick(fields: dict[str, pd.Series], names: tuple[str, ...], exclude: set[str]) -> str | None:
-    """The first known name present (a top-level column before a nested one)."""
+    """The first known name present; any top-level column before a nested field.
+
+    So ``gold`` wins over ``choices.label`` although ``label`` comes first in ``names``.
+    """
     candidates = [f for f in fields if f not in exclude]
-    for wanted in names:
-        for name in sorted(candidates, key=lambda f: f.count(".")):
-            if leaf(name) == wanted:
-                return name
+    for depth in sorted({f.count(".") for f in candidates}):
+        level = [f for f in candidates if f.count(".") == depth]
+        for wanted in names:
+            found = next((f for f in level if leaf(f) == wanted), None)
+            if found is not None:
+                return found
     return None
 
 

@@ -121,7 +121,7 @@ def _delimited(name: str, values: pd.Series, answer: pd.Series, named: bool) -> 
         if not all(2 <= len(r) <= 10 and all(r) for r in rows):
             continue
         pairs = zip(golds, rows, strict=True)
-        evidence = all(g.casefold() in {p.casefold() for p in r} for g, r in pairs)
+        evidence = all(g in r for g, r in pairs)
         if evidence or (named and sep != ","):
             config = {"from": name, "transform": "delimited", "sep": sep}
             return Options(config, (name,), rows)

@@ -226,3 +226,48 @@ def test_a_top_level_gold_wins_over_a_nested_label(tmp_path: Path) -> None:
              "gold": "ABCD"[g]} for d, opts, g, _ in DISHES]  # fmt: skip
     columns = propose(read_sample(_jsonl(tmp_path / "dishes.jsonl", rows))).columns
     assert columns["answer"] == "gold" and columns["options"]["transform"] == "record"
+
+
+def _piqa(d: str, opts: list[str], g: int) -> dict[str, Any]:
+    return {"goal": f"Where is {d} from?", "sol1": opts[0], "sol2": opts[g or 1], "label": 0}
+
+
+def _winogrande(d: str, opts: list[str], g: int) -> dict[str, Any]:
+    pair = [opts[g], opts[(g + 1) % 4]] if g % 2 else [opts[(g + 1) % 4], opts[g]]
+    return {"sentence": f"{d} comes from _.", "option1": pair[0], "option2": pair[1],
+            "answer": "1" if g % 2 else "2"}  # fmt: skip
+
+
+def _siqa(d: str, opts: list[str], g: int) -> dict[str, Any]:
+    return {"context": f"Ayu cooked {d} for her guests.", "question": "Where is it from?",
+            "answerA": opts[0], "answerB": opts[1], "answerC": opts[2],
+            "label": str(g % 3 + 1)}  # fmt: skip
+
+
+def _culturalbench(d: str, opts: list[str], g: int) -> dict[str, Any]:
+    return {"question_idx": d, "prompt_question": f"Where is {d} from?",
+            **{f"prompt_option_{x}": o for x, o in zip("abcd", opts, strict=True)},
+            "answer": "ABCD"[g], "country": "Indonesia"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("build", "question", "options", "answer", "fmt"),
+    [
+        (_piqa, "goal", ["sol1", "sol2"], "label", "index"),
+        (_winogrande, "sentence", ["option1", "option2"], "{{ (answer | int) - 1 }}", "index"),
+        (_siqa, "{{ context }}\n{{ question }}", ["answerA", "answerB", "answerC"],
+         "{{ (label | int) - 1 }}", "index"),
+        (_culturalbench, "prompt_question", [f"prompt_option_{x}" for x in "abcd"], "answer",
+         "letter"),
+    ],
+    ids=["piqa", "winogrande", "siqa", "culturalbench"],
+)  # fmt: skip
+def test_well_known_public_layouts(
+    tmp_path: Path, build: Any, question: str, options: list[str], answer: str, fmt: str
+) -> None:
+    rows = [build(d, opts, g) for d, opts, g, _ in DISHES]
+    drafted = _drafted(_jsonl(tmp_path / "layout.jsonl", rows))
+    columns = drafted.proposal.columns
+    assert (columns["question"], columns["options"]) == (question, options)
+    assert (columns["answer"], columns["answer_format"]) == (answer, fmt)
+    assert len(drafted.trial.rows) == len(rows) and not drafted.trial.dropped

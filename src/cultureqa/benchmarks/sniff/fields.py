@@ -17,8 +17,9 @@ from cultureqa.benchmarks.fields import plain
 from cultureqa.benchmarks.sources import ROW_COLUMNS
 
 ID_NAMES = ("id", "qid", "idx", "uid", "question_id", "item_id", "no", "nomor", "번호")
-QUESTION_NAMES = ("question", "prompt", "query", "stem", "context", "text", "sentence", "goal",
-                  "pertanyaan", "soal", "질문", "문제")  # fmt: skip
+QUESTION_NAMES = ("question", "prompt", "query", "stem", "question_stem", "prompt_question",
+                  "context", "ctx", "text", "sentence", "goal", "pertanyaan", "soal", "질문",
+                  "문제")  # fmt: skip
 OPTION_NAMES = ("choices", "options", "candidates", "answers", "endings", "pilihan", "opsi",
                 "선택지", "보기")  # fmt: skip
 ANSWER_NAMES = ("answer", "answerkey", "answer_key", "answer_idx", "answer_index", "label",

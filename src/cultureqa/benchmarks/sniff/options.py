@@ -18,12 +18,13 @@ import pandas as pd
 
 from cultureqa.benchmarks.fields import FieldError, options_from
 from cultureqa.benchmarks.load import label_order, strip_labels
-from cultureqa.benchmarks.sniff.fields import OPTION_NAMES, leaf, texts
+from cultureqa.benchmarks.sniff.fields import OPTION_NAMES, is_text, leaf, texts
 from cultureqa.io import SourceError
 
 OPTION_COLUMN = re.compile(
     r"^(?:option|choice|opt|op|ending|pilihan|opsi|answer)?[_ -]?([a-j]|\d{1,2})$", re.I
 )
+_SUFFIX = re.compile(r"^(?P<stem>.*?[A-Za-z_ -])(?P<label>\d{1,2}|[A-Ja-j])$")
 STRUCTURED = ("record", "letter_dict", "list")
 SEPARATORS = ("|", ";", "\n", ",")
 
@@ -68,7 +69,7 @@ def find_options(
         found = _structured(name, free[name]) or _delimited(name, free[name], answer, True)
         if found is not None:
             return found
-    columns = [k for k in free if "." not in k and OPTION_COLUMN.match(k)]
+    columns = [k for k in free if "." not in k and OPTION_COLUMN.match(k)] or _series(free)
     if len(columns) >= 2:
         return _per_column(columns, fields)
     for name in free:
@@ -84,6 +85,34 @@ def find_options(
         f"cannot tell which field(s) hold the options (fields: {sorted(free)}); "
         "write conf/benchmark/<name>.yaml by hand (README: Add a benchmark by config)",
     )
+
+
+def _series(fields: dict[str, pd.Series]) -> list[str]:
+    """Text columns that share a stem and run 0, 1, … / 1, 2, … / A, B, … (``sol1``, ``sol2``).
+
+    The longest such run wins; a run of columns holding numbers is not options.
+    """
+    runs: dict[str, dict[str, str]] = {}
+    for name, values in fields.items():
+        match = _SUFFIX.match(name)
+        if match and "." not in name and is_text(values):
+            runs.setdefault(match["stem"], {})[match["label"].upper()] = name
+    best: list[str] = []
+    for labels in runs.values():
+        for first in ("0", "1", "A"):
+            run = _consecutive(labels, first)
+            if len(run) > len(best):
+                best = run
+    return best if len(best) >= 2 else []
+
+
+def _consecutive(labels: dict[str, str], first: str) -> list[str]:
+    run = []
+    code = first
+    while code in labels:
+        run.append(labels[code])
+        code = str(int(code) + 1) if code.isdigit() else chr(ord(code) + 1)
+    return run
 
 
 def _structured(name: str, values: pd.Series) -> Options | None:

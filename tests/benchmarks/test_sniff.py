@@ -271,3 +271,19 @@ def test_well_known_public_layouts(
     assert (columns["question"], columns["options"]) == (question, options)
     assert (columns["answer"], columns["answer_format"]) == (answer, fmt)
     assert len(drafted.trial.rows) == len(rows) and not drafted.trial.dropped
+
+
+def test_parquet_numpy_scalars_are_metadata_and_a_bool_is_typed(tmp_path: Path) -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame(
+        {"question": [f"Where is {d} from?" for d, *_ in DISHES],
+         "choices": [opts for _, opts, _, _ in DISHES], "answer": [g for _, _, g, _ in DISHES],
+         "grade": [1, 2, 1, 2, 1, 2], "halal": [True, False, True, True, False, True]}
+    )  # fmt: skip
+    frame.to_parquet(tmp_path / "dishes.parquet")
+    drafted = _drafted(str(tmp_path / "dishes.parquet"))
+    assert drafted.proposal.columns["metadata"] == ["grade", "halal"]
+    assert drafted.proposal.columns["metadata_types"] == {"grade": "int", "halal": "bool"}
+    assert drafted.proposal.slices == [["grade"], ["halal"]]
+    assert _items(drafted)[1].metadata == {"grade": 2, "halal": False}

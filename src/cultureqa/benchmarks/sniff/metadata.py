@@ -111,7 +111,7 @@ def _split_keep(name: str, values: pd.Series, extras: Extras) -> bool:
 
 
 def _is_metadata(values: pd.Series) -> bool:
-    if not values.map(lambda v: v is None or isinstance(v, str | int | bool | float)).all():
+    if not values.map(lambda v: pd.api.types.is_scalar(v) and not isinstance(v, bytes)).all():
         return False
     shown = texts(values)
     if shown.empty or shown.nunique() < 2:

@@ -203,6 +203,21 @@ def test_pattern_sniffs_a_spread_of_files(tmp_path: Path, monkeypatch: pytest.Mo
     assert read.notes == ["sniffed 3 of 6 files (spread evenly)"] and len(read.frame) == 3
     proposal = propose(read)
     assert proposal.columns["metadata"] == ["island"] and proposal.columns["id"] is None
+    assert proposal.slices == [["island"]]  # 4 islands over all 6 files, though 3 were read
+
+
+def test_a_capture_with_many_values_is_metadata_not_a_slice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sample, "MAX_FILES", 4)
+    for shard in range(60):
+        d, opts, g, _ = DISHES[shard % 6]
+        rows = [{"question": f"Where is {d} from? ({n})", "choices": opts, "answer": g}
+                for n in range(2)]  # fmt: skip
+        _jsonl(tmp_path / "shards" / f"{shard:03d}.jsonl", rows)
+    proposal = propose(read_sample(str(tmp_path / "shards/{shard}.jsonl")))
+    assert proposal.columns["metadata"] == ["shard"] and proposal.slices == []
+    assert "'shard' takes 60 values over the files: not a slice" in proposal.notes
 
 
 def test_copy_refuses_to_overwrite_and_leaves_nothing(tmp_path: Path) -> None:

@@ -47,7 +47,8 @@ def find_extras(
     roles: dict[str, str],
     taken: set[str],
     named: dict[str, str],
-    captures: list[str],
+    captures: dict[str, int],
+    files: int = 1,
 ) -> Extras:
     """Extras from the fields left.
 
@@ -56,7 +57,9 @@ def find_extras(
         roles: the question and options fields (for their translations).
         taken: fields a role reads (never metadata).
         named: metadata decided already (COPA's relation).
-        captures: names the path captures (always metadata).
+        captures: names the path captures (always metadata), with their number of distinct
+            values over all files (not only the files sniffed), for the slice rule.
+        files: how many files the source has.
     """
     extras = Extras()
     taken = taken | set(named.values())
@@ -73,7 +76,9 @@ def find_extras(
             continue
         if leaf(expr) in SPLIT_NAMES and _split_keep(expr, values, extras):
             continue
-        if expr in captures or (leaf(expr) not in NOT_METADATA and _is_metadata(values)):
+        if expr in captures:
+            _add(expr, values, extras, (captures[expr], files))
+        elif leaf(expr) not in NOT_METADATA and _is_metadata(values):
             _add(expr, values, extras)
     return extras
 
@@ -122,21 +127,35 @@ def _is_metadata(values: pd.Series) -> bool:
     return not (shown.is_unique and shown.map(lambda v: bool(_CODE.match(v))).all())
 
 
-def _add(expr: str, values: pd.Series, extras: Extras) -> None:
+def _add(
+    expr: str, values: pd.Series, extras: Extras, over_files: tuple[int, int] | None = None
+) -> None:
     name = meta_name(expr)
     extras.metadata.append(name if name == expr else {name: expr})
     kind = _scalar_type(values)
     if kind is not None:
         extras.types[name] = kind
-    _maybe_slice(name, values, extras)
+    _maybe_slice(name, values, extras, over_files)
 
 
-def _maybe_slice(name: str, values: pd.Series, extras: Extras) -> None:
+def _maybe_slice(
+    name: str, values: pd.Series, extras: Extras, over_files: tuple[int, int] | None = None
+) -> None:
+    """A slice when values repeat and there are 2 to 50 of them.
+
+    ``over_files``: a capture's distinct values and the number of files, counted over every
+    file of the pattern rather than the files sniffed.
+    """
     shown = texts(values)
     if MODEL_OUTPUT.search(name):
         return
-    if 1 < shown.nunique() <= MAX_SLICE_VALUES and shown.nunique() < len(shown):
+    count, repeats = shown.nunique(), shown.nunique() < len(shown)
+    if over_files is not None:
+        count, repeats = over_files[0], repeats or over_files[0] < over_files[1]
+    if 1 < count <= MAX_SLICE_VALUES and repeats:
         extras.slices.append([name])
+    elif count > MAX_SLICE_VALUES and over_files is not None:
+        extras.notes.append(f"'{name}' takes {count} values over the files: not a slice")
 
 
 def _scalar_type(values: pd.Series) -> str | None:

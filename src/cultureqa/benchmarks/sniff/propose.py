@@ -66,7 +66,8 @@ def propose(sample: Sample, language: str = "en") -> Proposal:
         columns["answer_sep"] = ","
     roles = {"question": question.expr, "options": _one(options.config)}
     taken |= {columns["id"]} if columns["id"] else set()
-    extras = find_extras(fields, roles, taken, question.metadata, sample.captures)
+    distinct = {c: len({got[c] for _, got in sample.files}) for c in sample.captures}
+    extras = find_extras(fields, roles, taken, question.metadata, distinct, len(sample.files))
     columns["metadata"] = extras.metadata
     if extras.types:
         columns["metadata_types"] = extras.types

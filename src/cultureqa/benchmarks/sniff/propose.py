@@ -12,10 +12,10 @@ from typing import Any
 
 import pandas as pd
 
-from cultureqa.benchmarks.sniff.answers import find_format
+from cultureqa.benchmarks.sniff.answers import Answers, find_format
 from cultureqa.benchmarks.sniff.fields import ANSWER_NAMES, ID_NAMES, fields_of, pick, texts
 from cultureqa.benchmarks.sniff.metadata import find_extras
-from cultureqa.benchmarks.sniff.options import find_options
+from cultureqa.benchmarks.sniff.options import Options, find_options
 from cultureqa.benchmarks.sniff.question import find_question, ref
 from cultureqa.benchmarks.sniff.sample import Sample
 from cultureqa.io import SourceError
@@ -50,20 +50,8 @@ def propose(sample: Sample, language: str = "en") -> Proposal:
     taken = {answer, *options.used, *question.used}
     columns: dict[str, Any] = {"id": _id(fields, taken, question.used[0])}
     columns["question"] = question.expr
-    columns["options"] = options.config
-    counts = options.counts()
-    if counts:
-        columns["option_counts"] = counts
-    labels, label_notes = options.labels()
-    if labels:
-        columns["option_labels"] = labels
-    columns["answer"] = answer
-    columns["answer_format"] = answers.format
-    if answers.format == "one_based":
-        columns["answer"] = f"{{{{ ({ref(answer)} | int) - 1 }}}}"
-        columns["answer_format"] = "index"
-    if answers.several:
-        columns["answer_sep"] = ","
+    label_notes = _options(columns, options)
+    _answer(columns, answer, answers)
     roles = {"question": question.expr, "options": _one(options.config)}
     taken |= {columns["id"]} if columns["id"] else set()
     distinct = {c: len({got[c] for _, got in sample.files}) for c in sample.captures}
@@ -82,6 +70,29 @@ def propose(sample: Sample, language: str = "en") -> Proposal:
         languages=extras.languages,
         notes=notes,
     )
+
+
+def _options(columns: dict[str, Any], options: Options) -> list[str]:
+    """Options, their counts where rows differ, and the label mode; returns the label notes."""
+    columns["options"] = options.config
+    counts = options.counts()
+    if counts:
+        columns["option_counts"] = counts
+    labels, notes = options.labels()
+    if labels:
+        columns["option_labels"] = labels
+    return notes
+
+
+def _answer(columns: dict[str, Any], answer: str, answers: Answers) -> None:
+    """The answer field and format; 1-based golds become a 0-based index by template."""
+    columns["answer"] = answer
+    columns["answer_format"] = answers.format
+    if answers.format == "one_based":
+        columns["answer"] = f"{{{{ ({ref(answer)} | int) - 1 }}}}"
+        columns["answer_format"] = "index"
+    if answers.several:
+        columns["answer_sep"] = ","
 
 
 def _id(fields: dict[str, pd.Series], exclude: set[str], question: str) -> str | None:

@@ -1,6 +1,6 @@
 """The ``cultureqa`` command: add and check benchmarks without reading the code.
 
-``cultureqa benchmark add NAME --from FILE`` sniffs the file's layout, copies it under
+``cultureqa benchmark add NAME --from FILE|PATTERN`` sniffs the layout, copies the files under
 ``data/sources/NAME/`` (so DVC tracks it), writes ``conf/benchmark/NAME.yaml``, a five-row fixture
 and the ``conf/config.yaml`` entries, recomposes params.yaml and runs the contract test.
 ``cultureqa benchmark check NAME`` runs every check ``validate`` runs, without DVC.
@@ -56,8 +56,10 @@ def _parser() -> argparse.ArgumentParser:
     add = verbs.add_parser("add", help="sniff FILE and write the config, fixture and entries")
     add.add_argument("name")
     add.add_argument(
-        "--from", dest="source", required=True, help="CSV/TSV/JSON(L)/Parquet/HF folder"
-    )
+        "--from", dest="source", required=True,
+        help="CSV/TSV/JSON(L)/Parquet file, HF dataset folder, or a pattern of files "
+        "('data/raw/{island}/{topic}.json': the names in braces become metadata)",
+    )  # fmt: skip
     add.add_argument("--language", default="en", help="language of the questions (default en)")
     add.add_argument("--no-test", action="store_true", help="skip the contract test")
     add.set_defaults(func=_add)
@@ -137,7 +139,7 @@ def _cost(args: argparse.Namespace, root: Path) -> int:
 
 
 def _add(args: argparse.Namespace, root: Path) -> int:
-    from cultureqa.benchmarks import scaffold
+    from cultureqa.benchmarks.add import add
     from cultureqa.compose import compose_params
     from cultureqa.io import write_text
 
@@ -146,24 +148,14 @@ def _add(args: argparse.Namespace, root: Path) -> int:
     config = root / "conf" / "benchmark" / f"{args.name}.yaml"
     if config.exists():
         raise UserError(f"{config} exists already; pick another name or edit it")
-    source = Path(args.source)
-    frame, split = scaffold.load_for_sniffing(source)
-    layout = scaffold.sniff(frame, str(source))
-    path = scaffold.place_source(source, root, args.name)
-    fixture_dir = root / "tests" / "fixtures" / "benchmarks"
-    fixture = scaffold.write_fixture(Path(root / path), frame, fixture_dir, args.name, split)
-    is_dir = (root / path).is_dir()
-    text = scaffold.benchmark_yaml(
-        args.name, path, layout, args.language, split if is_dir else None
-    )
-    BenchmarkSpec.from_config(OmegaConf.to_container(OmegaConf.create(text)))  # type: ignore[arg-type]
-    write_text(config, text)
-    scaffold.add_config_entries(root / "conf" / "config.yaml", args.name)
+    added = add(root, args.name, args.source, args.language)
     params = compose_params(root / "conf")
     write_text(root / "params.yaml", OmegaConf.to_yaml(OmegaConf.create(params)))
-    for line in [f"source   {path}", f"config   {config.relative_to(root)}",
-                 f"fixture  {fixture.relative_to(root)}", *layout.notes]:  # fmt: skip
+    for line in [f"source   {added.source}", f"config   {added.config.relative_to(root)}",
+                 f"fixture  {added.fixture.relative_to(root)}"]:  # fmt: skip
         print(line)
+    for note in added.notes:
+        print(f"note     {note}")
     if args.no_test:
         return 0
     return _contract_test(root, args.name)

@@ -82,6 +82,29 @@ def test_add_copies_a_file_into_the_benchmarks_own_folder(project: Path) -> None
     assert config.columns.options == {"from": "choices", "transform": "record"}
 
 
+def test_add_from_a_pattern_copies_the_files_with_their_folders(
+    project: Path, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--from 'raw/{island}/{topic}.json'``: captures become metadata, folders are kept."""
+    raw = tmp_path_factory.mktemp("downloads") / "raw"
+    shutil.copytree(ROOT / "data/sources/island_culture/islands", raw)
+    pattern = str(raw / "{island}" / "{topic}.json")
+    assert main(["--root", str(project), "benchmark", "add", "isl", "--from", pattern]) == 0
+    out = capsys.readouterr().out
+    assert "trial load: 5 of 5 sampled rows become items" in out
+    config = OmegaConf.load(project / "conf/benchmark/isl.yaml")
+    assert config.source.path == "data/sources/isl/{island}/{topic}.json"
+    assert list(config.columns.metadata) == ["island", "topic"]
+    assert OmegaConf.to_container(config.slices) == [["island"], ["topic"]]
+    copied = sorted(p.relative_to(project / "data/sources/isl").as_posix()
+                    for p in (project / "data/sources/isl").rglob("*.json"))  # fmt: skip
+    assert copied == ["bali/calendar.json", "bali/music.json", "java/language.json",
+                      "java/music.json", "sumatra/language.json"]  # fmt: skip
+    fixture = project / "tests/fixtures/benchmarks/isl"
+    assert len(list(fixture.rglob("*.json"))) == 5  # one row from each file, folders mirrored
+    assert (fixture / "java/music.json").read_text() != ""
+
+
 def test_add_fails_in_one_line_when_it_cannot_tell(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -89,7 +112,7 @@ def test_add_fails_in_one_line_when_it_cannot_tell(
     source.write_text("x,y\n1,2\n")
     assert main(["--root", str(project), "benchmark", "add", "odd", "--from", str(source)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: ") and "cannot tell which column holds the question" in err
+    assert err.startswith("error: ") and "cannot tell which field holds the answer" in err
     assert not (project / "conf/benchmark/odd.yaml").exists()
 
 
@@ -129,29 +152,31 @@ def test_check_names_a_benchmark_missing_from_params(
     ("file", "options", "answer_format"),
     [
         ("regional_dances.csv", {"from": "options", "transform": "letter_dict"}, "letter"),
-        ("regional_dishes.csv", {"from": "options", "transform": "delimited"}, "text"),
+        ("regional_dishes.csv", {"from": "options", "transform": "delimited", "sep": "|"}, "text"),
         ("traditional_houses.jsonl", {"from": "choices", "transform": "record"}, "letter"),
         ("national_figures.tsv", ["A", "B", "C", "D"], "letter"),
         ("landmarks_hf_parquet", "choices", "index"),
     ],
 )
 def test_sniffer_recognises_the_layouts(file: str, options: object, answer_format: str) -> None:
-    from cultureqa.benchmarks.scaffold import load_for_sniffing, sniff
+    from cultureqa.benchmarks.sniff import propose, read_sample
 
     path = ROOT / "data/sources" / file.split(".")[0] / (file if "." in file else "")
-    frame, _ = load_for_sniffing(path)
-    columns = sniff(frame, str(path)).columns
+    columns = propose(read_sample(str(path))).columns
     assert columns["options"] == options and columns["answer_format"] == answer_format
 
 
 def test_sniffer_proposes_a_published_layout_and_no_model_output_slices(tmp_path: Path) -> None:
-    from cultureqa.benchmarks.scaffold import load_for_sniffing, sniff
+    from cultureqa.benchmarks.sniff import propose, read_sample
 
-    frame, _ = load_for_sniffing(ROOT / "data/sources/kuis_budaya/kuis_budaya.csv")
-    frame["model_prediction"] = ["A", "B"] * 12  # a model's output column beside the data
-    columns = sniff(frame, "kuis_budaya.csv").columns
+    sample = read_sample(str(ROOT / "data/sources/kuis_budaya/kuis_budaya.csv"))
+    sample.frame["model_prediction"] = ["A", "B"] * 12  # a model's output column beside the data
+    proposal = propose(sample)
+    columns = proposal.columns
     assert columns["question"] == "Pertanyaan" and columns["answer"] == "Kunci"
     assert columns["options"] == [f"Pilihan-{x}" for x in "ABCDE"]
     assert columns["answer_format"] == "letter" and columns["answer_sep"] == ","
     assert columns["option_counts"] == [4, 5]
-    assert "model_prediction" not in columns["metadata"] and "Split" in columns["metadata"]
+    assert columns["metadata"] == [{"provinsi_asal": "Provinsi Asal"}]
+    assert proposal.slices == [["provinsi_asal"]] and proposal.rows == {"keep": {"Split": "test"}}
+    assert any("'model_prediction' looks like a model's output" in n for n in proposal.notes)

@@ -186,3 +186,11 @@ def test_provenance_hashes_every_source_file_and_the_sample() -> None:
     assert single["md5"] == next(iter(single["files"].values())) and single["limit"] == 2
     folder = source_provenance(_spec("landmarks_hf_disk"), ROOT)
     assert any(f.endswith("state.json") for f in folder["files"])
+
+
+def test_record_options_as_a_list_of_label_text_objects() -> None:
+    """ARC's original files: ``question.choices`` is ``[{label, text}, …]``, in any order."""
+    choices = [{"label": "B", "text": "Toraja"}, {"label": "A", "text": "Bugis"}]
+    assert options_from(choices, "record", "|") == ["Bugis", "Toraja"]
+    with pytest.raises(ValueError, match="objects each need 'label' and 'text'"):
+        options_from([{"label": "A"}, {"label": "B", "text": "x"}], "record", "|")

@@ -86,22 +86,22 @@ def resolve(row: Mapping[str, Any], expr: str) -> Any:
     if is_template(expr):
         return render(row, expr).strip()
     if expr in row:
-        return _plain(row[expr])
+        return plain(row[expr])
     value: Any = row
     for part in expr.split("."):
-        value = _plain(value)
+        value = plain(value)
         if isinstance(value, Mapping) and part in value:
             value = value[part]
         elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
             value = value[int(part)]
         else:
             raise FieldError(f"path {expr!r} has no '{part}'")
-    return _plain(value)
+    return plain(value)
 
 
 def render(row: Mapping[str, Any], expr: str) -> str:
     """Render a template over ``row``: each column by name, and the whole row as ``row``."""
-    values = {str(k): _plain(v) for k, v in row.items()}
+    values = {str(k): plain(v) for k, v in row.items()}
     context = {ROW: values, **values}
     try:
         return _compiled(expr).render(**context)
@@ -125,7 +125,7 @@ def render_bool(row: Mapping[str, Any], expr: str) -> bool:
     raise FieldError(f"template {expr!r} must render True or False, got {text[:40]!r}")
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     """Turn numpy arrays (parquet list cells) into lists; everything else stays as it is."""
     if hasattr(value, "tolist") and not isinstance(value, str):
         return value.tolist()
@@ -134,7 +134,7 @@ def _plain(value: Any) -> Any:
 
 def options_from(value: Any, transform: str, sep: str) -> list[Any]:
     """Apply a named options transform; raises :class:`FieldError` on a shape mismatch."""
-    value = _plain(value)
+    value = plain(value)
     if transform == "list":
         return _as_list(value)
     if transform == "delimited":
@@ -178,8 +178,17 @@ def _letter_dict(value: Any) -> list[Any]:
 
 
 def _record(value: Any) -> list[Any]:
-    record = _literal(value.strip()) if isinstance(value, str) else value
-    record = {k: _plain(v) for k, v in record.items()} if isinstance(record, Mapping) else None
+    """Options of an ARC-style record, ordered by label.
+
+    ``{label: [...], text: [...]}`` as the hub writes it, or the original files' list of objects
+    ``[{label: A, text: …}, …]`` (ARC, OpenBookQA and CommonsenseQA ``question.choices``).
+    """
+    record = _literal(value.strip()) if isinstance(value, str) else plain(value)
+    if isinstance(record, list) and record and all(isinstance(r, Mapping) for r in record):
+        if not all("label" in r and "text" in r for r in record):
+            raise FieldError("options record objects each need 'label' and 'text'")
+        record = {"label": [r["label"] for r in record], "text": [r["text"] for r in record]}
+    record = {k: plain(v) for k, v in record.items()} if isinstance(record, Mapping) else None
     if not record or not isinstance(record.get("label"), list) or "text" not in record:
         raise FieldError("options record needs 'label' and 'text' lists")
     labels = [str(x).strip().upper() for x in record["label"]]

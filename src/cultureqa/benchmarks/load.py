@@ -180,6 +180,14 @@ def load_rows(
     return _load(spec, frame, sorted(set(languages)), origin, region_normalizer, counts)[0]
 
 
+def load_kept(
+    spec: BenchmarkSpec, frame: pd.DataFrame, origin: str, counts: LoadCounts
+) -> list[int]:
+    """Frame positions of the rows that become items in every declared language."""
+    languages = sorted({s.language for s in spec.settings})
+    return _load(spec, frame, languages, origin, None, counts)[1]
+
+
 def _load(
     spec: BenchmarkSpec,
     frame: pd.DataFrame,
@@ -576,12 +584,7 @@ def _answer_index(
     column = spec.columns.answer
     fmt = spec.columns.answer_format
     if fmt == "letter":
-        letter = parse_letter(text)
-        if letter is None:
-            raise where.error(
-                f"answer {text!r} is not a letter (A, (B), c. …)", column, "answer_not_letter"
-            )
-        index = LETTERS.find(letter)
+        index = LETTERS.find(_answer_letter(text, options, where, column))
     elif fmt == "index":
         number = _as_int(text)
         if number is None:
@@ -602,6 +605,41 @@ def _answer_index(
             "answer_out_of_range",
         )
     return index
+
+
+def _answer_letter(text: str, options: tuple[str, ...], where: _Where, column: str) -> str:
+    """The letter of "B", "(b)", "B." — or of "(B) Aceh" when option B's text is "Aceh"."""
+    letter = parse_letter(text)
+    if letter is not None:
+        return letter
+    labelled = split_label(text)
+    if labelled is None:
+        raise where.error(
+            f"answer {text!r} is not a letter (A, (B), c. …)", column, "answer_not_letter"
+        )
+    letter, rest = labelled
+    index = LETTERS.index(letter)
+    said = (_folded(rest), _folded(text))  # options with labels stripped, or kept
+    if index < len(options) and _folded(options[index]) not in said:
+        raise where.error(
+            f"answer {text!r} names option {letter}, whose text is {options[index]!r}; "
+            "fix the answer or the option",
+            column,
+            "answer_label_mismatch",
+        )
+    return letter
+
+
+def split_label(text: str) -> tuple[str, str] | None:
+    """("D", "Rendang") for "(D) Rendang" or "d. Rendang"; None for text without a label."""
+    labelled = _LABEL.match(text)
+    if labelled is None:
+        return None
+    return labelled.group(1).upper(), text[labelled.end() :]
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split()).casefold()
 
 
 def _as_int(text: str) -> int | None:

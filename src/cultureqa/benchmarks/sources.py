@@ -49,9 +49,33 @@ def source_files(
     """Every file the source declares, with the metadata its path captures (sorted, stable)."""
     assert spec.source.path is not None
     pattern = resolve_path(spec.source.path, root)
-    names = _CAPTURE.findall(pattern)
-    if not names and not any(ch in pattern for ch in "*?["):
+    if not is_pattern(pattern):
         return [(Path(pattern), {})]
+    return expand_pattern(pattern, spec.source.path)
+
+
+def is_pattern(path: str) -> bool:
+    """Whether ``path`` names several files: a ``{name}`` capture or a glob character."""
+    return bool(_CAPTURE.search(path)) or any(ch in path for ch in "*?[")
+
+
+def split_pattern(path: str) -> tuple[Path, str]:
+    """The fixed folder of a pattern and the rest: ``data/raw``, ``{island}/{topic}.json``."""
+    parts = Path(path).parts
+    first = next((i for i, p in enumerate(parts) if is_pattern(p)), len(parts) - 1)
+    return Path(*parts[:first]) if first else Path("."), "/".join(parts[first:])
+
+
+def capture_names(pattern: str) -> list[str]:
+    """The ``{name}`` captures of a path pattern, in order."""
+    return _CAPTURE.findall(pattern)
+
+
+def expand_pattern(pattern: str, shown: str | None = None) -> list[tuple[Path, dict[str, str]]]:
+    """Files matching a glob / ``{name}`` pattern with what each captures (sorted, stable).
+
+    ``shown`` is the pattern as the user wrote it, for the error when nothing matches.
+    """
     regex = re.compile(_pattern_regex(pattern))
     found = sorted(glob.glob(_CAPTURE.sub("*", pattern), recursive=True))
     files = []
@@ -60,7 +84,7 @@ def source_files(
         if match is not None and Path(name).is_file():
             files.append((Path(name), dict(match.groupdict())))
     if not files:
-        raise SourceError(spec.source.path, "no file matches this pattern")
+        raise SourceError(shown or pattern, "no file matches this pattern")
     return files
 
 

@@ -1,0 +1,83 @@
+"""Write a benchmark's five-row contract fixture in its source's own format and layout.
+
+Rows come from those the proposed config loaded, spread over the source's files; JSON Lines rows
+are copied as their lines, so the fixture holds what the source holds, byte for byte. A pattern's
+fixture is a folder mirroring the pattern (``tests/fixtures/benchmarks/<name>/{island}/…``),
+as the contract test expects.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from cultureqa.benchmarks.sources import is_pattern, read_any, split_pattern
+from cultureqa.io import atomic_path
+
+ROWS = 5
+
+
+def fixture_rows(rows: pd.DataFrame, most: int = ROWS) -> dict[str, list[int]]:
+    """Data rows (``_row``) per file: round robin over the files, so captures vary."""
+    by_file: dict[str, list[int]] = {}
+    for file, group in rows.groupby("_file", sort=False):
+        by_file[str(file)] = [int(r) for r in group["_row"]]
+    picked: dict[str, list[int]] = {f: [] for f in by_file}
+    depth = 0
+    while sum(map(len, picked.values())) < most and depth < max(map(len, by_file.values())):
+        for file, numbers in by_file.items():
+            if depth < len(numbers) and sum(map(len, picked.values())) < most:
+                picked[file].append(numbers[depth])
+        depth += 1
+    return {f: sorted(n) for f, n in picked.items() if n}
+
+
+def write_fixture(
+    source: str, rows: pd.DataFrame, target_dir: Path, name: str, split: str | None
+) -> Path:
+    """Write the fixture of benchmark ``name``; returns the file or folder written."""
+    if split is not None:  # a dataset folder: the hub's parquet layout
+        target = target_dir / name / "data" / f"{split}-00000-of-00001.parquet"
+        head = rows.head(ROWS).drop(columns=["_file", "_row", "_n"], errors="ignore")
+        with atomic_path(target) as tmp:
+            head.to_parquet(tmp, index=False)
+        return target_dir / name
+    picked = fixture_rows(rows)
+    if not is_pattern(source):
+        file, numbers = next(iter(picked.items()))
+        target = target_dir / f"{name}{Path(file).suffix.lower()}"
+        _write_rows(Path(file), numbers, target)
+        return target
+    fixed = split_pattern(source)[0].resolve()
+    for file, numbers in picked.items():
+        _write_rows(
+            Path(file), numbers, target_dir / name / Path(file).resolve().relative_to(fixed)
+        )
+    return target_dir / name
+
+
+def _write_rows(source: Path, rows: list[int], target: Path) -> None:
+    """Rows ``rows`` (the loader's ``_row``: data row, or a JSONL file's line) of ``source``."""
+    suffix = source.suffix.lower()
+    with atomic_path(target) as tmp:
+        if suffix in (".jsonl", ".ndjson"):
+            lines = source.read_text(encoding="utf-8-sig").splitlines()
+            tmp.write_text("".join(lines[r - 1] + "\n" for r in rows), encoding="utf-8")
+            return
+        data = json.loads(source.read_text(encoding="utf-8-sig")) if suffix == ".json" else None
+        if isinstance(data, list):
+            chosen = [data[r - 1] for r in rows]
+            tmp.write_text(json.dumps(chosen, ensure_ascii=False, indent=1), encoding="utf-8")
+            return
+        frame = read_any(source).iloc[[r - 1 for r in rows]]
+        if suffix in (".tsv", ".tab"):
+            frame.to_csv(tmp, sep="\t", index=False, quoting=csv.QUOTE_NONE)
+        elif suffix == ".csv":
+            frame.to_csv(tmp, index=False)
+        elif suffix == ".json":
+            tmp.write_text(frame.to_json(orient="records", force_ascii=False), encoding="utf-8")
+        else:
+            frame.to_parquet(tmp, index=False)

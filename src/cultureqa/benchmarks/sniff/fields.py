@@ -1,0 +1,81 @@
+"""The fields a sniffer can map: top-level columns and the leaves of nested records.
+
+A published JSON file often nests what a config needs (ARC's ``question.stem`` and
+``question.choices``, a ``meta.island`` record); the loader reads any of them by dotted path, so
+the sniffer offers them as fields beside the columns, by the same names the config will use.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from cultureqa.benchmarks.fields import plain
+from cultureqa.benchmarks.sources import ROW_COLUMNS
+
+ID_NAMES = ("id", "qid", "idx", "uid", "question_id", "item_id", "no", "nomor", "번호")
+QUESTION_NAMES = ("question", "prompt", "query", "stem", "question_stem", "prompt_question",
+                  "context", "ctx", "text", "sentence", "goal", "pertanyaan", "soal", "질문",
+                  "문제")  # fmt: skip
+OPTION_NAMES = ("choices", "options", "candidates", "answers", "endings", "pilihan", "opsi",
+                "선택지", "보기")  # fmt: skip
+ANSWER_NAMES = ("answer", "answerkey", "answer_key", "answer_idx", "answer_index", "label",
+                "gold", "correct", "correct_answer", "target", "kunci", "kunci_jawaban",
+                "jawaban", "정답")  # fmt: skip
+MODEL_OUTPUT = re.compile(r"pred|output|response|completion|generated|model|logit|score", re.I)
+"""Columns holding a model's answers: never proposed as metadata to slice by."""
+MISSING = ("", "nan", "None", "<NA>")
+
+
+def fields_of(frame: pd.DataFrame, depth: int = 2) -> dict[str, pd.Series]:
+    """Every column, plus ``a.b`` for each key of a column whose cells are all records."""
+    found: dict[str, pd.Series] = {}
+    for column in frame.columns:
+        if str(column) in ROW_COLUMNS:
+            continue
+        values = frame[column].map(plain)
+        found[str(column)] = values
+        if depth > 1 and len(values) and values.map(lambda v: isinstance(v, Mapping)).all():
+            keys = sorted({str(k) for record in values for k in record})
+            nested = pd.DataFrame({k: values.map(lambda r, k=k: r.get(k)) for k in keys})
+            for name, series in fields_of(nested, depth - 1).items():
+                found[f"{column}.{name}"] = series
+    return found
+
+
+def leaf(name: str) -> str:
+    """The last part of a dotted field name, lowercased, for matching against known names."""
+    return name.rsplit(".", 1)[-1].lower()
+
+
+def pick(fields: dict[str, pd.Series], names: tuple[str, ...], exclude: set[str]) -> str | None:
+    """The first known name present; any top-level column before a nested field.
+
+    So ``gold`` wins over ``choices.label`` although ``label`` comes first in ``names``.
+    """
+    candidates = [f for f in fields if f not in exclude]
+    for depth in sorted({f.count(".") for f in candidates}):
+        level = [f for f in candidates if f.count(".") == depth]
+        for wanted in names:
+            found = next((f for f in level if leaf(f) == wanted), None)
+            if found is not None:
+                return found
+    return None
+
+
+def texts(values: pd.Series) -> pd.Series:
+    """Non-blank cells as stripped strings (blanks and nulls left out)."""
+    shown = values.map(lambda v: "" if v is None else str(v).strip())
+    return shown[~shown.isin(MISSING)]
+
+
+def is_text(values: pd.Series) -> bool:
+    """Whether every non-null cell is a string."""
+    return bool(values.map(lambda v: v is None or isinstance(v, str) or _is_nan(v)).all())
+
+
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and value != value

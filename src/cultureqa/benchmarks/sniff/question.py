@@ -1,0 +1,105 @@
+"""Find the question and any cue that belongs in it, as a column or a Jinja question template.
+
+A cue is text the model must read with the question: a passage, a hint, a premise. The config has
+one question field, so a cue joins the question in a template (lm-eval's ``doc_to_text``). COPA's
+layout (a premise and a ``cause``/``effect`` column) gets the question its relation asks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from cultureqa.benchmarks.sniff.fields import QUESTION_NAMES, is_text, leaf, pick, texts
+from cultureqa.io import SourceError
+
+CUE_NAMES = ("context", "passage", "premise", "hint", "background", "scenario", "situation",
+             "story", "paragraph", "article", "dialogue", "konteks", "petunjuk", "bacaan",
+             "wacana", "situasi", "cerita", "지문", "문맥")  # fmt: skip
+MIN_QUESTION = 12
+"""Shortest median length of a field taken as the question by its content alone."""
+RELATION = {
+    "en": ("What was the cause?", "What happened as a result?"),
+    "id": ("Apa penyebabnya?", "Apa yang terjadi sebagai akibatnya?"),
+}
+"""COPA's two questions, by language (others get English and a note)."""
+
+
+@dataclass
+class Question:
+    """The question field (a column, a path or a template) and what it reads."""
+
+    expr: str
+    used: tuple[str, ...]
+    metadata: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def find_question(
+    fields: dict[str, pd.Series], exclude: set[str], origin: str, language: str
+) -> Question:
+    """The question, joined with a cue column where the sample has one."""
+    text_fields = {k: v for k, v in fields.items() if k not in exclude and is_text(v)}
+    copa = _copa(text_fields, language)
+    if copa is not None:
+        return copa
+    name = pick(text_fields, QUESTION_NAMES, set())
+    notes = []
+    if name is None:
+        name = _longest_text(text_fields, origin)
+        notes.append(f"question: '{name}', the longest free text (no field has a known name)")
+    cue = pick(text_fields, CUE_NAMES, {name})
+    if cue is None or leaf(name) in CUE_NAMES:
+        return Question(name, (name,), notes=notes)
+    blank = len(texts(text_fields[cue])) < len(text_fields[cue])
+    shown = f"{{{{ {ref(cue)} }}}}\n"
+    if blank:
+        shown = f"{{% if {ref(cue)} is string and {ref(cue)}.strip() %}}{shown}{{% endif %}}"
+    notes.append(f"cue column '{cue}' joins the question in a template (edit it freely)")
+    return Question(f"{shown}{{{{ {ref(name)} }}}}", (name, cue), notes=notes)
+
+
+def _longest_text(fields: dict[str, pd.Series], origin: str) -> str:
+    """The field of free text (mostly distinct values) with the longest median value."""
+    lengths = {
+        name: float(shown.str.len().median())
+        for name, values in fields.items()
+        if len(shown := texts(values)) and shown.nunique() >= len(shown) / 2
+    }
+    candidates = {k: v for k, v in lengths.items() if v >= MIN_QUESTION}
+    if not candidates:
+        raise SourceError(
+            origin,
+            f"cannot tell which field holds the question (text fields: {sorted(fields)}); "
+            "write conf/benchmark/<name>.yaml by hand (README: Add a benchmark by config)",
+        )
+    return max(candidates, key=lambda k: candidates[k])
+
+
+def _copa(fields: dict[str, pd.Series], language: str) -> Question | None:
+    """COPA: a premise and a column whose every value is ``cause`` or ``effect``."""
+    relation = next(
+        (k for k, v in fields.items() if len(texts(v)) == len(v) and len(v)
+         and set(texts(v).str.casefold()) <= {"cause", "effect"}),
+        None,
+    )  # fmt: skip
+    premise = pick(fields, ("premise", "context", "sentence", "text"), {relation or ""})
+    if relation is None or premise is None:
+        return None
+    cause, effect = RELATION.get(language, RELATION["en"])
+    expr = (
+        f"{{{{ {ref(premise)} }}}} {{{{ '{cause}' if {ref(relation)} == 'cause' "
+        f"else '{effect}' }}}}"
+    )
+    notes = [f"COPA layout: the question is '{premise}' plus what '{relation}' asks"]
+    if language not in RELATION:
+        notes.append(f"the cause/effect questions are in English: translate them to {language}")
+    return Question(expr, (premise, relation), {"relation": relation}, notes)
+
+
+def ref(name: str) -> str:
+    """How a template names a field: ``meta.island`` as it is, ``row['Kalimat-1']`` otherwise."""
+    if all(part.isidentifier() for part in name.split(".")) and name.split(".")[0] != "row":
+        return name
+    return f"row[{name!r}]"

@@ -1,0 +1,108 @@
+"""Read what ``cultureqa benchmark add --from`` names: one file, a dataset folder, or a pattern.
+
+A pattern (``data/raw/{island}/{topic}.json``, or ``*`` globs) is the loader's multi-file source
+syntax. The sniffer reads a spread of its files (not all fifty thousand) and a spread of each
+file's rows, with the captured names as columns, exactly as the loader will present them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from cultureqa.benchmarks.sources import (
+    capture_names,
+    expand_pattern,
+    is_pattern,
+    read_any,
+)
+from cultureqa.io import SourceError
+
+MAX_FILES = 40
+"""Files of a pattern read for sniffing, spread evenly over the sorted list."""
+MAX_ROWS = 4000
+"""Rows sniffed in all, spread evenly over the rows read."""
+SPLITS = ("test", "train", "validation")
+
+
+@dataclass
+class Sample:
+    """Rows to sniff, with where they came from (``_file``, ``_row``) and the path's captures."""
+
+    frame: pd.DataFrame
+    path: str
+    """The source as the user wrote it (a file, a folder or a pattern)."""
+    files: list[tuple[Path, dict[str, str]]]
+    """Every file the source names, with what its path captures (one entry for a file)."""
+    captures: list[str] = field(default_factory=list)
+    split: str | None = None
+    """The split read from a Hugging Face dataset folder (None: not a folder)."""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def is_pattern(self) -> bool:
+        """Whether the source is several files named by a pattern."""
+        return is_pattern(self.path)
+
+
+def read_sample(path: str) -> Sample:
+    """The rows of ``path`` to sniff; raises SourceError when nothing can be read."""
+    if is_pattern(path):
+        return _read_pattern(path)
+    source = Path(path)
+    if source.is_dir():
+        for split in SPLITS:
+            try:
+                frame = read_any(source, None, split)
+            except SourceError:
+                continue
+            return Sample(_spread(_with_rows(frame, source)), path, [(source, {})], split=split)
+        raise SourceError(source, f"no {'/'.join(SPLITS)} split in this dataset folder")
+    frame = read_any(source)
+    return Sample(_spread(_with_rows(frame, source)), path, [(source, {})])
+
+
+def _read_pattern(path: str) -> Sample:
+    files = expand_pattern(path)
+    picked = _spread_list(files, MAX_FILES)
+    parts = []
+    for file, captured in picked:
+        part = _with_rows(read_any(file), file)
+        clash = sorted(set(captured) & set(map(str, part.columns)))
+        if clash:
+            raise SourceError(file, f"path captures {clash} clash with columns of the file")
+        for key, value in captured.items():
+            part[key] = value
+        parts.append(part)
+    frame = pd.concat(parts, ignore_index=True)
+    sample = Sample(_spread(frame), path, files, capture_names(path))
+    if len(picked) < len(files):
+        sample.notes.append(f"sniffed {len(picked)} of {len(files)} files (spread evenly)")
+    return sample
+
+
+def _with_rows(frame: pd.DataFrame, file: Path) -> pd.DataFrame:
+    lines = frame.attrs.get("lines")
+    frame = frame.reset_index(drop=True)
+    frame["_file"] = str(file)
+    frame["_row"] = lines if lines is not None else range(1, len(frame) + 1)
+    return frame
+
+
+def _spread(frame: pd.DataFrame) -> pd.DataFrame:
+    if len(frame) <= MAX_ROWS:
+        return frame
+    keep = np.unique(np.linspace(0, len(frame) - 1, MAX_ROWS).round().astype(int))
+    return frame.iloc[keep].reset_index(drop=True)
+
+
+def _spread_list(
+    items: list[tuple[Path, dict[str, str]]], most: int
+) -> list[tuple[Path, dict[str, str]]]:
+    if len(items) <= most:
+        return items
+    keep = np.unique(np.linspace(0, len(items) - 1, most).round().astype(int))
+    return [items[i] for i in keep]

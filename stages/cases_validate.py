@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     reports = {}
     for name, frame in frames.items():
         suite = cfg["expectations"]["annotated" if name == "annotated" else "items"]
-        reports[name] = run_suite(root / suite, frame)
+        reports[name] = run_suite(root / suite, frame, root=root)
     summary = {name: {"rows": len(frames[name]), **asdict(r)} for name, r in reports.items()}
     write_json(root / cfg["paths"]["metrics"] / "validate.json", summary)
     broken = [r for r in reports.values() if not r.success or r.crashes]

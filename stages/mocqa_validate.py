@@ -20,7 +20,7 @@ def main() -> int:
     import cultureqa.validation.mocqa_expectations  # noqa: F401 - registers custom types
     from cultureqa.validation import run_suite
 
-    report = run_suite(settings.expectations, frame)
+    report = run_suite(settings.expectations, frame, root=root)
     write_json(settings.metrics_dir / "validate.json", {"rows": len(frame), **asdict(report)})
     if not report.success or report.crashes:
         print(

@@ -116,3 +116,16 @@ def test_an_error_line_starts_on_a_fresh_line_under_a_live_progress_bar(
         bar.close()
     segments = re.split(r"[\r\n]", capsys.readouterr().err)
     assert "error: data/x.csv: planted" in segments  # a line of its own, not after the bar
+
+
+def test_every_stage_checks_its_suite_path_against_the_project() -> None:
+    """Suites are declared inputs like sources: each stage's run_suite call passes the root."""
+    import ast
+
+    calls = []
+    for script in sorted((ROOT / "stages").glob("*.py")):
+        for node in ast.walk(ast.parse(script.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "run_suite":
+                calls.append((script.name, any(k.arg == "root" for k in node.keywords)))
+    assert {"mocqa_validate.py", "cases_validate.py"} <= {name for name, _ in calls}
+    assert [name for name, has_root in calls if not has_root] == []

@@ -89,9 +89,9 @@ def validate_benchmark(spec: BenchmarkSpec, root: Path, style: str) -> Validatio
     templates = preflight(spec, root, style)
     loaded = load_checked(spec, root)
     overrides = suite_overrides(spec)
-    reports = {"source": run_suite(suite, loaded.whole_frame, overrides, root)}
+    reports = {"source": run_suite(suite, loaded.whole_frame, overrides, root=root)}
     if loaded.sampled:
-        reports["sample"] = run_suite(suite, loaded.frame, overrides, root)
+        reports["sample"] = run_suite(suite, loaded.frame, overrides, root=root)
     found = Validation(spec, loaded, templates, reports)
     for on, report in reports.items():
         for failure in report.failures:

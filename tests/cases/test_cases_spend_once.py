@@ -61,6 +61,7 @@ def built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     group.pop("defaults")  # type: ignore[arg-type]
     params = OmegaConf.merge(OmegaConf.load(ROOT / "params.yaml"), {"cases": group})
     OmegaConf.update(params, "cases.evaluate.progress", False)
+    OmegaConf.update(params, "cases.evaluate.limit", None)  # every item of both seeds
     OmegaConf.resolve(params)
     OmegaConf.save(params, tmp_path / "params.yaml")
     monkeypatch.chdir(tmp_path)

@@ -327,12 +327,16 @@ def test_freedom_house_derivation_keeps_countries_of_the_newest_edition(tmp_path
         derive_freedom_house([bad], tmp_path / "status2.csv")
 
 
-SHARED_FH = ROOT.parents[1] / "shared" / "data" / "country-indicators" / "freedom-house"
+FH_FOLDER = Path("shared") / "data" / "country-indicators" / "freedom-house"
+"""The publishers' workbooks sit in the team's shared folder beside the checkout (not copied in)."""
 
 
 @cache
 def _shared_workbooks() -> list[Path]:
-    return sorted(SHARED_FH.glob("All_data_FIW_*.xlsx")) if SHARED_FH.exists() else []
+    for base in (ROOT.parent, *ROOT.parents[1:3]):
+        if (base / FH_FOLDER).exists():
+            return sorted((base / FH_FOLDER).glob("All_data_FIW_*.xlsx"))
+    return []
 
 
 @pytest.mark.skipif(

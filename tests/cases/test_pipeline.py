@@ -49,6 +49,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         {
             "cases.roster": ROSTER,
             "cases.evaluate.progress": False,
+            "cases.evaluate.limit": None,  # the whole case bank: the planted defects are in it
             "cases.analysis.include_baselines": True,
             "cases.analysis.sensitivity_without": "random",
         }

@@ -197,6 +197,8 @@ class CasesFamily:
     root: Path
     max_tokens_floor: int = 0
     threshold_pp: float = 2.0
+    subset: dict[str, Any] | None = None
+    """The subset ``cases.evaluate.limit`` keeps (cases, of how many, stratified by); None: all."""
     benchmark: str = "cases"
 
     @classmethod
@@ -206,13 +208,30 @@ class CasesFamily:
         ev = cfg["evaluate"]
         shuffle_dir = Path(cfg["paths"]["build"]) / "shuffle"
         paths = {int(s): str(shuffle_dir / f"items_seed{s}.parquet") for s in cfg["seeds"]}
+        items = {seed: pd.read_parquet(root / path) for seed, path in paths.items()}
+        limit = ev.get("limit")
+        subset = None
+        if limit is not None:
+            first = next(iter(items.values()))
+            chosen = stratified_cases(first, int(limit))
+            items = {
+                seed: f[f["case_id"].isin(chosen)].reset_index(drop=True)
+                for seed, f in items.items()
+            }
+            subset = {
+                "limit": int(limit),
+                "cases": len(chosen),
+                "of": int(first["case_id"].nunique()),
+                "by": "domain",
+            }
         return cls(
-            {seed: pd.read_parquet(root / path) for seed, path in paths.items()},
+            items,
             paths,
             load_prompt(root, str(ev["language"])),
             root,
             int(ev["max_tokens"]),
             float(ev["robustness_threshold_pp"]),
+            subset=subset,
         )
 
     def plan(self, model: ModelView) -> Iterator[Batch]:
@@ -262,12 +281,22 @@ class CasesFamily:
 
     def details(self, predictions: pd.DataFrame) -> dict[str, Any]:
         """Items per seed and the seed-robustness check (largest accuracy gap)."""
-        return {"items": self._items(), "robustness": robustness(predictions, self.threshold_pp)}
+        return {
+            "items": self._items(),
+            "robustness": robustness(predictions, self.threshold_pp),
+            "subset": self.subset,
+        }
 
     def metrics(self, predictions: pd.DataFrame) -> dict[str, Any]:
         """Per-seed accuracy and rates, plus robustness."""
         seeds = group_metrics(predictions, "seed", {"accuracy": "correct"})
-        return {"seeds": seeds, "robustness": robustness(predictions, self.threshold_pp)}
+        evaluated = int(predictions["case_id"].nunique())
+        of = int(self.subset["of"]) if self.subset else evaluated
+        return {
+            "seeds": seeds,
+            "robustness": robustness(predictions, self.threshold_pp),
+            "cases": {"evaluated": evaluated, "of": of},
+        }
 
 
 def robustness(predictions: pd.DataFrame, threshold_pp: float) -> dict[str, Any]:
@@ -285,3 +314,17 @@ def robustness(predictions: pd.DataFrame, threshold_pp: float) -> dict[str, Any]
         "threshold_pp": threshold_pp,
         "robust": bool(gap <= threshold_pp) if gap == gap else None,
     }
+
+
+def stratified_cases(items: pd.DataFrame, limit: int) -> list[str]:
+    """At most ``limit`` case ids, taken round-robin over domains (a fixed hash orders each one).
+
+    "The first N cases" would be a few domains of the case bank; this keeps every domain in a
+    small default run, and every roster entry and seed sees the same cases.
+    """
+    cases = items[["case_id", "domain"]].drop_duplicates("case_id")
+    rank = [hashlib.sha256(str(c).encode()).hexdigest() for c in cases["case_id"]]
+    cases = cases.assign(rank=rank).sort_values(["domain", "rank"])
+    cases["turn"] = cases.groupby("domain").cumcount()
+    chosen = cases.sort_values(["turn", "domain"]).head(limit)
+    return [str(case) for case in chosen["case_id"]]

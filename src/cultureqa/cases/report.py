@@ -279,9 +279,14 @@ def log_entry_runs(
     details = run_info["details"]
     gap = details["robustness"]["max_gap_pp"]
 
+    subset = details.get("subset") or {}
+    coverage = {f"subset.{k}": float(subset[k]) for k in ("cases", "of") if k in subset}
+
     def metrics_of(part: pd.DataFrame) -> dict[str, float]:
-        return run_metrics(part) | (
-            {"robustness.max_gap_pp": float(gap)} if gap is not None else {}
+        return (
+            run_metrics(part)
+            | coverage
+            | ({"robustness.max_gap_pp": float(gap)} if gap is not None else {})
         )
 
     def dataset_of(seed: str) -> DatasetRef:

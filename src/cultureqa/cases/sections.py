@@ -208,6 +208,9 @@ def _across_model_figures(result: CasesAnalysis, out_dir: Path) -> list[Path]:
 def document(result: CasesAnalysis, out_dir: Path) -> str:
     """The whole ``tables.md``: every section in order, empty ones with their reason."""
     models = ", ".join(result.aggregate_models) or "none"
+    answered = sorted({int(n) for n in result.tables["overall"].get("n", [])})
     intro = (f"# Cross-cultural scenario benchmark\n\nModels pooled as \"{POOLED}\": {models}. "
-             "Every table is also a CSV under `tables/`.\n\n")  # fmt: skip
+             f"Cases answered per model and seed: {', '.join(map(str, answered)) or 'none'} "
+             "(`cases.evaluate.limit` takes a subset, round-robin over domains; null = every "
+             "case). Every table is also a CSV under `tables/`.\n\n")  # fmt: skip
     return intro + "\n".join(render(s, result, out_dir) for s in SECTIONS)

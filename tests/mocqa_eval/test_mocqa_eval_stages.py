@@ -71,6 +71,7 @@ def workspace(
     params.evaluate.progress = False
     params.mocqa_eval = OmegaConf.load(ROOT / "conf" / "mocqa_eval" / "default.yaml")
     params.mocqa_eval.human_answers = "data/human"
+    params.mocqa_eval.limit = None  # every item of the small fixture
     (tmp_path / "data" / "human").mkdir()
     pd.DataFrame(
         {"annotator": ["a1", "a2"], "item_id": ["s0.entity.en", "s0.entity.en"],

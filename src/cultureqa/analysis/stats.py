@@ -14,7 +14,6 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
 from scipy import stats as sps
 from statsmodels.stats.inter_rater import cohens_kappa
 from statsmodels.stats.multitest import multipletests
@@ -313,7 +312,12 @@ def _fit_logit(data: pd.DataFrame, fe_names: list[str], alpha: float) -> OddsRat
         return _nan_odds_ratio(n, "outcome has no variation")
     if data["x"].nunique() < 2:
         return _nan_odds_ratio(n, "predictor has no variation")
-    model = sm.GLM(data["y"], _design(data, fe_names), family=sm.families.Binomial())
+    # Imported here: the GLM machinery costs about a second per process, and most stages that
+    # import this module (tracking, reports) never fit a model.
+    from statsmodels.genmod.families import Binomial
+    from statsmodels.genmod.generalized_linear_model import GLM
+
+    model = GLM(data["y"], _design(data, fe_names), family=Binomial())
     # GLM solves with a pseudo-inverse, so collinearity (e.g. a dimension constant within each
     # continent) would silently give an arbitrary beta instead of an error.
     if np.linalg.matrix_rank(model.exog) < model.exog.shape[1]:

@@ -27,7 +27,7 @@ UV := $(BIN)/uv
 export UV_PYTHON_DOWNLOADS := never
 UV_COMPILE = $(UV) pip compile pyproject.toml --extra dev --python-version 3.11 \
   --python-platform x86_64-manylinux_2_28 --find-links $(TORCH_WHEELS) \
-  --constraint torch-cpu.constraints.txt --generate-hashes --custom-compile-command 'make lock' --quiet
+  --constraint torch-cpu.constraints.txt --override lock-overrides.txt --generate-hashes --custom-compile-command 'make lock' --quiet
 
 # uv itself is bootstrapped with pip from the lock's own hash-checked line (later by uv itself:
 # the sync removes pip), then installs the rest.

@@ -2,8 +2,11 @@
 
 The paper characterises its questions per clue type and language (its Table 6) before reading
 model accuracy, because a clue type that is longer, lexically richer, or that shares words with
-the right option is easier or harder for reasons other than reasoning. Two analyses:
+the right option is easier or harder for reasons other than reasoning. Three analyses:
 
+* **word classes** (offline, on by default): adjectives, nouns, verbs, proper nouns, locations
+  and cultural terms per question, the columns of the paper's Table 6
+  (:mod:`cultureqa.mocqa.question_pos`);
 * **lexical** (offline, always): question and clue length in words, vocabulary size and
   type–token ratio of the questions, and the overlap between the clue and the options — Jaccard
   overlap of content words with the gold option and with the distractors, the share of items
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +34,8 @@ from cultureqa.analysis.tables import to_markdown
 from cultureqa.evaluation.parsing import EMPTY, is_empty_reply
 from cultureqa.evaluation.prompts import Template
 from cultureqa.llm.base import GenerateRequest, GenerateResponse, Message
+from cultureqa.mocqa.pos import Tagger, english_tagger, indonesian_tagger
+from cultureqa.mocqa.question_pos import PERSONS_NOTE, word_class_table
 
 KEYS = ["clue_type", "language"]
 _WORD = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*")
@@ -225,10 +230,15 @@ class QuestionAnalysis:
     """Display id of the model that judged the items ('' = the semantic analysis did not run)."""
     note: str = ""
     """What the lexical analysis could not compute, and why."""
+    word_classes: pd.DataFrame | None = None
+    """Adjectives, nouns, verbs, proper nouns, locations and cultural terms per question."""
+    taggers: tuple[str, ...] = ()
+    """One sentence per language: the POS tagger and its held-out accuracy."""
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """The non-empty tables by file stem."""
-        named = {"question_lexical": self.lexical, "question_semantic": self.semantic,
+        named = {"question_lexical": self.lexical, "question_word_classes": self.word_classes,
+                 "question_semantic": self.semantic,
                  "question_semantic_items": self.semantic_items}  # fmt: skip
         return {k: v for k, v in named.items() if v is not None}
 
@@ -246,7 +256,8 @@ class QuestionAnalysis:
                 "to run the LLM-based semantic analysis)._\n"
             )
         return (
-            "\n## Questions: lexical analysis by clue type and language\n\n"
+            self._word_classes_markdown()
+            + "\n## Questions: lexical analysis by clue type and language\n\n"
             "Words per question and clue, vocabulary and type–token ratio of the questions, "
             "content-word Jaccard overlap of the clue with the gold option and with the "
             "distractors, share of items whose clue shares a content word with the gold option, "
@@ -256,6 +267,20 @@ class QuestionAnalysis:
             + "\n## Questions: semantic analysis (LLM rubric)\n\n"
             + semantic
         )
+
+    def _word_classes_markdown(self) -> str:
+        if self.word_classes is None:
+            body = "_Not run: `mocqa_eval.question_analysis.word_classes` is false._\n"
+        else:
+            taggers = "".join(f"- {t}\n" for t in self.taggers)
+            body = (
+                "Means per question (the paper's Table 6 columns). Word classes from the POS "
+                f"taggers:\n\n{taggers}\nLocations: place names of the knowledge base "
+                "(provinces, cities, regencies, islands, geographic features, countries) and place "
+                "phrases (`Lake Toba`, `Pulau Weh`); cultural terms: names of its cultural items "
+                f"and peoples. {PERSONS_NOTE}\n\n" + to_markdown(self.word_classes, digits=2)
+            )
+        return "\n## Questions: word classes and named terms by clue type and language\n\n" + body
 
 
 def load_rubric(root: Path) -> Template:
@@ -284,9 +309,15 @@ def analyze_questions(
     note = "" if "clue" in dataset.columns else (
         "The dataset has no `clue` column: clue length and clue–option overlap are blank."
     )  # fmt: skip
+    word_classes, taggers = None, {}
+    if cfg.get("word_classes", True):
+        taggers = default_taggers(sorted(set(dataset["language"].astype(str))))
+        word_classes = word_class_table(dataset, taggers)
+    described = tuple(t.describe() for t in taggers.values())
     model_cfg = cfg.get("model")
     if not model_cfg:
-        return QuestionAnalysis(lexical=lexical, note=note)
+        return QuestionAnalysis(lexical=lexical, note=note, word_classes=word_classes,
+                                taggers=described)  # fmt: skip
     if note:
         raise KeyError("mocqa_eval.question_analysis.model is set but the dataset has no clue")
     from cultureqa.mocqa.models import run_models
@@ -297,4 +328,19 @@ def analyze_questions(
     replies = run_models({"semantic": (model_cfg, requests)}, state_dir() / "responses.sqlite")
     rows = semantic_rows(items, replies["semantic"])
     model_id = str(model_cfg.get("id", "?"))
-    return QuestionAnalysis(lexical, semantic_table(rows), rows, model_id, note)
+    return QuestionAnalysis(lexical, semantic_table(rows), rows, model_id, note, word_classes,
+                            described)  # fmt: skip
+
+
+def default_taggers(languages: Sequence[str]) -> dict[str, Tagger]:
+    """The offline tagger of each language (the Indonesian one is fitted once into the cache)."""
+    from cultureqa.paths import user_cache_dir
+
+    def indonesian() -> Tagger:
+        return indonesian_tagger(user_cache_dir() / "taggers")
+
+    builders: dict[str, Callable[[], Tagger]] = {"en": english_tagger, "id": indonesian}
+    unknown = [lang for lang in languages if lang not in builders]
+    if unknown:
+        raise KeyError(f"no POS tagger for language(s) {unknown}; have {sorted(builders)}")
+    return {lang: builders[lang]() for lang in languages}

@@ -152,3 +152,16 @@ def test_analysis_report_has_the_table_and_says_what_is_not_counted() -> None:
     assert "TextBlob" in text and "nlp-id" in text
     off = analyze_questions(data, {"word_classes": False}, project_root())
     assert off.word_classes is None and "word_classes` is false" in off.markdown()
+
+
+def test_a_missing_tagger_package_is_an_error_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib import metadata
+
+    from cultureqa.mocqa import pos
+
+    def missing(package: str) -> str:
+        raise metadata.PackageNotFoundError(package)
+
+    monkeypatch.setattr(pos.metadata, "version", missing)
+    with pytest.raises(pos.TaggerUnavailable, match="needs the textblob package: run `make setup`"):
+        english_tagger()

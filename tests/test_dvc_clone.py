@@ -61,6 +61,7 @@ def _baseline_clone(tmp_path: Path) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2400)  # two whole-pipeline repros: well past the suite's 300 s default
 @pytest.mark.parametrize("targets", [INDOCULTURE, []], ids=["indoculture", "whole-pipeline"])
 def test_fresh_clone_repro_leaves_git_clean(tmp_path: Path, targets: list[str]) -> None:
     first = _baseline_clone(tmp_path)

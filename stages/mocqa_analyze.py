@@ -62,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
         shared = dict(cfg.get("shared_errors") or {})
         boot = (int(cfg["bootstrap"]["resamples"]), int(cfg["bootstrap"]["seed"]))
         summary = write_report(preds, paths, human, questions, boot, **shared)
+    # The POS taggers behind Table 6: name, held-out agreement and corpus repairs, as a run record.
+    write_json(paths.metrics / "question_taggers.json", questions.tagger_records)
     headline = mocqa_headline(summary, roster_slots(preds))
     write_json(root / "metrics" / "mocqa" / "headline.json", headline)
     write_csv(paths.metrics / "multi_hop_by_clue.csv", clue_plot_data(preds))

@@ -150,6 +150,9 @@ def test_analysis_report_has_the_table_and_says_what_is_not_counted() -> None:
     text = result.markdown()
     assert "Persons are counted by title phrases" in text
     assert "TextBlob" in text and "nlp-id" in text
+    records = result.tagger_records  # the run record the analyze stage writes
+    assert set(records) == {"en", "id"} and "TextBlob" in records["en"]["tagger"]
+    assert records["id"]["repairs"]["tag_upper_cased"] == 1 and records["id"]["heldout_tokens"] > 0
     off = analyze_questions(data, {"word_classes": False}, project_root())
     assert off.word_classes is None and "word_classes` is false" in off.markdown()
 

@@ -153,6 +153,8 @@ def test_evaluate_analyze_track_with_baselines_and_an_api_model(
     ):
         assert (reports / f"{png}.png").stat().st_size > 5000
     summary = json.loads((workspace / "metrics/mocqa/analysis/summary.json").read_text())
+    taggers = json.loads((workspace / "metrics/mocqa/analysis/question_taggers.json").read_text())
+    assert set(taggers) == {"en", "id"} and taggers["id"]["heldout_accuracy"] > 0.9
     assert summary["api-model"]["cot"]["all"]["first_hop"] == 0.5
     headline = json.loads((workspace / "metrics/mocqa/headline.json").read_text())["multi_hop"]
     assert set(headline) == {"model", "baselines.first_option", "baselines.random", "human"}

@@ -70,6 +70,16 @@ class Tagger:
     tag: Callable[[str], Tagged]
     notes: dict[str, Any] = field(default_factory=dict)
 
+    def record(self) -> dict[str, Any]:
+        """Name and fit notes for the run record, agreement rounded to 3 digits.
+
+        Rounded so that a token decided differently on another CPU does not rewrite a tracked file.
+        """
+        notes = dict(self.notes)
+        if "heldout_accuracy" in notes:
+            notes["heldout_accuracy"] = round(float(notes["heldout_accuracy"]), 3)
+        return {"tagger": self.name, **notes}
+
     def describe(self) -> str:
         """One sentence for the report: the tagger and, where measured, its held-out accuracy."""
         accuracy = self.notes.get("heldout_accuracy")

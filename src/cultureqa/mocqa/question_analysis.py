@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -234,6 +234,8 @@ class QuestionAnalysis:
     """Adjectives, nouns, verbs, proper nouns, locations and cultural terms per question."""
     taggers: tuple[str, ...] = ()
     """One sentence per language: the POS tagger and its held-out accuracy."""
+    tagger_records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per language: the tagger's name and what its fit measured and repaired (run record)."""
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """The non-empty tables by file stem."""
@@ -314,10 +316,11 @@ def analyze_questions(
         taggers = default_taggers(sorted(set(dataset["language"].astype(str))))
         word_classes = word_class_table(dataset, taggers)
     described = tuple(t.describe() for t in taggers.values())
+    records = {lang: t.record() for lang, t in taggers.items()}
     model_cfg = cfg.get("model")
     if not model_cfg:
         return QuestionAnalysis(lexical=lexical, note=note, word_classes=word_classes,
-                                taggers=described)  # fmt: skip
+                                taggers=described, tagger_records=records)  # fmt: skip
     if note:
         raise KeyError("mocqa_eval.question_analysis.model is set but the dataset has no clue")
     from cultureqa.mocqa.models import run_models
@@ -329,7 +332,7 @@ def analyze_questions(
     rows = semantic_rows(items, replies["semantic"])
     model_id = str(model_cfg.get("id", "?"))
     return QuestionAnalysis(lexical, semantic_table(rows), rows, model_id, note, word_classes,
-                            described)  # fmt: skip
+                            described, records)  # fmt: skip
 
 
 def default_taggers(languages: Sequence[str]) -> dict[str, Tagger]:

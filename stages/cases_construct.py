@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import _environment  # noqa: F401  (before pandas, cultureqa: one line outside the env)
 import pandas as pd
 
 from cultureqa.cases.construct import (

@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+import _environment  # noqa: F401  (before pandas, cultureqa: one line outside the env)
+
 from cultureqa.cases.evaluate import CasesFamily
 from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.evaluation.engine import RunSpec, run_and_write

@@ -10,6 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
+import _environment  # noqa: F401  (before pandas, cultureqa: one line outside the env)
+
 from cultureqa.cases.report import log_entry_runs
 from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import write_json

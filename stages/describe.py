@@ -11,6 +11,8 @@ import argparse
 import sys
 from pathlib import Path
 
+import _environment  # noqa: F401  (before pandas, cultureqa: one line outside the env)
+
 from cultureqa.analysis.tables import to_markdown
 from cultureqa.benchmarks.checks import load_checked
 from cultureqa.benchmarks.describe import group_statistics, plot_topics, topic_distribution

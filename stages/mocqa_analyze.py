@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+import _environment  # noqa: F401  (before pandas, cultureqa: one line outside the env)
 import pandas as pd
 
 from cultureqa.analysis.headline import mocqa_headline

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+import _environment  # noqa: F401  (before pandas, cultureqa: one line outside the env)
 from omegaconf import OmegaConf
 
 from cultureqa.config import load_params, run_stage, select, setup_stage

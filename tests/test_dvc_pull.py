@@ -44,13 +44,13 @@ def test_a_pulled_clone_finds_every_stage_up_to_date(tmp_path: Path) -> None:
     _sh(first, "dvc", "remote", "add", "-d", "shared", str(tmp_path / "dvc-remote"))
     _sh(first, "dvc", "repro", *INDOCULTURE)
     assert list(first.glob("data/eval/indoculture/.*.cultureqa-lock")), "no lock to ignore"
-    _sh(first, "dvc", "push", *INDOCULTURE)
+    _sh(first, "dvc", "push", "--with-deps", *INDOCULTURE)
     _sh(first, "git", "add", "dvc.lock", "metrics", ".dvc/config")
     _sh(first, *COMMIT, "lock and remote")
 
     second = tmp_path / "b"
     _sh(tmp_path, "git", "clone", "--quiet", str(first), str(second))
-    _sh(second, "dvc", "pull", *INDOCULTURE)
+    _sh(second, "dvc", "pull", "--with-deps", *INDOCULTURE)
     status = _sh(second, "dvc", "status", *INDOCULTURE)
     assert "Data and pipelines are up to date" in status, status
     repro = _sh(second, "dvc", "repro", *INDOCULTURE)

@@ -1,0 +1,109 @@
+"""Conditions over regions and the one function that decides who satisfies a conjunction.
+
+Clues are conjunctions of three kinds of condition, each a JSON-able dict so that the evidence
+stored with an item can be re-evaluated later (rule judge, tests) without the code that chose it:
+
+* ``{"kind": "category", "category": c, "value": v}``: the region has value ``v`` in ``c``;
+* ``{"kind": "range", "indicator": i, "low": a, "high": b}``: ``a < value < b`` (either open);
+* ``{"kind": "between", "indicator": i, "low_region": x, "high_region": y}``: the region's value
+  lies strictly between region ``x``'s and region ``y``'s.
+
+A region whose cell is missing is *unknown* for that condition, never false: a clue is unique only
+if exactly the target holds and no region is left undecided.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cultureqa.regions.tables import Knowledge
+
+Condition = Mapping[str, Any]
+
+
+def holds(cond: Condition, rid: str, kb: Knowledge, complete: frozenset[str]) -> bool | None:
+    """True/False, or None when ``rid`` lacks the cell that decides it.
+
+    ``complete`` names the categories whose lists are exhaustive (memberships): absence is False.
+    """
+    kind = cond["kind"]
+    if kind == "category":
+        cells = kb.categories[cond["category"]].get(rid)
+        if cells is None:
+            return False if cond["category"] in complete else None
+        return any(c.value == cond["value"] for c in cells)
+    cell = kb.indicators[cond["indicator"]].get(rid)
+    if cell is None:
+        return None
+    value = float(cell.value)
+    if kind == "range":
+        low, high = cond.get("low"), cond.get("high")
+        return (low is None or value > low) and (high is None or value < high)
+    if kind == "between":
+        table = kb.indicators[cond["indicator"]]
+        low, high = table.get(cond["low_region"]), table.get(cond["high_region"])
+        if low is None or high is None:
+            return None
+        return float(low.value) < value < float(high.value)
+    raise ValueError(f"unknown condition kind '{kind}'")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Who satisfies a conjunction over the universe, and who cannot be decided."""
+
+    holders: tuple[str, ...]
+    unknown: tuple[str, ...]
+
+    def unique_for(self, target: str) -> bool:
+        """Exactly ``target`` holds and nobody is undecided."""
+        return self.holders == (target,) and not self.unknown
+
+
+def decide(conditions: Sequence[Condition], kb: Knowledge, complete: frozenset[str]) -> Decision:
+    """Evaluate the conjunction for every region of the universe."""
+    holders, unknown = [], []
+    for rid in kb.universe:
+        results = [holds(c, rid, kb, complete) for c in conditions]
+        if any(r is False for r in results):
+            continue
+        (unknown if any(r is None for r in results) else holders).append(rid)
+    return Decision(tuple(holders), tuple(unknown))
+
+
+def relative_gap(a: float, b: float) -> float:
+    """``|a − b| / max(|a|, |b|)`` (0 when both are 0): the margin unit of every clue."""
+    scale = max(abs(a), abs(b))
+    return abs(a - b) / scale if scale else 0.0
+
+
+def near_bound(
+    conditions: Sequence[Condition],
+    kb: Knowledge,
+    complete: frozenset[str],
+    share: Mapping[str, float],
+) -> list[dict[str, Any]]:
+    """Regions within an indicator's margin of a range bound, among those the rest admits.
+
+    A reader who misjudges such a region's figure by a few percent would count it in (or out),
+    so the clue's answer set hangs on a rounding; every such region is listed.
+    """
+    found = []
+    for index, cond in enumerate(conditions):
+        if cond["kind"] != "range":
+            continue
+        others = [c for i, c in enumerate(conditions) if i != index]
+        admitted = decide(others, kb, complete)
+        for rid in (*admitted.holders, *admitted.unknown):
+            cell = kb.indicators[cond["indicator"]].get(rid)
+            if cell is None:
+                continue
+            for bound in (cond.get("low"), cond.get("high")):
+                if (
+                    bound is not None
+                    and relative_gap(float(cell.value), bound) < share[cond["indicator"]]
+                ):
+                    found.append({"region": rid, "indicator": cond["indicator"], "bound": bound})
+    return found

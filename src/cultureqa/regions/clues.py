@@ -16,6 +16,7 @@ card can say how many of each type were tried and why they failed.
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,7 +50,8 @@ class ClueBook:
     """Every clue of a region set, by target and type, and the refusals with reasons."""
 
     clues: dict[tuple[str, str], list[Clue]] = field(default_factory=dict)
-    refused: list[dict[str, Any]] = field(default_factory=list)
+    refused: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    """Candidates refused, by (target, clue type, reason): candidates, not items."""
 
     def get(self, target: str, clue_type: str) -> list[Clue]:
         """The verified clues of one target and type (may be empty)."""
@@ -98,21 +100,19 @@ class Clues:
         )
 
     def render(self, clue_type: str, conditions: Sequence[Condition], language: str) -> str:
-        """The clue text: the type's template around the joined condition phrases."""
+        """The type's template: category facts fill ``{scope}``, figures fill ``{conditions}``."""
         t = self.rs.templates[language]
-        template = t[clue_type]
-        group = [
-            c
-            for c in conditions
-            if "{group}" in template and c["kind"] == "category" and c["category"] == self.rs.group
-        ]
-        rest = [c for c in conditions if c not in group]
-        joined = f" {t['and']} ".join(self.phrase(c, language) for c in rest)
-        return template.format(
-            noun=self.rs.noun[language],
-            group=self.phrase(group[0], language) if group else "",
-            conditions=joined,
-        ).strip()
+        scope = [self.phrase(c, language) for c in conditions if c["kind"] == "category"]
+        figures = [self.phrase(c, language) for c in conditions if c["kind"] != "category"]
+        return (
+            t[clue_type]
+            .format(
+                noun=self.rs.noun[language],
+                scope=_join(scope, t["and"]),
+                conditions=f" {t['and']} ".join(figures),
+            )
+            .strip()
+        )
 
     # -- evidence --------------------------------------------------------------------------
     def _cells(self, cond: Condition, target: str) -> dict[str, Any]:
@@ -148,12 +148,14 @@ class Clues:
             **extra,
         }
         text = {lang: self.render(clue_type, conditions, lang) for lang in self.rs.languages}
+        if decision.unknown:  # regions without a figure are outside the claim, and it says so
+            text = {lang: v + self.rs.templates[lang]["coverage"] for lang, v in text.items()}
+            evidence["no_figure"] = list(decision.unknown)
         return Clue(clue_type, target, tuple(conditions), text, evidence)
 
     def _refuse(self, clue_type: str, target: str, reason: str, detail: str = "") -> None:
-        self.book.refused.append(
-            {"target": target, "clue_type": clue_type, "reason": reason, "detail": detail}
-        )
+        del detail  # the reason is the count's key; details would make every candidate unique
+        self.book.refused[(target, clue_type, reason)] += 1
 
     # -- generation ------------------------------------------------------------------------
     def build(self, targets: Sequence[str]) -> ClueBook:
@@ -170,49 +172,63 @@ class Clues:
                 self.book.clues[(target, clue_type)] = found
         return self.book
 
-    def _group_of(self, target: str) -> Condition | None:
-        cells = self.kb.categories[self.rs.group].get(target)
-        if not cells:
-            return None
-        return {"kind": "category", "category": self.rs.group, "value": cells[0].value}
+    def _facts(self, target: str, categories: Sequence[str]) -> list[Condition]:
+        """The target's facts in the named categories (one per value it has)."""
+        return [
+            {"kind": "category", "category": cid, "value": cell.value}
+            for cid in categories
+            for cell in self.kb.categories[cid].get(target, [])
+        ]
+
+    def _scopes(self, target: str) -> list[list[Condition]]:
+        """Each group fact alone, then with one more fact of another category (a finer scope)."""
+        groups = self._facts(target, self.rs.groups)
+        others = self._facts(
+            target, [c.table.id for c in self.rs.categories if c.table.id not in self.rs.groups]
+        )
+        return [[g] for g in groups] + [[g, o] for g in groups for o in others]
 
     def _comparisons(self, target: str) -> Iterator[Clue]:
-        group = self._group_of(target)
-        if group is None:
+        scopes = self._scopes(target)
+        if not scopes:
             self._refuse("comparison", target, "target has no group")
-            return
-        members = decide([group], self.kb, self.complete).holders
-        for ind_id, table in self.kb.indicators.items():
-            if target not in table:
-                self._refuse("comparison", target, "target has no value", ind_id)
-                continue
-            missing = [m for m in members if m not in table]
-            if missing:
-                self._refuse("comparison", target, "group members without a value", ind_id)
-                continue
-            ordered = sorted(members, key=lambda m: float(table[m].value))
-            k = ordered.index(target)
-            if k == 0 or k == len(ordered) - 1:
-                self._refuse("comparison", target, "target at the end of its group", ind_id)
-                continue
-            low, high = ordered[k - 1], ordered[k + 1]
-            value = float(table[target].value)
-            gap = min(
-                relative_gap(value, float(table[low].value)),
-                relative_gap(value, float(table[high].value)),
-            )
-            if gap < self.margins[ind_id]:
-                self._refuse("comparison", target, "deciding gap under the margin", ind_id)
-                continue
-            cond = {"kind": "between", "indicator": ind_id, "low_region": low, "high_region": high}
-            clue = self._make(
-                "comparison", target, [group, cond],
-                {"gap_share": round(gap, 6), "min_gap_share": self.margins[ind_id]},
-            )  # fmt: skip
-            if clue.evidence["holders"] == [target] and not clue.evidence["unknown"]:
-                yield clue
-            else:
-                self._refuse("comparison", target, "not unique", ind_id)
+        for scope in scopes:
+            members = decide(scope, self.kb, self.complete).holders
+            for ind_id, table in self.kb.indicators.items():
+                if target not in table:
+                    self._refuse("comparison", target, "target has no value", ind_id)
+                    continue
+                ordered = sorted(
+                    (m for m in members if m in table), key=lambda m: float(table[m].value)
+                )
+                k = ordered.index(target)
+                if k == 0 or k == len(ordered) - 1:
+                    self._refuse("comparison", target, "target at the end of its scope", ind_id)
+                    continue
+                low, high = ordered[k - 1], ordered[k + 1]
+                value = float(table[target].value)
+                gap = min(
+                    relative_gap(value, float(table[low].value)),
+                    relative_gap(value, float(table[high].value)),
+                )
+                if gap < self.margins[ind_id]:
+                    self._refuse("comparison", target, "deciding gap under the margin", ind_id)
+                    continue
+                cond = {
+                    "kind": "between",
+                    "indicator": ind_id,
+                    "low_region": low,
+                    "high_region": high,
+                }
+                clue = self._make(
+                    "comparison", target, [*scope, cond],
+                    {"gap_share": round(gap, 6), "min_gap_share": self.margins[ind_id],
+                     "scope_size": len(ordered)},
+                )  # fmt: skip
+                if clue.evidence["holders"] == [target]:
+                    yield clue
+                else:
+                    self._refuse("comparison", target, "not unique", ind_id)
 
     def _ranges(self, ind_id: str, value: float) -> list[Condition]:
         """Ranges from the declared thresholds that contain ``value``: open ends first."""
@@ -220,43 +236,40 @@ class Clues:
         lows = [t for t in ts if t < value]
         highs = [t for t in ts if t > value]
         out: list[Condition] = []
-        if lows:
-            out.append({"kind": "range", "indicator": ind_id, "low": lows[-1], "high": None})
-        if highs:
-            out.append({"kind": "range", "indicator": ind_id, "low": None, "high": highs[0]})
-        if lows and highs:
-            out.append({"kind": "range", "indicator": ind_id, "low": lows[-1], "high": highs[0]})
+        for low in lows[-2:]:
+            out.append({"kind": "range", "indicator": ind_id, "low": low, "high": None})
+        for high in highs[:2]:
+            out.append({"kind": "range", "indicator": ind_id, "low": None, "high": high})
+        for low, high in itertools.product(lows[-2:], highs[:2]):
+            out.append({"kind": "range", "indicator": ind_id, "low": low, "high": high})
         return out
 
     def _intersections(self, target: str) -> Iterator[Clue]:
-        group = self._group_of(target)
-        if group is None:
-            self._refuse("intersection", target, "target has no group")
-            return
+        groups = self._facts(target, self.rs.groups)
         options = {
             i: self._ranges(i, float(t[target].value))
             for i, t in self.kb.indicators.items()
             if target in t
         }
-        tried = 0
-        for size in (2, 3):
-            for combo in itertools.combinations(sorted(options), size):
-                for ranges in itertools.product(*(options[i] for i in combo)):
-                    tried += 1
-                    clue = self._intersection(target, [group, *ranges])
-                    if clue is not None:
-                        yield clue
-        if not tried:
-            self._refuse("intersection", target, "fewer than two indicators with a value")
+        if not groups or len(options) < 2:
+            self._refuse("intersection", target, "no group or fewer than two indicators")
+            return
+        for group in groups:
+            for size in (2, 3):
+                for combo in itertools.combinations(sorted(options), size):
+                    for ranges in itertools.product(*(options[i] for i in combo)):
+                        clue = self._intersection(target, [group, *ranges])
+                        if clue is not None:
+                            yield clue
 
     def _intersection(self, target: str, conditions: list[Condition]) -> Clue | None:
         decision = decide(conditions, self.kb, self.complete)
-        if not decision.unique_for(target):
+        if not decision.unique_for(target, allow_no_figure=True):
             self._refuse("intersection", target, "not unique" if decision.holders else "no holder")
             return None
         for i in range(1, len(conditions)):
             if decide(conditions[:i] + conditions[i + 1 :], self.kb, self.complete).unique_for(
-                target
+                target, allow_no_figure=True
             ):
                 self._refuse("intersection", target, "a condition is not needed")
                 return None
@@ -276,16 +289,16 @@ class Clues:
 
     def _geographicals(self, target: str) -> Iterator[Clue]:
         facts: list[Condition] = []
+        geo = {c.table.id for c in self.rs.categories if c.geographical}
         for cat in self.rs.categories:
-            if cat.geographical:
-                for cell in self.kb.categories[cat.table.id].get(target, []):
-                    facts.append(
-                        {"kind": "category", "category": cat.table.id, "value": cell.value}
-                    )
+            for cell in self.kb.categories[cat.table.id].get(target, []):
+                facts.append({"kind": "category", "category": cat.table.id, "value": cell.value})
         found = False
         for size in (1, 2, 3):
             for combo in itertools.combinations(facts, size):
                 conds = list(combo)
+                if not any(c["category"] in geo for c in conds):
+                    continue  # at least one fact of a geographical classification
                 if not decide(conds, self.kb, self.complete).unique_for(target):
                     continue
                 if any(
@@ -298,3 +311,10 @@ class Clues:
                 yield self._make("geographical", target, conds, {})
         if not found:
             self._refuse("geographical", target, "no combination of geographical facts is unique")
+
+
+def _join(parts: Sequence[str], conjunction: str) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    if len(parts) <= 1:
+        return "".join(parts)
+    return f"{', '.join(parts[:-1])} {conjunction} {parts[-1]}"

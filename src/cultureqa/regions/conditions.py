@@ -57,20 +57,46 @@ class Decision:
     holders: tuple[str, ...]
     unknown: tuple[str, ...]
 
-    def unique_for(self, target: str) -> bool:
-        """Exactly ``target`` holds and nobody is undecided."""
-        return self.holders == (target,) and not self.unknown
+    def unique_for(self, target: str, allow_no_figure: bool = False) -> bool:
+        """Exactly ``target`` holds; undecided regions allowed only if the clue says so.
+
+        ``allow_no_figure``: the clue carries the set's coverage words ("of the countries with a
+        figure"), so regions the files give no figure for are outside its claim (and listed in its
+        evidence); without them any undecided region makes the clue unproved.
+        """
+        return self.holders == (target,) and (allow_no_figure or not self.unknown)
+
+
+def _key(cond: Condition) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted(cond.items()))
+
+
+_CACHE: dict[
+    tuple[int, frozenset[str], tuple[tuple[str, Any], ...]], tuple[frozenset[str], ...]
+] = {}
+
+
+def _sets(cond: Condition, kb: Knowledge, complete: frozenset[str]) -> tuple[frozenset[str], ...]:
+    """(regions for which ``cond`` is True, regions it cannot decide), cached per knowledge."""
+    key = (id(kb), complete, _key(cond))
+    if key not in _CACHE:
+        results = {rid: holds(cond, rid, kb, complete) for rid in kb.universe}
+        _CACHE[key] = (
+            frozenset(r for r, v in results.items() if v is True),
+            frozenset(r for r, v in results.items() if v is None),
+        )
+    return _CACHE[key]
 
 
 def decide(conditions: Sequence[Condition], kb: Knowledge, complete: frozenset[str]) -> Decision:
-    """Evaluate the conjunction for every region of the universe."""
-    holders, unknown = [], []
-    for rid in kb.universe:
-        results = [holds(c, rid, kb, complete) for c in conditions]
-        if any(r is False for r in results):
-            continue
-        (unknown if any(r is None for r in results) else holders).append(rid)
-    return Decision(tuple(holders), tuple(unknown))
+    """Evaluate the conjunction for every region of the universe (per-condition sets cached)."""
+    holders = frozenset(kb.universe)
+    not_false = frozenset(kb.universe)
+    for cond in conditions:
+        true, unknown = _sets(cond, kb, complete)
+        holders &= true
+        not_false &= true | unknown
+    return Decision(tuple(sorted(holders)), tuple(sorted(not_false - holders)))
 
 
 def relative_gap(a: float, b: float) -> float:

@@ -117,7 +117,8 @@ class RegionSet:
     regions: RegionColumns
     indicators: tuple[Indicator, ...]
     categories: tuple[Category, ...]
-    group: str
+    groups: tuple[str, ...]
+    """Categories whose value scopes comparisons and intersections ("in region R"), tried in order."""
     clue_types: tuple[str, ...]
     not_generated: Mapping[str, str]
     templates: Mapping[str, Mapping[str, str]]
@@ -126,7 +127,7 @@ class RegionSet:
     source: Mapping[str, Any]
 
     def category(self, cid: str) -> Category:
-        """The category named ``cid`` (the group is one)."""
+        """The category named ``cid`` (every group is one)."""
         for c in self.categories:
             if c.table.id == cid:
                 return c
@@ -186,7 +187,7 @@ class RegionSet:
             regions=columns,
             indicators=indicators,
             categories=categories,
-            group=str(_need(raw, "group", name)),
+            groups=tuple(str(g) for g in _need(raw, "groups", name)),
             clue_types=clue_types,
             not_generated=not_generated,
             templates=templates,
@@ -196,5 +197,6 @@ class RegionSet:
             min_condition_holders=int(raw.get("min_condition_holders") or 3),
             source=dict(_need(raw, "source", name)),
         )
-        out.category(out.group)  # the scope category must exist
+        for group in out.groups:
+            out.category(group)  # every scope category must exist
         return out

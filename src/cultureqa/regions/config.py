@@ -118,7 +118,7 @@ class RegionSet:
     indicators: tuple[Indicator, ...]
     categories: tuple[Category, ...]
     groups: tuple[str, ...]
-    """Categories whose value scopes comparisons and intersections ("in region R"), tried in order."""
+    """Categories whose value scopes comparisons and intersections ("in region R")."""
     clue_types: tuple[str, ...]
     not_generated: Mapping[str, str]
     templates: Mapping[str, Mapping[str, str]]

@@ -141,7 +141,8 @@ class Clues:
         evidence = {
             "clue_type": clue_type,
             "target": target,
-            "conditions": [self._cells(c, target) for c in conditions],
+            "conditions": [dict(c) for c in conditions],
+            "cells": [self._cells(c, target) for c in conditions],
             "holders": list(decision.holders),
             "unknown": list(decision.unknown),
             "universe": len(self.kb.universe),

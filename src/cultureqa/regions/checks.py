@@ -28,6 +28,7 @@ from cultureqa.regions.scrub import leaks
 from cultureqa.regions.source import TYPE_COLUMNS
 from cultureqa.regions.tables import Knowledge
 
+OPTION_COLUMNS = tuple(f"option_{letter}" for letter in "ABCDEF")
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -49,7 +50,8 @@ def problems(
 ) -> list[tuple[str, str]]:
     """Every (reason, detail) that removes this item; empty when it passes."""
     region = kb.regions[str(item["region"])]
-    options = [str(item[c]) for c in TYPE_COLUMNS]
+    columns = TYPE_COLUMNS if TYPE_COLUMNS[0] in item else OPTION_COLUMNS  # built or finalized
+    options = [str(item[c]) for c in columns]
     out: list[tuple[str, str]] = []
     if found := leaks([str(item["narrative"]), str(item["question"]), *options], region):
         out.append(("own-region leak", "; ".join(found)))

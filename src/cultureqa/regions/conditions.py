@@ -8,8 +8,9 @@ stored with an item can be re-evaluated later (rule judge, tests) without the co
 * ``{"kind": "between", "indicator": i, "low_region": x, "high_region": y}``: the region's value
   lies strictly between region ``x``'s and region ``y``'s.
 
-A region whose cell is missing is *unknown* for that condition, never false: a clue is unique only
-if exactly the target holds and no region is left undecided.
+A region without a figure is *unknown* for a numeric condition, never false: a clue is unique only
+if exactly the target holds and every undecided region is named in its evidence and excluded by
+its words. A category is a publisher's classification: a region it did not classify so is false.
 """
 
 from __future__ import annotations
@@ -24,15 +25,16 @@ Condition = Mapping[str, Any]
 
 
 def holds(cond: Condition, rid: str, kb: Knowledge, complete: frozenset[str]) -> bool | None:
-    """True/False, or None when ``rid`` lacks the cell that decides it.
+    """True/False, or None when ``rid`` lacks the figure that decides it.
 
-    ``complete`` names the categories whose lists are exhaustive (memberships): absence is False.
+    ``complete`` (the membership categories) is kept in the signature and cache key so that a set
+    may later declare categories whose blanks mean unknown.
     """
     kind = cond["kind"]
     if kind == "category":
-        cells = kb.categories[cond["category"]].get(rid)
-        if cells is None:
-            return False if cond["category"] in complete else None
+        # a classification claims what the publisher classified: a region it left blank (or out)
+        # is not "classified as" anything, so the fact is false for it, never undecided
+        cells = kb.categories[cond["category"]].get(rid, [])
         return any(c.value == cond["value"] for c in cells)
     cell = kb.indicators[cond["indicator"]].get(rid)
     if cell is None:

@@ -83,7 +83,7 @@ def run_hop(
         else {},
         "errors": {c: int((p["status"] == "error").sum()) for c, p in predictions.items()},
         "bootstrap": {"resamples": config.bootstrap, "seed": config.seed},
-        "readings": READINGS,
+        "readings": {k: v.replace("province", "region") for k, v in READINGS.items()},
         "table": records,
     }
     return table, pd.concat(predictions.values(), ignore_index=True), summary

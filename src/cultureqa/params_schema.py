@@ -251,7 +251,7 @@ RANGES: dict[str, Range] = {
     # published benchmarks: the share of invalid rows a run may drop
     "max_invalid_share": _SHARE,
     # ID-MoCQA clue margins
-    "min_gap_share": _SHARE,
+    "min_gap_share": _SHARE, "min_condition_holders": _COUNT,
     # WEIRD levels: reference years of the official files, proxy neighbours
     "gdp_year": _YEAR, "mys_year": _YEAR, "income_fiscal_year": _YEAR, "freedom_edition": _YEAR,
     "proxy_neighbours": _COUNT,

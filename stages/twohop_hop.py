@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import _environment  # noqa: F401  (before pandas, cultureqa: one line outside the env)
 import pandas as pd
 
 from cultureqa.config import load_params, run_stage, select, setup_stage

@@ -317,6 +317,11 @@ def analyze_questions(
         word_classes = word_class_table(dataset, taggers)
     described = tuple(t.describe() for t in taggers.values())
     records = {lang: t.record() for lang, t in taggers.items()}
+    if taggers and cfg.get("gold"):  # agreement with the hand-tagged questions, per measure
+        from cultureqa.mocqa.question_gold import gold_agreement
+
+        for lang, measured in gold_agreement(root, str(cfg["gold"]), taggers).items():
+            records[lang]["gold_agreement"] = measured
     model_cfg = cfg.get("model")
     if not model_cfg:
         return QuestionAnalysis(lexical=lexical, note=note, word_classes=word_classes,

@@ -24,8 +24,6 @@ from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binom
-from statsmodels.stats.multitest import multipletests
 
 ALPHA = 0.05
 CHANCE = 1 / 3
@@ -75,17 +73,23 @@ def mcnemar_exact(b: np.ndarray, c: np.ndarray) -> np.ndarray:
     The formula of statsmodels' ``mcnemar(table, exact=True)`` (2·Binom(min(b, c); b + c, ½),
     capped at 1), over arrays, for simulating thousands of tables; tested equal to it.
     """
+    from scipy.stats import binom  # imported where called: build stages import this module
+
     b, c = np.asarray(b), np.asarray(c)
     return np.asarray(np.minimum(1.0, 2 * binom.cdf(np.minimum(b, c), b + c, 0.5)), dtype=float)
 
 
 def above_chance_p(correct: np.ndarray, n: np.ndarray, chance: float = CHANCE) -> np.ndarray:
     """One-sided exact binomial p of ``correct`` of ``n`` against ``chance`` (P[X ≥ correct])."""
+    from scipy.stats import binom
+
     return np.asarray(binom.sf(np.asarray(correct) - 1, np.asarray(n), chance), dtype=float)
 
 
 def holm(p_values: np.ndarray, alpha: float = ALPHA) -> np.ndarray:
     """Holm-adjusted p over all finite entries of ``p_values`` (any shape; NaN stays NaN)."""
+    from statsmodels.stats.multitest import multipletests
+
     p = np.asarray(p_values, dtype=float)
     out = np.full(p.shape, np.nan)
     finite = np.isfinite(p)

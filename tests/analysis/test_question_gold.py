@@ -77,6 +77,7 @@ def test_the_gold_agreement_reaches_the_run_record() -> None:
     assert set(record["gold_agreement"]["verbs"]) == {
         "gold_mean", "tagged_mean", "bias_pct", "mean_abs_error", "exact_share",
     }  # fmt: skip
+    assert "against 30 hand-tagged questions" in result.markdown()
     # the dataset's own corrections, not the gold's: one question, one closing ellipsis
     assert record["corrections"]["punctuation tagged NN"] == 1
 

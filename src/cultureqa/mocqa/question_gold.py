@@ -97,3 +97,17 @@ def gold_agreement(
             **agreement(entries, language, fresh),
         }
     return out
+
+
+def describe_agreement(measured: Mapping[str, Any]) -> str:
+    """The report's clause: bias of the mean per word class against the gold questions."""
+    parts = [
+        f"{m} {measured[m]['bias_pct']:+.1f} %"
+        for m in ("nouns", "verbs", "adjectives", "proper_nouns")
+        if measured[m]["bias_pct"] is not None
+    ]
+    return (
+        f"; against {measured['questions']} hand-tagged questions ({measured['source']}) the "
+        f"counts are off by {', '.join(parts)} (bias of the mean; every measure in "
+        "question_taggers.json)"
+    )

@@ -247,3 +247,33 @@ def test_hop_proportions_use_the_same_wilson_interval_as_the_analysis_package() 
     share = proportion([True, True, True, False])
     assert (share.value, share.n) == (0.75, 4)
     assert (share.low, share.high) == pytest.approx(wilson_ci(3, 4))
+
+
+@pytest.mark.parametrize("style", ["zero_shot", "cot"])
+@pytest.mark.parametrize("language", ["en", "id"])
+def test_every_condition_has_a_prompt_that_tells_the_truth_about_it(
+    style: str, language: str
+) -> None:
+    from cultureqa.mocqa.answers import load_template
+    from cultureqa.paths import project_root
+
+    config = HopConfig()
+    texts = {
+        c: load_template(project_root(), style, language, config.prompts[c]).text
+        for c in CONDITIONS
+    }
+    for condition, text in texts.items():
+        said = {k for k, phrases in TOLD.items() if any(p in text for p in phrases)}
+        assert said == {condition}, (condition, language, style)
+    # the three differ only in what they say about the province: same question and reply form
+    tails = {text.split("\n\n", 1)[1].split("\n")[0] for text in texts.values()}
+    assert len(tails) == 1
+
+
+def test_hop_config_names_a_missing_or_unknown_condition() -> None:
+    with pytest.raises(ValueError, match=r"lacks condition\(s\) \['oracle'\]"):
+        HopConfig(prompts={"none": "a", "clue": "b"})
+    with pytest.raises(ValueError, match=r"unknown condition\(s\) \['options_only'\]"):
+        HopConfig(prompts={"none": "a", "clue": "b", "oracle": "c", "options_only": "d"})
+    with pytest.raises(ValueError, match="alpha must lie in"):
+        HopConfig(alpha=0.0)

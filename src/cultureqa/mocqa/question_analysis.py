@@ -315,8 +315,15 @@ def analyze_questions(
     if cfg.get("word_classes", True):
         taggers = default_taggers(sorted(set(dataset["language"].astype(str))))
         word_classes = word_class_table(dataset, taggers)
-    described = tuple(t.describe() for t in taggers.values())
+    sentences = {lang: t.describe() for lang, t in taggers.items()}
     records = {lang: t.record() for lang, t in taggers.items()}
+    if taggers and cfg.get("gold"):  # agreement with the hand-tagged questions, per measure
+        from cultureqa.mocqa.question_gold import describe_agreement, gold_agreement
+
+        for lang, measured in gold_agreement(root, str(cfg["gold"]), taggers).items():
+            records[lang]["gold_agreement"] = measured
+            sentences[lang] += describe_agreement(measured)
+    described = tuple(sentences.values())
     model_cfg = cfg.get("model")
     if not model_cfg:
         return QuestionAnalysis(lexical=lexical, note=note, word_classes=word_classes,

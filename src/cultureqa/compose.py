@@ -15,11 +15,21 @@ from omegaconf import OmegaConf
 
 
 def compose_params(conf_dir: Path, overrides: list[str] | None = None) -> dict[str, Any]:
-    """The resolved composition of ``conf_dir/config.yaml`` with Hydra overrides."""
-    from hydra import compose, initialize_config_dir
+    """The resolved composition of ``conf_dir/config.yaml`` with Hydra overrides.
 
-    with initialize_config_dir(config_dir=str(conf_dir.resolve()), version_base=None):
-        cfg = compose(config_name="config", overrides=overrides or [])
+    Raises:
+        OverrideError: Hydra refused; the message is one line naming the nearest valid names.
+    """
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import HydraException
+
+    from cultureqa.overrides import OverrideError, explain
+
+    try:
+        with initialize_config_dir(config_dir=str(conf_dir.resolve()), version_base=None):
+            cfg = compose(config_name="config", overrides=overrides or [])
+    except HydraException as exc:
+        raise OverrideError(explain(exc, overrides or [], conf_dir)) from exc
     OmegaConf.resolve(cfg)
     container = OmegaConf.to_container(cfg)
     assert isinstance(container, dict)
@@ -43,8 +53,13 @@ def main(argv: list[str] | None = None) -> int:
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
+    from cultureqa.overrides import OverrideError
+
     try:
         params = compose_params(Path("conf"), args.overrides)
+    except OverrideError as exc:
+        print(f"error: cannot compose conf/: {exc}", file=sys.stderr)
+        return 2
     except (HydraException, OmegaConfBaseException, ValueError) as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         print(f"error: cannot compose conf/ with {args.overrides}: {first}", file=sys.stderr)

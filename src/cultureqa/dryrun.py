@@ -59,9 +59,12 @@ def _compose(root: Path, overrides: list[str]) -> DictConfig:
     from hydra.errors import HydraException
 
     from cultureqa.compose import compose_params
+    from cultureqa.overrides import OverrideError
 
     try:
         return OmegaConf.create(compose_params(root / "conf", overrides))
+    except OverrideError as exc:  # names the override at fault and the nearest valid names
+        raise ValueError(str(exc)) from exc
     except HydraException as exc:
         raise ValueError(f"-S {' -S '.join(overrides)}: {_first_line(exc)}") from exc
 

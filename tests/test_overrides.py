@@ -57,7 +57,9 @@ def test_no_near_option_lists_the_options() -> None:
         compose_params(CONF, ["model=xqzw"])
 
 
-def test_a_typo_in_conf_defaults_names_config_yaml(tmp_path: Path) -> None:
+def test_a_typo_in_conf_defaults_names_config_yaml(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """``make params`` after editing conf/config.yaml: the defaults list is the culprit."""
     conf = tmp_path / "conf"
     shutil.copytree(CONF, conf)
@@ -67,6 +69,12 @@ def test_a_typo_in_conf_defaults_names_config_yaml(tmp_path: Path) -> None:
               r"\(conf/prompt/\); did you mean 'zero_shot'\?$")  # fmt: skip
     with pytest.raises(OverrideError, match=wanted):
         compose_params(conf)
+    shutil.copy(ROOT / "params.yaml", tmp_path / "params.yaml")
+    for verb in ("compose", "check"):  # make params, cultureqa params check
+        assert main(["--root", str(tmp_path), "params", verb]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: cannot compose conf/: conf/config.yaml's defaults: ")
+        assert err.count("\n") == 1
 
 
 def test_cli_cost_and_compose_print_the_line(capsys: pytest.CaptureFixture[str]) -> None:

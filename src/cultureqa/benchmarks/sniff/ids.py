@@ -31,13 +31,14 @@ def find_id(fields: dict[str, pd.Series], exclude: set[str], question: str) -> s
     if len(asked) < 2:
         return None
     found = [name for name, values in fields.items()
-             if name not in exclude and _is_id(values.loc[asked], _named(name))]  # fmt: skip
+             if name not in exclude and _is_id(values.loc[asked], is_id_name(name))]  # fmt: skip
     if not found:
         return None
-    return min(found, key=lambda n: (not _named(n), n.count("."), list(fields).index(n)))
+    return min(found, key=lambda n: (not is_id_name(n), n.count("."), list(fields).index(n)))
 
 
-def _named(name: str) -> bool:
+def is_id_name(name: str) -> bool:
+    """Whether a field's name says it identifies something (``ID``, ``MCQID``, ``item_id``)."""
     leaf = name.rsplit(".", 1)[-1]
     return leaf.lower() in ID_NAMES or bool(_ID_WORD.search(leaf) or _ID_CASED.search(leaf))
 

@@ -14,7 +14,7 @@ import pandas as pd
 
 from cultureqa.benchmarks.sniff.answers import Answers, find_format
 from cultureqa.benchmarks.sniff.fields import ANSWER_NAMES, fields_of, leaf, pick
-from cultureqa.benchmarks.sniff.ids import find_id
+from cultureqa.benchmarks.sniff.ids import find_id, is_id_name
 from cultureqa.benchmarks.sniff.instruction import find_instruction
 from cultureqa.benchmarks.sniff.metadata import find_extras
 from cultureqa.benchmarks.sniff.options import Options, find_options
@@ -75,6 +75,9 @@ def propose(sample: Sample, language: str = "en") -> Proposal:
                      "absence)")  # fmt: skip
     if columns["id"] is None:
         notes.append("no unique id column: ids are synthesized from the row")
+    elif not is_id_name(columns["id"]):
+        notes.append(f"id: '{columns['id']}', codes unique on every sampled row (no field is "
+                     "named as an id)")  # fmt: skip
     return Proposal(
         source=_source(sample),
         columns=columns,

@@ -18,8 +18,7 @@ import pytest
 import yaml
 
 from cultureqa.cli import main
-from cultureqa.compose import compose_params
-from cultureqa.overrides import OverrideError
+from cultureqa.compose import OverrideError, compose_params
 
 ROOT = Path(__file__).resolve().parents[1]
 CONF = ROOT / "conf"

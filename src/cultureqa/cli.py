@@ -206,7 +206,7 @@ def _check(args: argparse.Namespace, root: Path) -> int:
 
 
 def _params(args: argparse.Namespace, root: Path) -> int:
-    from cultureqa.overrides import OverrideError
+    from cultureqa.compose import OverrideError
 
     try:
         return _params_verb(args, root)

@@ -58,8 +58,7 @@ def _compose(root: Path, overrides: list[str]) -> DictConfig:
     """``conf/`` with one experiment's overrides; Hydra's complaint as one line."""
     from hydra.errors import HydraException
 
-    from cultureqa.compose import compose_params
-    from cultureqa.overrides import OverrideError
+    from cultureqa.compose import OverrideError, compose_params
 
     try:
         return OmegaConf.create(compose_params(root / "conf", overrides))

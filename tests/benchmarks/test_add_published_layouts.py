@@ -183,3 +183,17 @@ def test_an_instruction_is_a_whole_sentence_every_question_shares(
         assert found is None
     else:
         assert found is not None and (found.prefix, found.suffix) == (prefix, suffix)
+
+
+def test_a_proposal_that_reads_no_row_names_the_field_it_could_not_read(tmp_path: Path) -> None:
+    rows = [{"question": f"Which island is item {n} from?", "options": ["Bali", "Bali", "Java"],
+             "answer": 2} for n in range(6)]  # fmt: skip
+    path = tmp_path / "none.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with pytest.raises(SourceError) as caught:
+        _draft(path)
+    message = str(caught.value)
+    assert ("the proposed config reads none of the 6 sampled rows: 'options' fails on 6 of 6 "
+            "(first, row 1: options A and B are the same ('Bali')); add could not tell how to "
+            "read 'options'") in message  # fmt: skip
+    assert "fix the row" not in message

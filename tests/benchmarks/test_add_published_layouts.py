@@ -197,3 +197,16 @@ def test_a_proposal_that_reads_no_row_names_the_field_it_could_not_read(tmp_path
             "(first, row 1: options A and B are the same ('Bali')); add could not tell how to "
             "read 'options'") in message  # fmt: skip
     assert "fix the row" not in message
+
+
+def test_an_instruction_after_padded_questions_is_still_stripped(tmp_path: Path) -> None:
+    lines = (LAYOUTS / "mcqid.csv").read_text(encoding="utf-8")
+    path = tmp_path / "padded.csv"
+    path.write_text(lines.replace('""answer_choice"":""""}"', '""answer_choice"":""""}\n  "'),
+                    encoding="utf-8")  # fmt: skip
+    drafted = _draft(path)
+    assert drafted.proposal.columns["question"].startswith("{{ prompt.strip().removesuffix(")
+    assert [i.question for i in _items(drafted)][:2] == [
+        "Which dish is cooked for hours in coconut milk and chilli in West Sumatra?",
+        "Which city is known for gudeg?",
+    ]  # fmt: skip

@@ -31,10 +31,12 @@ class Instruction:
 
     prefix: str = ""
     suffix: str = ""
+    padded: bool = False
+    """Some questions have white space around them: the template strips it first."""
 
     def template(self, ref: str) -> str:
         """The question template that strips both from the field ``ref``."""
-        expr = ref
+        expr = f"{ref}.strip()" if self.padded else ref
         if self.prefix:
             expr += f".removeprefix({json.dumps(self.prefix, ensure_ascii=False)})"
         if self.suffix:
@@ -63,7 +65,8 @@ def find_instruction(values: pd.Series) -> Instruction | None:
     kept = [q[: len(q) - len(suffix)].strip() if suffix else q.strip() for q in rest]
     if any(len(q) < MIN_ROWS for q in kept):
         return None  # nothing of the question would be left
-    return Instruction(prefix, suffix)
+    padded = any(str(v) != str(v).strip() for v in values)
+    return Instruction(prefix, suffix, padded)
 
 
 def _prefix(questions: list[str]) -> str:

@@ -50,6 +50,14 @@ def test_compose_names_the_nearest_valid_name(override: str, line: str) -> None:
     assert message.startswith(line) and "\n" not in message and "+" not in message
 
 
+def test_other_refusals_keep_hydras_first_line() -> None:
+    with pytest.raises(OverrideError) as caught:
+        compose_params(CONF, ["+evaluate.progress=false"])  # the key exists: not a typo
+    assert str(caught.value) == (
+        "Could not append to config. An item is already at 'evaluate.progress'."
+    )
+
+
 def test_no_near_option_lists_the_options() -> None:
     with pytest.raises(OverrideError, match=r"'xqzw' is not an option of model \(conf/model/\); "
                        r"options: claude_3_7_sonnet, .*, …$"):  # fmt: skip

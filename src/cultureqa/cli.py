@@ -206,6 +206,15 @@ def _check(args: argparse.Namespace, root: Path) -> int:
 
 
 def _params(args: argparse.Namespace, root: Path) -> int:
+    from cultureqa.compose import OverrideError
+
+    try:
+        return _params_verb(args, root)
+    except OverrideError as exc:  # a typo in conf/: one line with the nearest valid names
+        raise UserError(f"cannot compose conf/: {exc}") from exc
+
+
+def _params_verb(args: argparse.Namespace, root: Path) -> int:
     if args.verb == "compose":
         return _params_compose(root, args.force)
     state = _params_fresh(root)

@@ -58,10 +58,12 @@ def _compose(root: Path, overrides: list[str]) -> DictConfig:
     """``conf/`` with one experiment's overrides; Hydra's complaint as one line."""
     from hydra.errors import HydraException
 
-    from cultureqa.compose import compose_params
+    from cultureqa.compose import OverrideError, compose_params
 
     try:
         return OmegaConf.create(compose_params(root / "conf", overrides))
+    except OverrideError as exc:  # names the override at fault and the nearest valid names
+        raise ValueError(str(exc)) from exc
     except HydraException as exc:
         raise ValueError(f"-S {' -S '.join(overrides)}: {_first_line(exc)}") from exc
 

@@ -372,7 +372,7 @@ class PostgresStore(ResponseStore):
             try:
                 cur = self._conn.execute("DELETE FROM leases WHERE session = %s", (self._session,))
             except psycopg.OperationalError as exc:  # the server went away during the run
-                log.warning("leases not released (%s): others take them over", _first(exc))
+                log.info("leases not released (%s): others take them over", _first(exc))
                 return 0
             return int(cur.rowcount)
 

@@ -106,7 +106,7 @@ def _parser() -> argparse.ArgumentParser:
     copy.add_argument("target", help="sqlite:///path/responses.sqlite or postgresql://…")
     copy.set_defaults(func=_store_copy)
     report = store_verbs.add_parser(
-        "report", help="requests sent per machine and prompts paid twice (exit 1 if any)"
+        "report", help="requests sent per machine, prompts paid twice or lost (exit 1 if any)"
     )
     report.add_argument(
         "location", nargs="?", help="store URL or path (default: CULTUREQA_STORE_URL, else the "
@@ -144,7 +144,7 @@ def _store_report(args: argparse.Namespace, root: Path) -> int:
         raise UserError(f"store report: {exc}") from exc
     rep = report(location)
     print(json.dumps(rep.as_dict(), indent=2) if args.json else render_report(rep))
-    return 1 if rep.duplicates else 0
+    return 1 if rep.duplicates or rep.lost else 0
 
 
 def _ui_links(args: argparse.Namespace, root: Path) -> int:

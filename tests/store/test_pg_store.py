@@ -117,6 +117,19 @@ def test_an_answer_paid_twice_is_a_duplicate_and_the_report_exits_1(
     ResponseStore(pg_url).put([_row("k3")])
     rep = report(pg_url)
     assert rep.machines["lab-a"].requests == 2 and rep.machines["lab-b"].requests == 2
+    assert rep.lost == 0
+
+
+def test_a_row_deleted_behind_the_stores_back_is_reported_lost(
+    pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ResponseStore(pg_url).put([_row("k1"), _row("k2")])
+    assert cli(["store", "report", pg_url]) == 0
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("DELETE FROM responses WHERE key = 'k2'")
+    capsys.readouterr()
+    assert cli(["store", "report", pg_url]) == 1
+    assert "lost: 1 prompts were answered (send log) but have no row" in capsys.readouterr().out
 
 
 def test_copy_sqlite_to_postgresql_and_back_loses_no_row(

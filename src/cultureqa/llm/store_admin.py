@@ -125,6 +125,8 @@ class Report:
     """Ok answers sent beyond the first for their prompt (paid twice): must be 0."""
     duplicate_keys: list[str] = field(default_factory=list)
     leases: int = 0
+    lost: int = 0
+    """Prompts the log says were answered that have no row in the store (must be 0)."""
 
     @property
     def requests(self) -> int:
@@ -140,7 +142,8 @@ def report(location: StoreLocation) -> Report:
     """Read the send log of the store at ``location``."""
     with open_existing(location) as store:
         sends = list(store.sends())
-        out = Report(shown(location), store.count(), leases=store.leases())
+        stored = {row.key for row in store.rows()}
+        out = Report(shown(location), len(stored), leases=store.leases())
     ok_per_key: Counter[str] = Counter()
     pids: dict[str, set[int]] = defaultdict(set)
     for send in sends:
@@ -156,6 +159,7 @@ def report(location: StoreLocation) -> Report:
     twice = sorted(k for k, n in ok_per_key.items() if n > 1)
     out.duplicates = sum(ok_per_key[k] - 1 for k in twice)
     out.duplicate_keys = twice[:10]
+    out.lost = len(set(ok_per_key) - stored)
     return out
 
 
@@ -192,4 +196,9 @@ def render_report(rep: Report) -> str:
         )
     else:
         lines.append("duplicates: 0 (no prompt was paid twice)")
+    if rep.lost:
+        lines.append(
+            f"lost: {rep.lost} prompts were answered (send log) but have no row in the store: "
+            "rows were deleted by hand or the store was replaced; their answers will be paid again"
+        )
     return "\n".join(lines)

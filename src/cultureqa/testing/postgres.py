@@ -11,6 +11,7 @@ import contextlib
 import shutil
 import tempfile
 import uuid
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,7 +58,9 @@ class PgServer:
 def temporary_server() -> Iterator[PgServer]:
     """A server in a new temp folder, stopped and deleted on exit; :class:`NoServer` if none."""
     try:
-        import pgserver.postgres_server as pgserver
+        with warnings.catch_warnings():  # platformdirs: "XDG_RUNTIME_DIR is not set" (harmless)
+            warnings.simplefilter("ignore")
+            import pgserver.postgres_server as pgserver
     except ImportError as exc:
         raise NoServer(f"pgserver is not installed ({exc}); make setup installs it") from exc
     data = Path(tempfile.mkdtemp(prefix="cqpg"))  # short: a Unix socket path has 107 bytes

@@ -41,6 +41,7 @@ import pandas as pd
 
 from cultureqa.evaluation.engine import RunSpec, evaluate
 from cultureqa.knowledge.provinces import KnowledgeBase
+from cultureqa.llm.store import StoreLocation
 from cultureqa.mocqa.evaluate import EvalConfig, MocqaFamily, balanced_subset
 from cultureqa.mocqa.hop_reading import ALPHA, COMPARISONS, READINGS, RULE, read_table
 from cultureqa.mocqa.paired import (
@@ -221,7 +222,7 @@ def run_hop(
     model_cfg: Mapping[str, Any],
     config: HopConfig,
     root: Path,
-    store_path: Path,
+    store_path: StoreLocation,
     kb: KnowledgeBase,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
     """(table, all predictions with a ``condition`` column, summary metrics)."""

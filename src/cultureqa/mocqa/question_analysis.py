@@ -330,12 +330,12 @@ def analyze_questions(
                                 taggers=described, tagger_records=records)  # fmt: skip
     if note:
         raise KeyError("mocqa_eval.question_analysis.model is set but the dataset has no clue")
+    from cultureqa.llm.store import store_location
     from cultureqa.mocqa.models import run_models
-    from cultureqa.paths import state_dir
 
     items = _subset(dataset, cfg.get("limit"))
     requests = semantic_requests(items, load_rubric(root), int(cfg.get("max_tokens", 256)))
-    replies = run_models({"semantic": (model_cfg, requests)}, state_dir() / "responses.sqlite")
+    replies = run_models({"semantic": (model_cfg, requests)}, store_location())
     rows = semantic_rows(items, replies["semantic"])
     model_id = str(model_cfg.get("id", "?"))
     return QuestionAnalysis(lexical, semantic_table(rows), rows, model_id, note, word_classes,

@@ -17,6 +17,7 @@ import pandas as pd
 from cultureqa.evaluation.parsing import EMPTY, EMPTY_ERROR, is_empty_reply
 from cultureqa.knowledge.national_clues import ClueFactTable
 from cultureqa.knowledge.provinces import KnowledgeBase
+from cultureqa.llm.store import StoreLocation
 from cultureqa.mocqa.models import load_prompt, run_models
 from cultureqa.mocqa.schema import (
     LETTERS,
@@ -62,7 +63,9 @@ def format_options(options: Sequence[str]) -> str:
     return "\n".join(f"{letter}. {text}" for letter, text in zip(LETTERS, options, strict=False))
 
 
-def judge_panel(variants: pd.DataFrame, config: JudgeConfig, store_path: Path) -> list[Judgement]:
+def judge_panel(
+    variants: pd.DataFrame, config: JudgeConfig, store_path: StoreLocation
+) -> list[Judgement]:
     """Ask every panel model about every variant; parse replies, record malformed ones."""
     assert config.prompt is not None
     prompt = load_prompt(config.prompt, PANEL_SLOTS)
@@ -101,7 +104,7 @@ def judge_variants(
     config: JudgeConfig,
     kb: KnowledgeBase,
     languages: Sequence[str],
-    store_path: Path,
+    store_path: StoreLocation,
     national: KnowledgeBase | None = None,
     items: pd.DataFrame | None = None,
     clue_facts: ClueFactTable | None = None,

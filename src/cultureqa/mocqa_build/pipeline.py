@@ -19,12 +19,12 @@ from cultureqa.io import write_json, write_parquet
 from cultureqa.knowledge.national import load_national
 from cultureqa.knowledge.national_clues import ClueFactTable, load_clue_facts
 from cultureqa.knowledge.provinces import KnowledgeBase, load_knowledge_base
+from cultureqa.llm.store import StoreLocation, store_location
 from cultureqa.mocqa.hop import HopConfig
 from cultureqa.mocqa.schema import CLUE_TYPES, LANGUAGES, empty_removed
 from cultureqa.mocqa_build.judge import JudgeConfig
 from cultureqa.mocqa_build.stage import StageResult, required
 from cultureqa.mocqa_build.verify import VerifyConfig
-from cultureqa.paths import state_dir
 
 MAIN_OUTPUT = {"ingest": "items.parquet", "finalize": "dataset.parquet"}
 PATH_KEYS = (
@@ -129,9 +129,9 @@ class MocqaSettings:
         return self.generator.kind
 
     @property
-    def store_path(self) -> Path:
+    def store_path(self) -> StoreLocation:
         """The response store shared with evaluation (outside DVC outputs)."""
-        return state_dir() / "responses.sqlite"
+        return store_location()
 
     def kb(self) -> KnowledgeBase:
         """The province knowledge base the build is grounded in."""

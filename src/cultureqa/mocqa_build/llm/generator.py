@@ -23,6 +23,7 @@ from cultureqa.evaluation.parsing import EMPTY_ERROR, is_empty_reply
 from cultureqa.knowledge.gazetteer import normalize_province
 from cultureqa.knowledge.provinces import KnowledgeBase
 from cultureqa.llm.base import GenerateRequest, Message
+from cultureqa.llm.store import StoreLocation
 from cultureqa.mocqa.models import Prompt, load_prompt, run_models
 from cultureqa.mocqa.schema import CLUE_TYPES, pair_id, variant_id
 from cultureqa.mocqa_build.expand import expand_result, source_side, variant_row
@@ -155,7 +156,7 @@ def _revise(job: _Job, problem: str) -> GenerateRequest:
     )
 
 
-def _ask(jobs: list[_Job], config: LlmGeneratorConfig, store_path: Path) -> None:
+def _ask(jobs: list[_Job], config: LlmGeneratorConfig, store_path: StoreLocation) -> None:
     answers = run_models({"generator": (config.model, [j.request for j in jobs])}, store_path)
     for job, response in zip(jobs, answers["generator"], strict=True):
         job.reply, job.error = None, ""
@@ -172,7 +173,7 @@ def generate_llm(
     items: pd.DataFrame,
     kb: KnowledgeBase,
     config: LlmGeneratorConfig,
-    store_path: Path,
+    store_path: StoreLocation,
     clue_types: Sequence[str] = CLUE_TYPES,
     languages: Sequence[str] = ("en", "id"),
     national: KnowledgeBase | None = None,

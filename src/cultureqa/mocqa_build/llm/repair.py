@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from cultureqa.llm.store import StoreLocation
 from cultureqa.mocqa.models import load_prompt, run_models
 from cultureqa.mocqa.schema import as_options
 from cultureqa.mocqa_build.judge import LANGUAGE_NAMES, format_options
@@ -30,7 +31,7 @@ class LlmSteps:
 
     model: Mapping[str, Any]
     prompts_dir: Path
-    store_path: Path
+    store_path: StoreLocation
 
     def _ask(
         self, prompt_name: str, slots: tuple[str, ...], fills: list[dict[str, Any]]

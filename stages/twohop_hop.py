@@ -14,8 +14,8 @@ import pandas as pd
 
 from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import write_csv, write_json
+from cultureqa.llm.store import store_location
 from cultureqa.mocqa.hop import HopConfig
-from cultureqa.paths import state_dir
 from cultureqa.regions.hop import run_hop
 from cultureqa.runlog import write_predictions
 from cultureqa.spend import budget_from, build_guard
@@ -35,7 +35,7 @@ def main() -> int:
     with build_guard(out, budget_from(params)):
         table, predictions, summary = run_hop(
             dataset, dataset_path, select(params, config.model), config, root,
-            state_dir() / "responses.sqlite", language,
+            store_location(), language,
         )  # fmt: skip
         write_predictions(out, predictions)
         # the clue condition alone is the benchmark's score (`make compare` reads it)

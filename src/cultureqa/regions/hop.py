@@ -18,6 +18,7 @@ import pandas as pd
 
 from cultureqa.cases.evaluate import CasesFamily, load_prompt
 from cultureqa.evaluation.engine import RunSpec, evaluate
+from cultureqa.llm.store import StoreLocation
 from cultureqa.mocqa.hop import CHANCE_BACKENDS, CONDITIONS, READINGS, HopConfig, hop_table
 from cultureqa.spend import ApiStopped, stopped_reason
 
@@ -40,7 +41,7 @@ def run_hop(
     model_cfg: Mapping[str, Any],
     config: HopConfig,
     root: Path,
-    store_path: Path,
+    store_path: StoreLocation,
     language: str = "en",
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
     """(table, predictions with a ``condition`` column, summary)."""

@@ -9,7 +9,6 @@ from types import MappingProxyType
 import pytest
 
 from cultureqa.knowledge.provinces import KnowledgeBase, Statistic, load_knowledge_base
-from cultureqa.mocqa.schema import CLUE_TYPES
 from cultureqa.mocqa_build import claims
 from cultureqa.mocqa_build.templates import (
     MIN_TEMPLATES,
@@ -17,6 +16,7 @@ from cultureqa.mocqa_build.templates import (
     load_templates,
     placeholders,
 )
+from cultureqa.mocqa_shared.schema import CLUE_TYPES
 
 ROOT = Path(__file__).resolve().parents[2]
 

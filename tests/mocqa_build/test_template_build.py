@@ -7,9 +7,9 @@ import json
 import pandas as pd
 
 from cultureqa.knowledge.gazetteer import has_location_leak
-from cultureqa.mocqa.schema import CLUE_TYPES, DATASET_COLUMNS, LANGUAGES
 from cultureqa.mocqa_build import runners
 from cultureqa.mocqa_build.textchecks import copied_option, shortcut_terms
+from cultureqa.mocqa_shared.schema import CLUE_TYPES, DATASET_COLUMNS, LANGUAGES
 
 
 def test_ingest_keeps_province_specific_rows(template_build) -> None:

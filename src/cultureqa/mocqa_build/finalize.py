@@ -14,15 +14,15 @@ from typing import Any
 
 import pandas as pd
 
-from cultureqa.mocqa.schema import (
+from cultureqa.mocqa_build.stage import StageResult, stage_metrics
+from cultureqa.mocqa_build.textchecks import word_count
+from cultureqa.mocqa_shared.schema import (
     DATASET_COLUMNS,
     LETTERS,
     VARIANT_COLUMNS,
     as_options,
     require_columns,
 )
-from cultureqa.mocqa_build.stage import StageResult, stage_metrics
-from cultureqa.mocqa_build.textchecks import word_count
 
 
 def balanced_positions(n: int, k: int, rng: random.Random) -> list[int]:

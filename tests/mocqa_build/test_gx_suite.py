@@ -50,6 +50,16 @@ def test_leaked_province_name_fails(dataset: pd.DataFrame) -> None:
     assert "expect_questions_to_not_leak_province(" in report.message()
 
 
+def test_a_citation_inside_a_question_fails(dataset: pd.DataFrame) -> None:
+    doctored = dataset.copy()
+    row = doctored.index[doctored["clue_type"] == "comparison"][0]
+    doctored.loc[row, "question"] = doctored.loc[row, "question"].replace(
+        ".", " (BPS, Statistik Indonesia 2021, 2020).", 1
+    )
+    failed = _failed(_run(doctored))
+    assert set(failed) == {"expect_column_values_to_not_match_regex"}, failed
+
+
 def test_missing_translation_fails(dataset: pd.DataFrame) -> None:
     victim = dataset[dataset["language"] == "id"].iloc[0]
     doctored = dataset[dataset["item_id"] != victim["item_id"]]

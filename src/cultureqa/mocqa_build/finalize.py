@@ -9,6 +9,7 @@ is recorded in the card.
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -21,6 +22,7 @@ from cultureqa.mocqa_shared.schema import (
     LETTERS,
     VARIANT_COLUMNS,
     as_options,
+    clue_source,
     require_columns,
 )
 
@@ -59,6 +61,7 @@ def finalize(frame: pd.DataFrame, seed: int) -> StageResult:
                 "item_id": row["variant_id"],
                 "options": [options[i] for i in order],
                 "answer": LETTERS[order.index(gold)],
+                "clue_source": clue_source(json.loads(str(row["clue_evidence"]) or "{}")),
                 "n_words": word_count(str(row["question"])),
                 "option_order": "".join(LETTERS[i] for i in order),
             }

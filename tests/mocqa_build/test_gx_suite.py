@@ -102,6 +102,10 @@ def test_copied_option_and_broken_options_fail(dataset: pd.DataFrame) -> None:
         ("North Sumatra", "en", "At a Batak wedding, ", "Batak (people Batak)"),
         ("South Sulawesi", "id", "Coto Makassar disajikan. ", "Makassar (capital Makassar)"),
         ("Central Java", "id", "Lumpia Semarang dijual. ", "Semarang (capital Semarang)"),
+        # issue 34: a historic polity of the province, also one of its regencies
+        ("South Sulawesi", "en", "A fort of the Gowa kingdom. ", "Gowa (polity Gowa (sultanate))"),
+        ("South Sulawesi", "id", "Dahulu Kerajaan Bone berjaya. ", "Bone (polity Bone (kingdom))"),
+        ("East Java", "en", "Think of Majapahit. ", "Majapahit (polity Majapahit (empire))"),
     ],
 )
 def test_own_province_names_fail_without_an_allowlist_exemption(

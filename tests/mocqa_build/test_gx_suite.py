@@ -60,6 +60,29 @@ def test_a_citation_inside_a_question_fails(dataset: pd.DataFrame) -> None:
     assert set(failed) == {"expect_column_values_to_not_match_regex"}, failed
 
 
+def test_a_count_claim_that_needs_jakartas_administrative_cities_fails(
+    dataset: pd.DataFrame,
+) -> None:
+    """Issue 34: "more than 5 million, fewer than 2 cities" is NTT only if Jakarta's five
+    administrative cities count; the stored claim fails the national recomputation."""
+    from cultureqa.knowledge.national import load_national
+    from cultureqa.mocqa_build import claims
+    from cultureqa.mocqa_shared.schema import dumps_evidence
+
+    found = claims.intersection_claims(load_national(), "East Nusa Tenggara", 0.02)
+    refused = next(e for e in found if e["refusal"] == claims.ADMIN_REASON)
+    claim = {**refused, "unique": True, "refusal": ""}  # as an older build stored it
+    claim.pop("autonomous_intersection")
+    doctored = dataset.copy()
+    mask = (doctored["province"] == "East Nusa Tenggara") & (
+        doctored["clue_type"] == "intersection"
+    )
+    row = doctored.index[mask][0]
+    doctored.loc[row, "clue_evidence"] = dumps_evidence(claim)
+    failed = _failed(_run(doctored))
+    assert set(failed) == {"expect_claims_to_hold_nationally"}, failed
+
+
 def test_missing_translation_fails(dataset: pd.DataFrame) -> None:
     victim = dataset[dataset["language"] == "id"].iloc[0]
     doctored = dataset[dataset["item_id"] != victim["item_id"]]

@@ -22,7 +22,7 @@ from cultureqa.mocqa.hop import (
     with_oracle,
     without_clue,
 )
-from cultureqa.mocqa_build import runners
+from cultureqa.mocqa_build import hop_stage, runners
 
 
 def test_without_clue_and_with_oracle_replace_the_clue_or_say_they_cannot() -> None:
@@ -138,7 +138,9 @@ def test_scripted_models_produce_the_three_readings(  # type: ignore[no-untyped-
 
     monkeypatch.setenv("CULTUREQA_STATE_DIR", str(tmp_path / "state"))  # private response store
     settings, results = template_build
-    settings = dataclasses.replace(settings, hop=HopConfig(limit=12, bootstrap=400, seed=3))
+    settings = dataclasses.replace(
+        settings, hop={**settings.hop, "limit": 12, "bootstrap": 400, "seed": 3}
+    )
     dataset = results["finalize"].frame
     with FakeOpenAIServer(responder=_scripted(dataset, behaviour)) as server:
         model = {
@@ -148,7 +150,7 @@ def test_scripted_models_produce_the_three_readings(  # type: ignore[no-untyped-
                         "api_key_env": None, "drop_params": True},
             "retry": {"attempts": 1, "initial_wait_s": 0.01, "max_wait_s": 0.05, "timeout_s": 5},
         }  # fmt: skip
-        predictions, summary = runners.run_hop(settings, model)
+        predictions, summary = hop_stage.run_hop(settings, model)
     assert set(predictions["condition"]) == set(CONDITIONS)
     table = pd.DataFrame(summary["table"])
     overall = table[table["clue_type"] == "all"]
@@ -169,7 +171,7 @@ def test_a_chance_baseline_reaches_the_card_and_says_it_cannot_read_the_table(
     monkeypatch.setenv("CULTUREQA_STATE_DIR", str(tmp_path / "state"))  # private response store
     settings, results = template_build
     params = mocqa_helpers["compose"](settings.build_dir.parent)
-    predictions, summary = runners.run_hop(settings, params["baselines"]["random"])
+    predictions, summary = hop_stage.run_hop(settings, params["baselines"]["random"])
     assert set(predictions["condition"]) == set(CONDITIONS)
     table = pd.DataFrame(summary["table"])
     assert len(table) == 14  # 6 clue types + all, per language
@@ -205,7 +207,7 @@ def test_a_refused_key_stops_the_hop_diagnostic_after_the_first_condition(  # ty
             "retry": {"attempts": 2, "initial_wait_s": 0.01, "max_wait_s": 0.05, "timeout_s": 5},
         }  # fmt: skip
         with pytest.raises(ApiStopped, match=r"refused-hop: stopped after 10 .*HTTP 401"):
-            runners.run_hop(settings, model)
+            hop_stage.run_hop(settings, model)
         sent = refusing.hits
     assert 10 <= sent <= 14  # the first condition only: 10 refusals plus those in flight
 

@@ -304,8 +304,8 @@ def analyze_questions(
 ) -> QuestionAnalysis:
     """Lexical analysis of every item; the semantic one when ``cfg['model']`` is a model config.
 
-    Semantic requests go through :func:`cultureqa.mocqa.models.run_models` (the shared response
-    store, so a rerun makes no calls; failures come back as error rows, counted per cell).
+    Semantic requests go through :func:`cultureqa.mocqa_shared.models.run_models` (the shared
+    response store, so a rerun makes no calls; failures come back as error rows, counted per cell).
     """
     lexical = lexical_table(dataset)
     note = "" if "clue" in dataset.columns else (
@@ -331,7 +331,7 @@ def analyze_questions(
     if note:
         raise KeyError("mocqa_eval.question_analysis.model is set but the dataset has no clue")
     from cultureqa.llm.store import store_location
-    from cultureqa.mocqa.models import run_models
+    from cultureqa.mocqa_shared.models import run_models
 
     items = _subset(dataset, cfg.get("limit"))
     requests = semantic_requests(items, load_rubric(root), int(cfg.get("max_tokens", 256)))

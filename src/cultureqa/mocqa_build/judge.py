@@ -18,17 +18,17 @@ from cultureqa.evaluation.parsing import EMPTY, EMPTY_ERROR, is_empty_reply
 from cultureqa.knowledge.national_clues import ClueFactTable
 from cultureqa.knowledge.provinces import KnowledgeBase
 from cultureqa.llm.store import StoreLocation
-from cultureqa.mocqa.models import load_prompt, run_models
-from cultureqa.mocqa.schema import (
+from cultureqa.mocqa_build.judge_rules import RulesConfig, judge_rules
+from cultureqa.mocqa_build.judging import Judgement, decide, parse_reply
+from cultureqa.mocqa_build.stage import StageResult, required, stage_metrics
+from cultureqa.mocqa_shared.models import load_prompt, run_models
+from cultureqa.mocqa_shared.schema import (
     LETTERS,
     VARIANT_COLUMNS,
     as_options,
     removed_rows,
     require_columns,
 )
-from cultureqa.mocqa_build.judge_rules import RulesConfig, judge_rules
-from cultureqa.mocqa_build.judging import Judgement, decide, parse_reply
-from cultureqa.mocqa_build.stage import StageResult, required, stage_metrics
 
 LANGUAGE_NAMES = {"en": "English", "id": "Indonesian"}
 PANEL_SLOTS = ("question", "options", "answer", "province", "clue_type", "language")

@@ -24,8 +24,6 @@ from cultureqa.knowledge.gazetteer import normalize_province
 from cultureqa.knowledge.provinces import KnowledgeBase
 from cultureqa.llm.base import GenerateRequest, Message
 from cultureqa.llm.store import StoreLocation
-from cultureqa.mocqa.models import Prompt, load_prompt, run_models
-from cultureqa.mocqa.schema import CLUE_TYPES, pair_id, variant_id
 from cultureqa.mocqa_build.expand import expand_result, source_side, variant_row
 from cultureqa.mocqa_build.judge import LANGUAGE_NAMES, format_options
 from cultureqa.mocqa_build.llm.kb_check import (
@@ -36,6 +34,8 @@ from cultureqa.mocqa_build.llm.kb_check import (
 )
 from cultureqa.mocqa_build.llm.parse import Reply, parse_labelled, verify_summary
 from cultureqa.mocqa_build.stage import StageResult
+from cultureqa.mocqa_shared.models import Prompt, load_prompt, run_models
+from cultureqa.mocqa_shared.schema import CLUE_TYPES, pair_id, variant_id
 
 GENERATE_SLOTS = ("province", "context", "options", "answer", "language", "topic", "answer_format")
 

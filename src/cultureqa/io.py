@@ -111,8 +111,9 @@ def declared_float(value: float) -> float:
 
 
 def declared(value: Any) -> Any:
-    """``value`` with every float in it (nested lists, tuples, dicts, numpy scalars and arrays)
-    at the declared precision; anything else unchanged.
+    """``value`` with every float in it at the declared precision; anything else unchanged.
+
+    Floats are found inside nested lists, tuples and dicts, and as numpy scalars and arrays.
     """
     if isinstance(value, bool | int | str) or value is None:
         return value

@@ -189,3 +189,11 @@ def _is_sqlalchemy_db_error(exc: BaseException) -> bool:
             return True
         cause = cause.__cause__ or cause.__context__
     return False
+
+
+class ConfigTypeError(TypeError):
+    """A parameter has the wrong type; the message names the key.
+
+    Defined here, below ``config`` and ``spend``, so both raise it without importing each other
+    (``cultureqa.config`` re-exports it).
+    """

@@ -21,15 +21,13 @@ import contextlib
 import dataclasses
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from cultureqa.errors import ConfigTypeError
 from cultureqa.io import write_json
 from cultureqa.paths import state_dir
 from cultureqa.runlock import LockInfo, stage_guard
 from cultureqa.runlog import runlog_dir
-
-if TYPE_CHECKING:
-    from cultureqa.llm.cached import CachedClient
 
 API_LOG = "api.json"
 """The build stages' run-log file: model calls and API counters of the last run."""
@@ -37,6 +35,33 @@ API_LOG = "api.json"
 
 BUDGET_REASON = "budget"
 """What follows ``not sent: `` in the answer of a request the budget held back."""
+
+
+class CountedClient(Protocol):
+    """What the ledger reads from a closed client (``llm.cached.CachedClient``).
+
+    Named here as a protocol so this module, below ``llm/``, never imports it.
+    """
+
+    @property
+    def calls(self) -> int:
+        """Requests sent."""
+        ...
+
+    @property
+    def stats(self) -> Any:
+        """The cache layer's counters (a dataclass)."""
+        ...
+
+    @property
+    def inner(self) -> Any:
+        """The wrapped client (its ``stats.as_dict()`` for API clients)."""
+        ...
+
+    @property
+    def budget_stopped(self) -> str | None:
+        """The budget's stop message, once the client held requests back for it."""
+        ...
 
 
 class ApiStopped(RuntimeError):
@@ -161,8 +186,6 @@ def budget_from(params: Any) -> float | None:
     """``spend.budget_usd`` from params: None (no cap) or a non-negative number of USD."""
     from omegaconf import OmegaConf
 
-    from cultureqa.config import ConfigTypeError
-
     value = OmegaConf.select(params, Budget.KEY, default=None)
     if value is None:
         return None
@@ -174,7 +197,7 @@ def budget_from(params: Any) -> float | None:
     return float(value)
 
 
-def api_stats(client: CachedClient) -> dict[str, Any]:
+def api_stats(client: CountedClient) -> dict[str, Any]:
     """The cache layer's and (for API backends) the HTTP client's counters, JSON-ready."""
     stats: dict[str, Any] = {"calls": client.calls, "cache": dataclasses.asdict(client.stats)}
     inner = getattr(client.inner, "stats", None)
@@ -220,7 +243,7 @@ class ApiLedger:
         """Start a stage: forget clients of an earlier stage run in this process (tests)."""
         self.jobs.clear()
 
-    def record(self, name: str, client: CachedClient) -> None:
+    def record(self, name: str, client: CountedClient) -> None:
         """Add a closed client's counters under ``name`` (a model id or a job such as a judge)."""
         _add(self.jobs.setdefault(name, {}), api_stats(client))
 

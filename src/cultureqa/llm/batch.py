@@ -107,9 +107,9 @@ class BatchClient:
 
     async def generate(self, requests: Sequence[GenerateRequest]) -> list[GenerateResponse]:
         """Submit (or resume) one batch for ``requests`` and wait for it, at most ``wait_s``."""
-        from cultureqa.llm.litellm_client import _import_litellm
+        from cultureqa.llm.litellm_lib import import_litellm
 
-        litellm = _import_litellm()
+        litellm = import_litellm()
         reserved = self._reserve(requests)
         fits = [i for i, worst in enumerate(reserved) if worst is not None]
         out = [_unsent(f"{BUDGET_REASON} (the line's worst case passes the cap)")] * len(requests)
@@ -253,9 +253,9 @@ class BatchClient:
                 self.config.output_cost_per_token or 0.0
             )
             return full * BATCH_DISCOUNT
-        from cultureqa.llm.litellm_client import _import_litellm
+        from cultureqa.llm.litellm_lib import import_litellm
 
-        litellm = _import_litellm()
+        litellm = import_litellm()
         try:
             info = litellm.get_model_info(self.config.litellm_model)
             if info.get("input_cost_per_token_batches") is not None:

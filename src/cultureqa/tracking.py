@@ -183,6 +183,10 @@ def api_metrics(run_info: Mapping[str, Any]) -> dict[str, float]:
         out |= {"retries": client["retries"], "not_sent": client["not_sent"]}
         out |= {metric_key("retries", c): n for c, n in client["retries_by_cause"].items()}
         out |= {metric_key("failed", c): n for c, n in client["failed_by_cause"].items()}
+        out["usage_estimated"] = client.get("usage_estimated", 0)
+        by_method = (client.get("usage_estimated_by") or {}).items()
+        out |= {metric_key("usage_estimated", m): n for m, n in by_method}
+        out["retry_after_capped"] = client.get("retry_after_capped", 0)
         out |= replica_metrics(client.get("replicas") or {})
     for name, value in (api.get("cache") or {}).items():
         out[metric_key("cache", name)] = value

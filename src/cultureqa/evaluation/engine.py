@@ -258,8 +258,17 @@ def summary_line(record: RunRecord) -> str:
     return (
         f"{name}: {record.counts.items} items, {record.model_calls} model calls{retries}, "
         f"{record.counts.empty} empty replies (scored wrong), "
-        f"error share {record.error_share:.3f}{skipped}"
+        f"error share {record.error_share:.3f}{skipped}{usage_estimates(client)}"
     )
+
+
+def usage_estimates(client: Mapping[str, Any]) -> str:
+    """``, N replies without usage charged by estimate (method N)`` when there were any."""
+    count = int(client.get("usage_estimated") or 0)
+    if not count:
+        return ""
+    methods = ", ".join(f"{m} {n}" for m, n in (client.get("usage_estimated_by") or {}).items())
+    return f", {count} replies without usage charged by counting their tokens ({methods})"
 
 
 def run_and_write(family: Family, run: RunSpec, out_dir: Path, metrics_path: Path) -> int:

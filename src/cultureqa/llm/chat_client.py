@@ -132,21 +132,20 @@ class ChatClient:
     async def _one(self, request: GenerateRequest) -> GenerateResponse:
         item = ItemCount()
         try:
-            reply = await self.retrying.run(lambda: self._attempt(request, item), item)
-            return item.response(reply.text, self._usage(reply, request))
+            text, usage = await self.retrying.run(lambda: self._attempt(request, item), item)
+            return item.response(text, usage)
         except NotSent as exc:
             self.stats.not_sent += 1
             return GenerateResponse(text=None, status="error", error=str(exc))
         except EmptyReply as exc:  # retried enough: an answer of nothing, scored as such
             self.stats.empty += 1
-            usage = self._usage(exc.reply, request) if isinstance(exc.reply, ChatReply) else None
-            return item.response("", usage)
+            return item.response("", exc.usage)
         except Exception as exc:  # recorded per item; the run goes on (DESIGN.md §4)
             self.retrying.failed(exc)
             message = f"{type(exc).__name__}: {_first_line(exc)}"
             return item.response(None, status="error", error=message)
 
-    async def _attempt(self, request: GenerateRequest, item: ItemCount) -> ChatReply:
+    async def _attempt(self, request: GenerateRequest, item: ItemCount) -> tuple[str, Usage]:
         """One HTTP request in a slot, unless the breaker is open; feeds the breaker either way."""
         queued = time.perf_counter()
         async with self._semaphore:
@@ -164,10 +163,12 @@ class ChatClient:
             cost = 0.0  # a failed request is not billed
             try:
                 reply = await self.transport.send(request, self._key_or_none())
-                cost = self._usage(reply, request).cost_usd
+                usage = self._usage(reply, request)
+                cost = usage.cost_usd
             except EmptyReply as exc:
                 if isinstance(exc.reply, ChatReply):  # an empty answer is still billed
-                    cost = self._usage(exc.reply, request).cost_usd
+                    exc.usage = self._usage(exc.reply, request)
+                    cost = exc.usage.cost_usd
                 item.server_latency_s = time.perf_counter() - started
                 self.breaker.success()  # the server answered
                 raise
@@ -181,7 +182,7 @@ class ChatClient:
             item.server_latency_s = time.perf_counter() - started
         self.breaker.success()
         self.stats.ok += 1
-        return reply
+        return reply.text, usage
 
     def _worst_case(self, request: GenerateRequest) -> float:
         """The most ``request`` can cost (0 when no budget cap is set: nothing to reserve)."""

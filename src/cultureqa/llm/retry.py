@@ -34,12 +34,14 @@ R = TypeVar("R")
 class EmptyReply(RuntimeError):
     """The provider answered 200 with no content: retried ``empty_attempts`` times, then counted.
 
-    ``reply`` is what came back (its token usage is still paid for).
+    ``reply`` is what came back (its token usage is still paid for); ``usage`` what the client
+    charged for it.
     """
 
     def __init__(self, message: str, reply: Any = None) -> None:
         super().__init__(message)
         self.reply = reply
+        self.usage: Usage | None = None
 
 
 class MalformedReply(RuntimeError):

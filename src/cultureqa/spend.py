@@ -102,6 +102,8 @@ class Budget:
         unless the provider billed beyond ``max_tokens``)."""
         self.worst_usd = 0.0
         """The largest worst case a request asked to reserve (how far below the cap it stops)."""
+        self.unaffordable_usd = 0.0
+        """The largest worst case above the cap by itself: such a request can never be sent."""
         self._waiters: list[asyncio.Future[None]] = []
 
     @property
@@ -117,7 +119,7 @@ class Budget:
         """
         if self.cap_usd is None:
             return True
-        self.worst_usd = max(self.worst_usd, worst_usd)
+        self._note(worst_usd)
         while True:
             if self.refused or self.spent_usd + worst_usd > self.cap_usd:
                 self.refused += 1
@@ -133,12 +135,17 @@ class Budget:
         """:meth:`reserve` without waiting (one provider batch reserves all its lines at once)."""
         if self.cap_usd is None:
             return True
-        self.worst_usd = max(self.worst_usd, worst_usd)
+        self._note(worst_usd)
         if self.refused or self.spent_usd + self.reserved_usd + worst_usd > self.cap_usd:
             self.refused += 1
             return False
         self.reserved_usd += worst_usd
         return True
+
+    def _note(self, worst_usd: float) -> None:
+        self.worst_usd = max(self.worst_usd, worst_usd)
+        if self.cap_usd is not None and worst_usd > self.cap_usd:
+            self.unaffordable_usd = max(self.unaffordable_usd, worst_usd)
 
     def settle(self, reserved_usd: float, cost_usd: float, requests: int = 1) -> None:
         """Replace a reservation by what the reply cost (0 for a failed, unbilled request)."""
@@ -158,7 +165,19 @@ class Budget:
         return self.cap_usd is not None and (self.refused > 0 or self.spent_usd >= self.cap_usd)
 
     def message(self, not_sent: int) -> str:
-        """The one-line stop reason: cap, spend, what was held back, how to go on."""
+        """The one-line stop reason: cap, spend, what was held back, how to go on.
+
+        A cap below one request's worst case is said as such: "budget reached … $0.0000" would
+        read as if the budget had been spent.
+        """
+        if self.unaffordable_usd and not self.requests:
+            return (
+                f"one request can cost up to ${self.unaffordable_usd:.4f} (its prompt, bounded "
+                f"from above, plus max_tokens, at the model's price), above the ${self.cap_usd:g} "
+                f"cap ({self.KEY}), so none was sent: {not_sent} requests not sent (reason: budget); raise "
+                f"{self.KEY} above ${self.unaffordable_usd:.4f}, or lower the model's "
+                "decoding.max_tokens or the prompt's length"
+            )
         return (
             f"budget reached: {self.requests} requests sent by this run cost "
             f"${self.spent_usd:.4f} of the ${self.cap_usd:g} cap ({self.KEY}); {not_sent} "
@@ -175,6 +194,7 @@ class Budget:
             "refused": self.refused,
             "over_estimate": self.over_estimate,
             "worst_usd": self.worst_usd,
+            "unaffordable_usd": self.unaffordable_usd,
         }
 
 

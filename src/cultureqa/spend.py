@@ -174,8 +174,8 @@ class Budget:
             return (
                 f"one request can cost up to ${self.unaffordable_usd:.4f} (its prompt, bounded "
                 f"from above, plus max_tokens, at the model's price), above the ${self.cap_usd:g} "
-                f"cap ({self.KEY}), so none was sent: {not_sent} requests not sent (reason: budget); raise "
-                f"{self.KEY} above ${self.unaffordable_usd:.4f}, or lower the model's "
+                f"cap ({self.KEY}), so none was sent: {not_sent} requests not sent (reason: "
+                f"budget); raise {self.KEY} above ${self.unaffordable_usd:.4f}, or lower the model's "
                 "decoding.max_tokens or the prompt's length"
             )
         return (

@@ -171,12 +171,13 @@ class Budget:
         read as if the budget had been spent.
         """
         if self.unaffordable_usd and not self.requests:
+            worst = f"${self.unaffordable_usd:.4f}"
             return (
-                f"one request can cost up to ${self.unaffordable_usd:.4f} (its prompt, bounded "
-                f"from above, plus max_tokens, at the model's price), above the ${self.cap_usd:g} "
-                f"cap ({self.KEY}), so none was sent: {not_sent} requests not sent (reason: "
-                f"budget); raise {self.KEY} above ${self.unaffordable_usd:.4f}, or lower the model's "
-                "decoding.max_tokens or the prompt's length"
+                f"one request can cost up to {worst} (its prompt, bounded from above, plus "
+                f"max_tokens, at the model's price), above the ${self.cap_usd:g} cap "
+                f"({self.KEY}), so none was sent: {not_sent} requests not sent (reason: budget); "
+                f"raise {self.KEY} above {worst}, or lower the model's decoding.max_tokens or "
+                "the prompt's length"
             )
         return (
             f"budget reached: {self.requests} requests sent by this run cost "

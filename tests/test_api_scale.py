@@ -127,7 +127,7 @@ def test_stage_fails_only_past_the_error_threshold(tmp_path: Path) -> None:
             max_error_share=0.6,
         )
         failed, passed = _evaluate(strict), _evaluate(lenient)
-    assert failed.returncode == 1 and "items failed (limit 10.0%)" in failed.stderr
+    assert failed.returncode == 1 and "items have no usable answer (limit 10.0%" in failed.stderr
     assert passed.returncode == 0, passed.stderr
     preds = pd.read_parquet(lenient / "data/eval/synthetic/model/predictions.parquet")
     errors = preds[preds["status"] == "error"]

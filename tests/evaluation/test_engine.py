@@ -155,7 +155,10 @@ def test_half_the_items_failing_fails_every_family_alike(
     assert (preds.loc[preds["status"] == "error", "error"] == "InternalServerError: 500").all()
     capsys.readouterr()
     assert exit_code(record, tmp_path / "predictions.parquet") == 1
-    assert "error: 50.0% of items failed (limit 10.0%)" in capsys.readouterr().err
+    assert (
+        "error: 50.0% of items have no usable answer (limit 10.0%, max_error_share): 50.0% "
+        "failed calls, e.g. 'InternalServerError: 500'; see "
+    ) in capsys.readouterr().err
 
 
 def test_accounting_sums_an_items_requests_into_the_call_columns() -> None:

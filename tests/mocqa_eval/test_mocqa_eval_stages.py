@@ -212,7 +212,7 @@ def test_stage_fails_past_the_error_threshold(
     with FakeOpenAIServer(faults=FaultPlan(bad_request=0.2, seed=1)) as server:
         _use_server(workspace, server.api_base)
         assert _stage("mocqa_evaluate")(["--model", "model", "--prompt", "zero_shot"]) == 1
-    assert "items failed (limit 10.0%)" in capsys.readouterr().err
+    assert "items have no usable answer (limit 10.0%" in capsys.readouterr().err
     preds = pd.read_parquet(workspace / "data/eval/mocqa/model/zero_shot/predictions.parquet")
     errors = preds[preds["status"] == "error"]
     assert len(errors) > 0 and not errors["correct"].any()

@@ -81,8 +81,8 @@ def test_letters_outside_the_options_fail_the_run_quoting_one(tmp_path: Path) ->
     assert done.returncode == 1, done.stderr
     assert _error_line(done) == (
         "error: 72.0% of items have no usable answer (limit 10.0%, max_error_share): 72.0% "
-        f"unparsable replies (no option to read), e.g. 'D'; see {ws / PREDICTIONS} columns 'status', "
-        "'error' and 'raw'"
+        f"unparsable replies (no option to read), e.g. 'D'; see {ws / PREDICTIONS} columns "
+        "'status', 'error' and 'raw'"
     )
     record = _record(ws)
     assert record["counts"]["parse_errors"] == 18 and record["error_share"] == 0.72

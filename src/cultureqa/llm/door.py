@@ -57,6 +57,7 @@ def open_client(
         on_progress=on_progress,
         prompt_guard=prompt_guard(model_cfg),
         ledger=name,
+        persist=built.stored,
     )
 
 

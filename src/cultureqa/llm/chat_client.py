@@ -55,10 +55,6 @@ __all__ = ["ChatClient", "ChatConfig", "ChatReply", "MissingKey", "NotSent", "Tr
 
 log = logging.getLogger(__name__)
 
-ClientStats = CallStats
-"""The chat client's counters: the one set every API client keeps (``retry.CallStats``)."""
-
-
 class ChatClient:
     """Async chat client: per-model slots, our tenacity policy, per-item records and accounting."""
 

@@ -284,6 +284,10 @@ class FakeOpenAIServer:
         if outcome in ("ok", "empty"):
             text = "" if outcome == "empty" else self.responder(line["body"].get("messages", []))
             body = _completion(line["body"], text)
+            with self._lock:
+                self.billed.append(dict(body["usage"]))
+            if self.faults.omit_usage:
+                del body["usage"]
             return answer | {"response": {"status_code": 200, "body": body}, "error": None}
         status = int(outcome) if outcome.isdigit() else 500
         error = {"code": str(status), "message": _ERROR_MESSAGES.get(outcome, outcome)}

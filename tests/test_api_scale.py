@@ -86,7 +86,7 @@ def test_every_item_ends_answered_or_recorded_under_mixed_faults(
     # model_calls counts requests made; one that times out before the loaded server reads it
     # is made but never seen there (litellm's CPU makes that happen now and then)
     failed = client.stats.failed
-    timeouts = by_cause["timeout"] + failed["Timeout"] + failed["APITimeoutError"]
+    timeouts = by_cause["timeout"] + failed["timeout"]  # failures are counted by cause
     assert 0 <= cached.calls - len(outcomes) <= timeouts - outcomes.count("hang")
 
 

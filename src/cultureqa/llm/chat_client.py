@@ -55,6 +55,7 @@ __all__ = ["ChatClient", "ChatConfig", "ChatReply", "MissingKey", "NotSent", "Tr
 
 log = logging.getLogger(__name__)
 
+
 class ChatClient:
     """Async chat client: per-model slots, our tenacity policy, per-item records and accounting."""
 

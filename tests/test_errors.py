@@ -285,6 +285,12 @@ def test_a_full_disk_under_a_healthy_store_is_not_called_damage(
 
     Moving the store aside (the old advice) would have paid for every stored answer again.
     """
+    from cultureqa.llm import registry
+
+    baseline = registry._FACTORIES["random"]  # baselines store nothing (issue 33): make it store
+    stored = lambda cfg: dataclasses.replace(baseline(cfg), stored=True)  # noqa: E731
+    monkeypatch.setitem(registry._FACTORIES, "random", stored)
+
     from cultureqa.errors import integrity
     from cultureqa.llm.store import ResponseStore
 
@@ -299,11 +305,6 @@ def test_a_full_disk_under_a_healthy_store_is_not_called_damage(
         real(self, *args)
 
     monkeypatch.setattr(ResponseStore, "_put_rows", no_room)
-    from cultureqa.llm import registry
-
-    baseline = registry._FACTORIES["random"]  # baselines store nothing (issue 33): make it store
-    stored = lambda cfg: dataclasses.replace(baseline(cfg), stored=True)  # noqa: E731
-    monkeypatch.setitem(registry._FACTORIES, "random", stored)
     capsys.readouterr()
     assert _run("evaluate", ENTRY) == 2
     line = _one_error_line(capsys)

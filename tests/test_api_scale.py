@@ -86,7 +86,7 @@ def test_every_item_ends_answered_or_recorded_under_mixed_faults(
     # model_calls counts requests made; one that times out before the loaded server reads it
     # is made but never seen there (litellm's CPU makes that happen now and then)
     failed = client.stats.failed
-    timeouts = by_cause["timeout"] + failed["Timeout"] + failed["APITimeoutError"]
+    timeouts = by_cause["timeout"] + failed["timeout"]  # failures are counted by cause
     assert 0 <= cached.calls - len(outcomes) <= timeouts - outcomes.count("hang")
 
 
@@ -127,7 +127,7 @@ def test_stage_fails_only_past_the_error_threshold(tmp_path: Path) -> None:
             max_error_share=0.6,
         )
         failed, passed = _evaluate(strict), _evaluate(lenient)
-    assert failed.returncode == 1 and "items failed (limit 10.0%)" in failed.stderr
+    assert failed.returncode == 1 and "items have no usable answer (limit 10.0%" in failed.stderr
     assert passed.returncode == 0, passed.stderr
     preds = pd.read_parquet(lenient / "data/eval/synthetic/model/predictions.parquet")
     errors = preds[preds["status"] == "error"]

@@ -110,3 +110,17 @@ def test_failed_batch_lines_are_item_errors_and_a_rerun_batches_only_those(
     assert failed["error"].tolist() == ["batch HTTP 400: bad request"]
     assert second.returncode == 0
     assert len(creates) == 2 and second_batch["request_counts"]["total"] == 1
+
+
+def test_batch_replies_without_usage_are_charged_by_counting(tmp_path: Path) -> None:
+    """Issue 33 item 1 on the Batch API: no usage in the output file is never a $0 bill."""
+    with FakeOpenAIServer(faults=FaultPlan(omit_usage=True)) as server:
+        ws = _workspace(tmp_path, server.api_base, 5)
+        done = _evaluate(ws)
+        billed = [u["prompt_tokens"] * PRICE_IN + u["completion_tokens"] * PRICE_OUT
+                  for u in server.billed]  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    client = _client(ws)
+    assert client["usage_estimated"] == 5 and client["usage_estimated_by"] == {"byte bound": 5}
+    predictions = pd.read_parquet(ws / OUT / "predictions.parquet")
+    assert predictions["cost_usd"].sum() >= sum(billed) * 0.5 > 0  # at least the batch bill

@@ -227,3 +227,25 @@ def test_a_cap_on_a_model_nobody_can_price_stops_before_any_request(tmp_path: Pa
             BUDGET.reset(None)
         sent = server.hits
     assert sent == 0
+
+
+def test_a_cap_below_one_requests_worst_case_says_so_and_what_to_change(tmp_path: Path) -> None:
+    """Issue 33 item 2: not "budget reached … $0.0000", but what one request can cost."""
+    with FakeOpenAIServer() as server:
+        ws = _workspace(tmp_path, server.api_base, 4)
+        params = OmegaConf.load(ws / "params.yaml")
+        params.model.decoding.max_tokens = 64  # 64 × $0.01 = $0.64 of completion alone
+        OmegaConf.save(params, ws / "params.yaml")
+        _set_budget(ws, 0.05)
+        done = _evaluate(ws)
+        sent = server.hits
+    record = _run_record(ws)
+    worst = record["api"]["budget"]["unaffordable_usd"]
+    assert sent == 0 and done.returncode == 2
+    assert worst >= 64 * PER_REQUEST_USD
+    assert done.stderr.strip() == (
+        f"error: one request can cost up to ${worst:.4f} (its prompt, bounded from above, plus "
+        "max_tokens, at the model's price), above the $0.05 cap (spend.budget_usd), so none was "
+        "sent: 4 requests not sent (reason: budget); raise spend.budget_usd above "
+        f"${worst:.4f}, or lower the model's decoding.max_tokens or the prompt's length"
+    )

@@ -7,6 +7,7 @@ chmod does not stop writes), a misspelt or stale params key, a blank boolean cel
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import os
 import runpy
@@ -284,6 +285,12 @@ def test_a_full_disk_under_a_healthy_store_is_not_called_damage(
 
     Moving the store aside (the old advice) would have paid for every stored answer again.
     """
+    from cultureqa.llm import registry
+
+    baseline = registry._FACTORIES["random"]  # baselines store nothing (issue 33): make it store
+    stored = lambda cfg: dataclasses.replace(baseline(cfg), stored=True)  # noqa: E731
+    monkeypatch.setitem(registry._FACTORIES, "random", stored)
+
     from cultureqa.errors import integrity
     from cultureqa.llm.store_sqlite import SqliteStore
 
@@ -329,3 +336,29 @@ def test_an_io_error_or_an_unrunnable_check_never_advises_moving_the_store(
     assert errors.integrity(store) == "unknown"
     line = errors.describe_database_error(sqlite3.OperationalError("disk I/O error"))
     assert "(its integrity check could not run)" in line and "mv " not in line
+
+
+def test_an_io_error_on_a_nearly_full_disk_says_the_disk_is_full(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33 item 7: with ~24 KB free SQLite says "disk I/O error"; the line says "full"."""
+    import shutil
+    from collections import namedtuple
+
+    from cultureqa import errors
+
+    store = workspace / ".cultureqa" / "responses.sqlite"
+    monkeypatch.setattr(errors, "OPENED", {store})
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**9, 10**9 - 24_576, 24_576))
+    line = errors.describe_database_error(sqlite3.OperationalError("disk I/O error"))
+    assert line == (
+        f"{store}: disk I/O error: the disk is full (24,576 bytes free), the database is not "
+        f"damaged; free space (df -h {store.parent}) and rerun: stored answers are kept, none is "
+        "paid again"
+    )
+    # with room on the disk, an I/O error stays an I/O error
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**9, 0, 10**9))
+    assert "the disk is full" not in errors.describe_database_error(
+        sqlite3.OperationalError("disk I/O error")
+    )

@@ -11,9 +11,7 @@ from typing import Any, cast
 
 from omegaconf import DictConfig, OmegaConf
 
-
-class ConfigTypeError(TypeError):
-    """A parameter has the wrong type; the message names the key."""
+from cultureqa.errors import ConfigTypeError as ConfigTypeError  # raised here, defined below
 
 
 class ParamsError(ValueError):
@@ -128,7 +126,7 @@ def run_stage(main: Callable[[], int]) -> int:
     from cultureqa.evaluation.prompts import TemplateError
     from cultureqa.io import SourceError
     from cultureqa.knowledge.provinces import KnowledgeBaseError
-    from cultureqa.llm.registry import ModelConfigError
+    from cultureqa.llm.base import ModelConfigError
     from cultureqa.runlock import OutputBusy, StageInterrupted
     from cultureqa.spend import ApiStopped
 

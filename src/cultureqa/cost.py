@@ -144,9 +144,9 @@ def token_counter(model_cfg: Mapping[str, Any]) -> tuple[Counter, str]:
     """A prompt-token counter for the model's requests and what it is."""
     if model_cfg.get("backend") != "litellm":
         return _chars4, "chars/4"
-    from cultureqa.llm.litellm_client import _import_litellm
+    from cultureqa.llm.litellm_lib import import_litellm
 
-    litellm = _import_litellm()
+    litellm = import_litellm()
     name = str((model_cfg.get("options") or {})["litellm_model"])
     tokenizer = litellm.utils.select_tokenizer(model=name)
     if tokenizer["type"] == "huggingface_tokenizer":
@@ -192,9 +192,9 @@ def pricer(model_cfg: Mapping[str, Any]) -> tuple[Pricer | None, str]:
         p_in = float(price["input_per_token"]) * factor
         p_out = float(price.get("output_per_token") or 0.0) * factor
         return (lambda p, c: p * p_in + c * p_out), "configured price" + suffix
-    from cultureqa.llm.litellm_client import _import_litellm
+    from cultureqa.llm.litellm_lib import import_litellm
 
-    litellm = _import_litellm()
+    litellm = import_litellm()
     name = str(options["litellm_model"])
     try:
         info = litellm.get_model_info(name)

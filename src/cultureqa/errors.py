@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -82,6 +83,10 @@ def passes_quick_check(path: Path) -> bool:
 _DISK_FULL = ("disk is full", "no space left")
 _IO_ERROR = ("disk i/o error",)
 
+FULL_BELOW_BYTES = 1 << 20
+"""Free space under which SQLite's "disk I/O error" is a full disk: its journal and temporary
+pages need room, and with a few KB left it reports the failed write as I/O, not as full."""
+
 
 def describe_database_error(exc: BaseException) -> str:
     """Which state database failed and how to fix it, from a sqlite3/SQLAlchemy error.
@@ -104,6 +109,13 @@ def describe_database_error(exc: BaseException) -> str:
         return (
             f"{_listed(involved)}: {message}: the disk is full, the database is not damaged; "
             f"free space (df -h {folders}) and rerun: stored answers are kept, none is paid again"
+        )
+    if any(k in lowered for k in _IO_ERROR) and (free := _free_bytes(involved)) is not None:
+        folders = " ".join(sorted({str(p.parent) for p in involved}))
+        return (
+            f"{_listed(involved)}: {message}: the disk is full ({free:,} bytes free), the "
+            f"database is not damaged; free space (df -h {folders}) and rerun: stored answers "
+            "are kept, none is paid again"
         )
     verdicts = {path: integrity(path) for path in involved if path.is_file()}
     for path, verdict in verdicts.items():
@@ -129,6 +141,20 @@ def describe_database_error(exc: BaseException) -> str:
         folders = " or ".join(sorted({str(p.parent) for p in involved}))
         return f"{_listed(involved)}: {message}; {_WRITABLE_FIX.format(folder=folders)}"
     return f"{_listed(involved)}: database error: {message}"
+
+
+def _free_bytes(paths: dict[Path, str]) -> int | None:
+    """The least free space under the databases' folders, when below :data:`FULL_BELOW_BYTES`."""
+    free = []
+    for path in paths:
+        folder = next((p for p in (path.parent, *path.parents) if p.exists()), None)
+        if folder is not None:
+            try:
+                free.append(shutil.disk_usage(folder).free)
+            except OSError:  # the file system cannot say: the line does not guess
+                continue
+    least = min(free, default=None)
+    return least if least is not None and least < FULL_BELOW_BYTES else None
 
 
 def _listed(paths: dict[Path, str]) -> str:
@@ -197,3 +223,11 @@ def _is_sqlalchemy_db_error(exc: BaseException) -> bool:
             return True
         cause = cause.__cause__ or cause.__context__
     return False
+
+
+class ConfigTypeError(TypeError):
+    """A parameter has the wrong type; the message names the key.
+
+    Defined here, below ``config`` and ``spend``, so both raise it without importing each other
+    (``cultureqa.config`` re-exports it).
+    """

@@ -21,14 +21,12 @@ import contextlib
 import dataclasses
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from cultureqa.errors import ConfigTypeError
 from cultureqa.io import write_json
 from cultureqa.runlock import LockInfo, stage_guard
 from cultureqa.runlog import runlog_dir
-
-if TYPE_CHECKING:
-    from cultureqa.llm.cached import CachedClient
 
 API_LOG = "api.json"
 """The build stages' run-log file: model calls and API counters of the last run."""
@@ -36,6 +34,33 @@ API_LOG = "api.json"
 
 BUDGET_REASON = "budget"
 """What follows ``not sent: `` in the answer of a request the budget held back."""
+
+
+class CountedClient(Protocol):
+    """What the ledger reads from a closed client (``llm.cached.CachedClient``).
+
+    Named here as a protocol so this module, below ``llm/``, never imports it.
+    """
+
+    @property
+    def calls(self) -> int:
+        """Requests sent."""
+        ...
+
+    @property
+    def stats(self) -> Any:
+        """The cache layer's counters (a dataclass)."""
+        ...
+
+    @property
+    def inner(self) -> Any:
+        """The wrapped client (its ``stats.as_dict()`` for API clients)."""
+        ...
+
+    @property
+    def budget_stopped(self) -> str | None:
+        """The budget's stop message, once the client held requests back for it."""
+        ...
 
 
 class ApiStopped(RuntimeError):
@@ -76,6 +101,8 @@ class Budget:
         unless the provider billed beyond ``max_tokens``)."""
         self.worst_usd = 0.0
         """The largest worst case a request asked to reserve (how far below the cap it stops)."""
+        self.unaffordable_usd = 0.0
+        """The largest worst case above the cap by itself: such a request can never be sent."""
         self._waiters: list[asyncio.Future[None]] = []
 
     @property
@@ -91,7 +118,7 @@ class Budget:
         """
         if self.cap_usd is None:
             return True
-        self.worst_usd = max(self.worst_usd, worst_usd)
+        self._note(worst_usd)
         while True:
             if self.refused or self.spent_usd + worst_usd > self.cap_usd:
                 self.refused += 1
@@ -107,12 +134,17 @@ class Budget:
         """:meth:`reserve` without waiting (one provider batch reserves all its lines at once)."""
         if self.cap_usd is None:
             return True
-        self.worst_usd = max(self.worst_usd, worst_usd)
+        self._note(worst_usd)
         if self.refused or self.spent_usd + self.reserved_usd + worst_usd > self.cap_usd:
             self.refused += 1
             return False
         self.reserved_usd += worst_usd
         return True
+
+    def _note(self, worst_usd: float) -> None:
+        self.worst_usd = max(self.worst_usd, worst_usd)
+        if self.cap_usd is not None and worst_usd > self.cap_usd:
+            self.unaffordable_usd = max(self.unaffordable_usd, worst_usd)
 
     def settle(self, reserved_usd: float, cost_usd: float, requests: int = 1) -> None:
         """Replace a reservation by what the reply cost (0 for a failed, unbilled request)."""
@@ -132,7 +164,20 @@ class Budget:
         return self.cap_usd is not None and (self.refused > 0 or self.spent_usd >= self.cap_usd)
 
     def message(self, not_sent: int) -> str:
-        """The one-line stop reason: cap, spend, what was held back, how to go on."""
+        """The one-line stop reason: cap, spend, what was held back, how to go on.
+
+        A cap below one request's worst case is said as such: "budget reached … $0.0000" would
+        read as if the budget had been spent.
+        """
+        if self.unaffordable_usd and not self.requests:
+            worst = f"${self.unaffordable_usd:.4f}"
+            return (
+                f"one request can cost up to {worst} (its prompt, bounded from above, plus "
+                f"max_tokens, at the model's price), above the ${self.cap_usd:g} cap "
+                f"({self.KEY}), so none was sent: {not_sent} requests not sent (reason: budget); "
+                f"raise {self.KEY} above {worst}, or lower the model's decoding.max_tokens or "
+                "the prompt's length"
+            )
         return (
             f"budget reached: {self.requests} requests sent by this run cost "
             f"${self.spent_usd:.4f} of the ${self.cap_usd:g} cap ({self.KEY}); {not_sent} "
@@ -149,6 +194,7 @@ class Budget:
             "refused": self.refused,
             "over_estimate": self.over_estimate,
             "worst_usd": self.worst_usd,
+            "unaffordable_usd": self.unaffordable_usd,
         }
 
 
@@ -159,8 +205,6 @@ BUDGET = Budget()
 def budget_from(params: Any) -> float | None:
     """``spend.budget_usd`` from params: None (no cap) or a non-negative number of USD."""
     from omegaconf import OmegaConf
-
-    from cultureqa.config import ConfigTypeError
 
     value = OmegaConf.select(params, Budget.KEY, default=None)
     if value is None:
@@ -173,7 +217,7 @@ def budget_from(params: Any) -> float | None:
     return float(value)
 
 
-def api_stats(client: CachedClient) -> dict[str, Any]:
+def api_stats(client: CountedClient) -> dict[str, Any]:
     """The cache layer's and (for API backends) the HTTP client's counters, JSON-ready."""
     stats: dict[str, Any] = {"calls": client.calls, "cache": dataclasses.asdict(client.stats)}
     inner = getattr(client.inner, "stats", None)
@@ -219,7 +263,7 @@ class ApiLedger:
         """Start a stage: forget clients of an earlier stage run in this process (tests)."""
         self.jobs.clear()
 
-    def record(self, name: str, client: CachedClient) -> None:
+    def record(self, name: str, client: CountedClient) -> None:
         """Add a closed client's counters under ``name`` (a model id or a job such as a judge)."""
         _add(self.jobs.setdefault(name, {}), api_stats(client))
 

@@ -183,10 +183,28 @@ def api_metrics(run_info: Mapping[str, Any]) -> dict[str, float]:
         out |= {"retries": client["retries"], "not_sent": client["not_sent"]}
         out |= {metric_key("retries", c): n for c, n in client["retries_by_cause"].items()}
         out |= {metric_key("failed", c): n for c, n in client["failed_by_cause"].items()}
+        out["usage_estimated"] = client.get("usage_estimated", 0)
+        by_method = (client.get("usage_estimated_by") or {}).items()
+        out |= {metric_key("usage_estimated", m): n for m, n in by_method}
+        out["retry_after_capped"] = client.get("retry_after_capped", 0)
         out |= replica_metrics(client.get("replicas") or {})
     for name, value in (api.get("cache") or {}).items():
         out[metric_key("cache", name)] = value
-    return {k: float(v) for k, v in out.items()}
+    return {k: float(v) for k, v in (out | error_metrics(run_info)).items()}
+
+
+def error_metrics(run_info: Mapping[str, Any]) -> dict[str, float]:
+    """The evaluation's unusable items by cause (``unusable.<cause>``) and their total share.
+
+    ``unusable.failed``, ``unusable.empty``, ``unusable.unparsable`` count items; their sum over
+    the items is ``error_share``, which ``max_error_share`` limits.
+    """
+    out: dict[str, float] = {}
+    if run_info.get("error_share") is not None:
+        out["error_share"] = float(run_info["error_share"])
+    for cause, found in (run_info.get("error_causes") or {}).items():
+        out[metric_key("unusable", cause)] = float(found["items"])
+    return out
 
 
 def replica_metrics(replicas: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:

@@ -1,8 +1,9 @@
-"""An empty reply is a wrong, unanswered item with status ``empty``: counted, never an error.
+"""An empty reply is a wrong, unanswered item with status ``empty``: counted under its own cause.
 
 The API clients return ``GenerateResponse(status="ok", text="")`` once their retries of an empty
 reply are spent; every scorer must then score the item wrong and count it apart from parse
-errors, and it must not count toward ``max_error_share`` (the endpoint did answer).
+errors and failed calls. Since issue 33 it counts toward ``max_error_share`` like them: a run
+whose model answers nothing usable fails.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def test_mcq_empty_replies_are_wrong_with_reason_empty_and_not_errors() -> None:
     assert list(frame["status"]) == ["ok", EMPTY, EMPTY, "parse_error", "error"]
     assert list(frame["correct"]) == [True, False, False, False, False]
     assert set(frame.loc[frame["status"] == EMPTY, "pred"]) == {""}
-    assert error_share(frame) == pytest.approx(1 / 5)  # the failed call only
+    assert error_share(frame) == pytest.approx(4 / 5)  # empty, unparsable and failed alike
     assert count(frame) == Counts(items=5, ok=1, errors=1, parse_errors=1, empty=2, not_sent=0)
     [rates] = group_metrics(frame, "setting", {"accuracy": "correct"}).values()
     assert rates["empty_rate"] == pytest.approx(0.4)
@@ -93,7 +94,7 @@ def test_cases_empty_reply_is_wrong_with_reason_empty() -> None:
     assert answered["status"] == "ok" and answered["correct"]
     assert failed["status"] == "error"
     frame = pd.DataFrame([empty, answered, failed]).assign(seed=60, model="m", kind="model")
-    assert error_share(frame) == pytest.approx(1 / 3)
+    assert error_share(frame) == pytest.approx(2 / 3)
     family = CasesFamily({}, {}, None, Path("."))  # metrics need none of its inputs
     seeds = family.metrics(frame)["seeds"]["60"]
     assert seeds["empty_rate"] == pytest.approx(1 / 3)

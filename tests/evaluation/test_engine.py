@@ -39,7 +39,7 @@ FAMILIES = ("indoculture", "mocqa", "cases")
 RECORD_KEYS = [
     "benchmark", "roster_entry", "model", "model_sha", "prompt", "settings", "skipped",
     "templates", "counts", "error_share", "max_error_share", "details", "provenance",
-    "model_calls", "api", "timings",
+    "model_calls", "api", "timings", "error_causes",
 ]  # fmt: skip
 COUNT_KEYS = ["items", "ok", "errors", "parse_errors", "empty", "not_sent"]
 
@@ -151,11 +151,16 @@ def test_half_the_items_failing_fails_every_family_alike(
 
     run = RunSpec("model", scripted(ScriptedModel("flaky", flaky)), tmp_path / "r.sqlite", 0.1)
     record, preds = evaluate(make_family(family), run)
-    assert record.counts.errors == len(preds) // 2 and record.error_share == pytest.approx(0.5)
+    counts = record.counts
+    assert counts.errors == len(preds) // 2  # unparsable replies count toward the share too
+    unusable = (counts.errors + counts.parse_errors + counts.empty) / counts.items
+    assert record.error_share == pytest.approx(unusable) and record.error_share >= 0.5
     assert (preds.loc[preds["status"] == "error", "error"] == "InternalServerError: 500").all()
     capsys.readouterr()
     assert exit_code(record, tmp_path / "predictions.parquet") == 1
-    assert "error: 50.0% of items failed (limit 10.0%)" in capsys.readouterr().err
+    line = capsys.readouterr().err
+    assert f"error: {unusable:.1%} of items have no usable answer (limit 10.0%" in line
+    assert "50.0% failed calls, e.g. 'InternalServerError: 500'" in line
 
 
 def test_accounting_sums_an_items_requests_into_the_call_columns() -> None:

@@ -88,7 +88,7 @@ def test_failing_replica_is_backed_off_and_its_requests_answered_elsewhere(tmp_p
     per = stats["replicas"]
     assert {base: per[base]["sent"] for base in seen} == seen
     assert per[bad.api_base]["ok"] == 5
-    assert per[bad.api_base]["failed_by_cause"] == {"InternalServerError": seen[bad.api_base] - 5}
+    assert per[bad.api_base]["failed_by_cause"] == {"5xx": seen[bad.api_base] - 5}
     assert per[bad.api_base]["backoffs"] >= 1
     assert per[good.api_base]["failed_by_cause"] == {} and per[good.api_base]["backoffs"] == 0
     assert stats["sent"] == sum(seen.values()) and stats["ok"] == 60
@@ -170,7 +170,8 @@ def test_empty_after_every_attempt_comes_back_ok_and_empty_for_the_scorers(tmp_p
         out, stats = _run(_cfg([server.api_base], attempts=3), 2, tmp_path)
         seen = server.hits
     assert [(r.status, r.text) for r in out] == [("ok", "")] * 2  # scored as `empty`, not errors
-    assert seen == 6 and stats["empty"] == 2 and stats["failed_by_cause"] == {}
+    # retried like the chat client retries it: retry.empty_attempts (2) per item, not attempts
+    assert seen == 4 and stats["empty"] == 2 and stats["failed_by_cause"] == {}
     assert stats["replicas"][server.api_base]["backoffs"] == 0
 
 
@@ -242,3 +243,25 @@ def test_replica_counts_reach_mlflow_metrics() -> None:
     assert metrics["replica.h1_8000.sent"] == 2
     assert metrics["replica.h2_8000.failed.Timeout"] == 1
     assert metrics["replica.h2_8000.backoffs"] == 1
+
+
+@pytest.mark.parametrize("faults", ["429", "400"])
+def test_the_client_and_the_pool_count_the_same_failures_alike(tmp_path: Any, faults: str) -> None:
+    """Issue 33 item 9: one loop, one set of counters, by cause (not by exception class)."""
+    plan = FaultPlan(rate_limit=1.0, retry_after_s=0.01) if faults == "429" else None
+    plan = plan or FaultPlan(fail_status=400)
+    counted = {}
+    for kind, base in (("client", str), ("pool", lambda b: [b])):
+        with FakeOpenAIServer(faults=plan) as server:
+            cfg = _cfg(base(server.api_base), attempts=3)
+            cfg["retry"]["breaker_after"] = 100  # count every item's failure, no early stop
+            _, stats = _run(cfg, 6, tmp_path / kind)
+        shared = ("sent", "ok", "empty", "retries", "retries_by_cause", "failed_by_cause")
+        counted[kind] = {k: stats[k] for k in shared}
+    assert counted["client"] == counted["pool"]
+    if faults == "429":
+        assert counted["pool"]["failed_by_cause"] == {"429": 6}
+        assert counted["pool"]["retries_by_cause"] == {"429": 12} and counted["pool"]["sent"] == 18
+    else:
+        assert counted["pool"]["failed_by_cause"] == {"400": 6}
+        assert counted["pool"]["retries"] == 0 and counted["pool"]["sent"] == 6

@@ -104,6 +104,9 @@ def test_evaluate_analyze_track_with_baselines_and_an_api_model(
     dataset = pd.read_parquet(workspace / DATASET)
     with FakeOpenAIServer(responder=_responder(dataset)) as server:
         _use_server(workspace, server.api_base)
+        params = OmegaConf.load(workspace / "params.yaml")
+        params.mocqa_eval.max_error_share = 0.2  # a sixth is planted unparsable; it counts
+        OmegaConf.save(params, workspace / "params.yaml")
         for entry in ROSTER:
             for prompt in PROMPTS:
                 assert _stage("mocqa_evaluate")(["--model", entry, "--prompt", prompt]) == 0
@@ -214,7 +217,7 @@ def test_stage_fails_past_the_error_threshold(
     with FakeOpenAIServer(faults=FaultPlan(bad_request=0.2, seed=1)) as server:
         _use_server(workspace, server.api_base)
         assert _stage("mocqa_evaluate")(["--model", "model", "--prompt", "zero_shot"]) == 1
-    assert "items failed (limit 10.0%)" in capsys.readouterr().err
+    assert "items have no usable answer (limit 10.0%" in capsys.readouterr().err
     preds = pd.read_parquet(workspace / "data/eval/mocqa/model/zero_shot/predictions.parquet")
     errors = preds[preds["status"] == "error"]
     assert len(errors) > 0 and not errors["correct"].any()

@@ -87,7 +87,7 @@ def test_generation_rows_parse_errors_and_model_errors(
     assert by_clue.loc["temporal", "status"].eq("parse_error").all()
     assert by_clue.loc["temporal", "parse_error"].eq("province,answer").all()
     assert by_clue.loc["comparison", "status"].eq("error").all()
-    assert outcome.error_share == pytest.approx(4 / 24)
+    assert outcome.error_share == pytest.approx(8 / 24)  # failed calls and unparsable replies
     answered = preds[preds["status"] == "ok"]
     assert answered["correct"].all() and answered["province_correct"].all()
     assert not preds.loc[preds["status"] != "ok", ["correct", "province_correct"]].any().any()

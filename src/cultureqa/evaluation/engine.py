@@ -24,7 +24,16 @@ from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
 from cultureqa.config import print_error
-from cultureqa.evaluation.record import Reply, RunRecord, accounting, count, error_share, model_sha
+from cultureqa.evaluation.failures import over_limit_line
+from cultureqa.evaluation.record import (
+    Reply,
+    RunRecord,
+    accounting,
+    count,
+    error_causes,
+    error_share,
+    model_sha,
+)
 from cultureqa.io import write_json
 from cultureqa.llm.base import (
     GenerateRequest,
@@ -218,6 +227,7 @@ def evaluate(family: Family, run: RunSpec) -> Result:
         model_calls=client.calls,
         api=api_stats(client),
         timings={"wall_s": round(time.perf_counter() - started, 3)},
+        error_causes=error_causes(predictions),
     )
     return Result(record, predictions)
 
@@ -258,8 +268,17 @@ def summary_line(record: RunRecord) -> str:
     return (
         f"{name}: {record.counts.items} items, {record.model_calls} model calls{retries}, "
         f"{record.counts.empty} empty replies (scored wrong), "
-        f"error share {record.error_share:.3f}{skipped}"
+        f"error share {record.error_share:.3f}{skipped}{usage_estimates(client)}"
     )
+
+
+def usage_estimates(client: Mapping[str, Any]) -> str:
+    """``, N replies without usage charged by estimate (method N)`` when there were any."""
+    count = int(client.get("usage_estimated") or 0)
+    if not count:
+        return ""
+    methods = ", ".join(f"{m} {n}" for m, n in (client.get("usage_estimated_by") or {}).items())
+    return f", {count} replies without usage charged by counting their tokens ({methods})"
 
 
 def run_and_write(family: Family, run: RunSpec, out_dir: Path, metrics_path: Path) -> int:
@@ -281,15 +300,13 @@ def exit_code(record: RunRecord, predictions: Path) -> int:
     """0; 2 when the circuit breaker stopped sends (its cause is the error); else 1 past the limit.
 
     Item failures never stop a run; only an error share above ``max_error_share`` fails the
-    stage, after its outputs are written so the failures can be inspected.
+    stage (failed calls, empty and unparsable replies alike), after its outputs are written so
+    the failures can be inspected; the line names the causes and quotes an example reply.
     """
     if (reason := stopped_reason(record.api)) is not None:
         print_error(reason)
         return 2
-    share, limit = record.error_share, record.max_error_share
-    if share <= limit:
+    if record.error_share <= record.max_error_share:
         return 0
-    print_error(
-        f"{share:.1%} of items failed (limit {limit:.1%}); see {predictions} column 'error'"
-    )
+    print_error(over_limit_line(record, predictions))
     return 1

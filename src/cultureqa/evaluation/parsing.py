@@ -30,8 +30,8 @@ def is_empty_reply(status: str, text: str | None) -> bool:
     """Whether a call succeeded but the reply holds no text (only whitespace counts as none).
 
     Such an item is a wrong, unanswered answer with status :data:`EMPTY`, counted apart from
-    parse errors and never an infrastructure error: the endpoint answered, so it must not count
-    toward ``max_error_share`` and fail the stage.
+    parse errors and from failed calls (the endpoint answered); like them it counts toward
+    ``max_error_share`` under its own cause: a model that answers nothing has not been evaluated.
     """
     return status == "ok" and not (text or "").strip()
 

@@ -57,6 +57,8 @@ class RunRecord:
     model_calls: int = 0
     api: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    error_causes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """What ``error_share`` is made of, by cause (:data:`UNUSABLE`): items, share, an example."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready; :func:`cultureqa.runlog.write_run` splits stable from volatile keys."""
@@ -69,11 +71,42 @@ def model_sha(model_cfg: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
+UNUSABLE = {"error": "failed", "parse_error": "unparsable", EMPTY: "empty"}
+"""Statuses of items without a usable answer, and the cause each is counted under: a failed
+call, a reply with no option to read, a reply with no text. All three count toward
+``max_error_share``: a model that answers nothing usable has not been evaluated."""
+
+EXAMPLE_CHARS = 80
+"""How much of an example reply an error line quotes."""
+
+
 def error_share(predictions: pd.DataFrame) -> float:
-    """Share of items whose model call failed; parse errors and empty replies are wrong answers."""
+    """Share of items without a usable answer (a failed call, an empty or unparsable reply)."""
     if predictions.empty:
         return 0.0
-    return float((predictions["status"] == "error").mean())
+    return float(predictions["status"].isin(list(UNUSABLE)).mean())
+
+
+def error_causes(predictions: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """Items without a usable answer by cause: count, share and the first one's reply (or error).
+
+    The example is the reply as the model wrote it (the error text for a failed call), cut to
+    :data:`EXAMPLE_CHARS`, so the line that fails a run shows what the model sent.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    if predictions.empty:
+        return out
+    for status, cause in UNUSABLE.items():
+        part = predictions[predictions["status"] == status]
+        if part.empty:
+            continue
+        first = part.iloc[0]
+        raw = first.get("raw", "") if status != "error" else first.get("error", "")
+        text = "" if raw is None or (isinstance(raw, float) and raw != raw) else str(raw)
+        cut = text[:EXAMPLE_CHARS] + ("…" if len(text) > EXAMPLE_CHARS else "")
+        share = round(len(part) / len(predictions), 6)
+        out[cause] = {"items": len(part), "share": share, "example": cut}
+    return out
 
 
 def group_metrics(

@@ -44,6 +44,8 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    estimated_by: str = ""
+    """How the tokens were counted when the reply carried no usage ("" when the server said)."""
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from cultureqa.llm.base import (
     UnsupportedOperation,
     Usage,
 )
-from cultureqa.llm.pricing import worst_case_tokens
+from cultureqa.llm.pricing import estimated_tokens, worst_case_tokens
 from cultureqa.runlock import stop_requested
 from cultureqa.spend import BUDGET, BUDGET_REASON
 
@@ -70,6 +70,8 @@ class BatchStats:
     stopped: str | None = None
     batches_submitted: list[str] = field(default_factory=list)
     batches_resumed: list[str] = field(default_factory=list)
+    usage_estimated: Counter[str] = field(default_factory=Counter)
+    """Replies without usage, charged by counting their tokens, by counting method."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready, with the keys tracking reads from any client."""
@@ -78,6 +80,8 @@ class BatchStats:
             "failed_by_cause": dict(sorted(self.failed.items())), "not_sent": self.not_sent,
             "stopped": self.stopped, "batches_submitted": self.batches_submitted,
             "batches_resumed": self.batches_resumed,
+            "usage_estimated": sum(self.usage_estimated.values()),
+            "usage_estimated_by": dict(sorted(self.usage_estimated.items())),
         }  # fmt: skip
 
 
@@ -107,9 +111,9 @@ class BatchClient:
 
     async def generate(self, requests: Sequence[GenerateRequest]) -> list[GenerateResponse]:
         """Submit (or resume) one batch for ``requests`` and wait for it, at most ``wait_s``."""
-        from cultureqa.llm.litellm_client import _import_litellm
+        from cultureqa.llm.litellm_lib import import_litellm
 
-        litellm = _import_litellm()
+        litellm = import_litellm()
         reserved = self._reserve(requests)
         fits = [i for i, worst in enumerate(reserved) if worst is not None]
         out = [_unsent(f"{BUDGET_REASON} (the line's worst case passes the cap)")] * len(requests)
@@ -155,7 +159,7 @@ class BatchClient:
             self.stats.not_sent += len(requests)
             return [_unsent(f"batch API call failed: {first}") for _ in requests]
         state.unlink(missing_ok=True)  # its answers go to the store now
-        return [self._answer(answers.get(f"r{i}"), batch) for i in range(len(requests))]
+        return [self._answer(answers.get(f"r{i}"), batch, r) for i, r in enumerate(requests)]
 
     def _kw(self) -> dict[str, Any]:
         kw: dict[str, Any] = {"custom_llm_provider": self._provider}
@@ -221,7 +225,9 @@ class BatchClient:
                     found[str(line["custom_id"])] = line
         return found
 
-    def _answer(self, line: dict[str, Any] | None, batch: Any) -> GenerateResponse:
+    def _answer(
+        self, line: dict[str, Any] | None, batch: Any, request: GenerateRequest
+    ) -> GenerateResponse:
         """One reply, or the reason there is none (counted by cause)."""
         response = (line or {}).get("response") or {}
         status = int(response.get("status_code") or 0)
@@ -235,13 +241,16 @@ class BatchClient:
             return GenerateResponse(text=None, status="error", error=f"batch {cause}: {detail}")
         usage = body.get("usage") or {}
         prompt, completion = (
-            int(usage.get("prompt_tokens", 0)),
-            int(usage.get("completion_tokens", 0)),
+            int(usage.get("prompt_tokens") or 0),
+            int(usage.get("completion_tokens") or 0),
         )
+        estimated = ""
+        if not (prompt or completion):  # no usage: counted from above, never charged $0
+            prompt, completion, estimated = estimated_tokens(request, str(text))
+            self.stats.usage_estimated[estimated] += 1
         self.stats.ok += 1
-        return GenerateResponse(
-            text=str(text), usage=Usage(prompt, completion, self._cost(prompt, completion))
-        )
+        cost = self._cost(prompt, completion)
+        return GenerateResponse(str(text), usage=Usage(prompt, completion, cost, estimated))
 
     def _cost(self, prompt: int, completion: int, strict: bool = False) -> float:
         """Batch price: configured price × the discount, or litellm's batch (or halved) price.
@@ -253,9 +262,9 @@ class BatchClient:
                 self.config.output_cost_per_token or 0.0
             )
             return full * BATCH_DISCOUNT
-        from cultureqa.llm.litellm_client import _import_litellm
+        from cultureqa.llm.litellm_lib import import_litellm
 
-        litellm = _import_litellm()
+        litellm = import_litellm()
         try:
             info = litellm.get_model_info(self.config.litellm_model)
             if info.get("input_cost_per_token_batches") is not None:

@@ -162,8 +162,11 @@ class CachedClient:
         poll_s: float = 0.25,
         prompt_guard: PromptCheck | None = None,
         ledger: str | None = None,
+        persist: bool = True,
     ) -> None:
         self.inner = inner
+        self.persist = persist
+        """False for clients that call no model (baselines): answered directly, nothing stored."""
         self.prompt_guard = prompt_guard
         """Refuses a generation request before it is priced or sent (``llm.door``: too long)."""
         self.ledger = ledger
@@ -186,6 +189,8 @@ class CachedClient:
         For an HTTP client that is its request count (retries included, items the breaker kept
         back excluded); for other backends, the requests passed to them.
         """
+        if not self.persist:
+            return 0  # a baseline computes its answers: it calls no model
         sent = getattr(self.inner, "requests_sent", None)
         return int(sent) if isinstance(sent, int) else self.stats.sent
 
@@ -229,6 +234,8 @@ class CachedClient:
     ) -> list[Resp]:
         identity = {**self.identity, "kind": kind}
         keys = [request_key(identity, request_fields(r)) for r in requests]
+        if not self.persist:
+            return await self._unstored(kind, requests, keys, send)
         stored = self.store.get_many_ok(keys)
         self.stats.hits += sum(k in stored for k in keys)
         first: dict[str, int] = {}
@@ -259,6 +266,29 @@ class CachedClient:
         if self.stats.not_sent_budget:
             self.budget_stopped = BUDGET.message(self.stats.not_sent_budget)
         return [answers[k] for k in keys]
+
+    async def _unstored(
+        self,
+        kind: str,
+        requests: Sequence[Req],
+        keys: list[str],
+        send: Callable[[Sequence[Req]], Awaitable[list[Resp]]],
+    ) -> list[Resp]:
+        """Answer a client that calls no model (baselines) in chunks; store nothing.
+
+        Its answers cost nothing and are recomputed identically, so storing them would only
+        fill the store. The dry run still sees its requests (to send, at no cost).
+        """
+        if (plan := DRY_RUN.get()) is not None:
+            plan(self, kind, requests, keys, {})
+        out: list[Resp] = []
+        for start in range(0, len(requests), self.chunk_size):
+            replies = await send(requests[start : start + self.chunk_size])
+            self.stats.sent += len(replies)
+            out.extend(replies)
+            if self.on_progress:
+                self.on_progress(replies)
+        return out
 
     def _refuse(
         self, kind: str, requests: Sequence[Any], first: dict[str, int], answers: dict[str, Any]

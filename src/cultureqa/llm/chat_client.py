@@ -20,12 +20,7 @@ import asyncio
 import logging
 import os
 import time
-from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
-
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from cultureqa.llm.base import (
     NOT_SENT,
@@ -37,141 +32,28 @@ from cultureqa.llm.base import (
     UnsupportedOperation,
     Usage,
 )
-from cultureqa.llm.pricing import worst_case_tokens
+from cultureqa.llm.pricing import estimated_tokens, worst_case_tokens
 from cultureqa.llm.retry import (
+    CallStats,
     CircuitBreaker,
     EmptyReply,
-    RetryConfig,
-    WaitRetryAfterOrBackoff,
+    ItemCount,
+    RetryLoop,
     fix_hint,
-    is_retryable,
-    retry_cause,
+)
+from cultureqa.llm.transport import (
+    ChatConfig,
+    ChatReply,
+    ChatTransport,
+    MissingKey,
+    Transport,
 )
 from cultureqa.runlock import stop_requested
 from cultureqa.spend import BUDGET, BUDGET_REASON
 
+__all__ = ["ChatClient", "ChatConfig", "ChatReply", "MissingKey", "NotSent", "Transport"]
+
 log = logging.getLogger(__name__)
-
-Transport = Literal["http", "litellm"]
-
-
-@dataclass(frozen=True)
-class ChatConfig:
-    """What the client needs; built from a ``conf/model/*.yaml`` entry."""
-
-    model_id: str
-    litellm_model: str
-    """litellm's model string; the ``http`` transport sends the part after the provider prefix
-    (``hosted_vllm/Qwen/Qwen2.5-7B-Instruct`` is served as ``Qwen/Qwen2.5-7B-Instruct``)."""
-    api_base: str | None = None
-    api_key_env: str | None = None
-    transport: Transport = "litellm"
-    concurrency: int = 8
-    ramp_up_s: float = 0.16
-    """Open the ``concurrency`` slots one at a time over this many seconds (``_open_slots``);
-    0.16 s measured best on ``bench/eval_throughput.py`` at concurrency 16 and 32; 0 opens all."""
-    drop_params: bool = True
-    extra_params: dict[str, Any] = field(default_factory=dict)
-    input_cost_per_token: float | None = None
-    output_cost_per_token: float | None = None
-    retry: RetryConfig = field(default_factory=RetryConfig)
-
-    @property
-    def served_model(self) -> str:
-        """The model name an OpenAI-compatible server knows (provider prefix removed)."""
-        prefix, _, name = self.litellm_model.partition("/")
-        return name or prefix
-
-
-@dataclass(frozen=True)
-class ChatReply:
-    """The scored part of one successful HTTP exchange; ``cost_usd`` None: price it here."""
-
-    text: str
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float | None = None
-
-
-class ChatTransport(Protocol):
-    """One request, one reply: everything around it (retries, slots, counting) is the core's."""
-
-    async def prepare(self) -> None:
-        """Load what the first request needs (before the ramp-up clock starts)."""
-        ...
-
-    def check_credentials(self) -> None:
-        """Raise :class:`MissingKey` for a provider whose key variables are all unset."""
-        ...
-
-    async def send(self, request: GenerateRequest, api_key: str | None) -> ChatReply:
-        """One HTTP request; raises on any failure (``EmptyReply`` for empty content)."""
-        ...
-
-    def price(self, prompt_tokens: int, completion_tokens: int) -> float:
-        """USD for these token counts; ``ModelConfigError`` when the price is unknown."""
-        ...
-
-    async def aclose(self) -> None:
-        """Release connections."""
-        ...
-
-
-@dataclass
-class ClientStats:
-    """What the client did, for run.json: nothing retried, skipped or stopped goes unreported."""
-
-    sent: int = 0
-    """HTTP requests made (first attempts and retries): the run's ``model_calls``."""
-    ok: int = 0
-    empty: int = 0
-    """Items answered with empty content after ``retry.empty_attempts`` (status ok, text "")."""
-    retries: Counter[str] = field(default_factory=Counter)
-    """Retries by cause (``retry.RETRY_CAUSES``: 429, 5xx, timeout, malformed, empty, ...)."""
-    failed: Counter[str] = field(default_factory=Counter)
-    """Items that ended in an error, by exception class (after retries)."""
-    not_sent: int = 0
-    """Items not sent: the breaker had opened or the stage was stopping (a rerun sends them)."""
-    stopped: str | None = None
-    """Why the breaker opened: status, provider message and fix, in one line."""
-
-    def as_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready form."""
-        return {
-            "sent": self.sent,
-            "ok": self.ok,
-            "empty": self.empty,
-            "retries": sum(self.retries.values()),
-            "retries_by_cause": dict(sorted(self.retries.items())),
-            "failed_by_cause": dict(sorted(self.failed.items())),
-            "not_sent": self.not_sent,
-            "stopped": self.stopped,
-        }
-
-
-@dataclass
-class _Item:
-    """One item's accounting while it is being sent."""
-
-    start: float = field(default_factory=time.perf_counter)
-    attempts: int = 0
-    empties: int = 0
-    retries: Counter[str] = field(default_factory=Counter)
-    wait_s: float = 0.0
-    server_latency_s: float = 0.0
-
-    def response(self, text: str | None, usage: Usage | None = None, **kw: Any) -> GenerateResponse:
-        """The item's response with its accounting; ``latency_s`` is the whole time it took."""
-        return GenerateResponse(
-            text=text,
-            usage=usage or Usage(),
-            latency_s=time.perf_counter() - self.start,
-            attempts=self.attempts,
-            retries_by_cause=dict(sorted(self.retries.items())),
-            server_latency_s=self.server_latency_s,
-            wait_s=self.wait_s,
-            **kw,
-        )
 
 
 class ChatClient:
@@ -187,9 +69,9 @@ class ChatClient:
         self._ramp_task: asyncio.Task[None] | None = None  # held: the loop keeps weak refs only
         self._ramp_pending = ramped
         self._checked = False
-        self.stats = ClientStats()
+        self.stats = CallStats()
         self.breaker = CircuitBreaker(config.retry.breaker_after)
-        self._wait = WaitRetryAfterOrBackoff(config.retry)
+        self.retrying = RetryLoop(config.retry, self.stats, self.breaker)
         self.transport = make_transport(config)
 
     @property
@@ -245,46 +127,22 @@ class ChatClient:
         self._checked = True
 
     async def _one(self, request: GenerateRequest) -> GenerateResponse:
-        item = _Item()
+        item = ItemCount()
         try:
-            try:  # most requests succeed at once: they skip tenacity's per-call cost (~0.1 ms)
-                reply = await self._attempt(request, item)
-            except Exception as exc:
-                if self.config.retry.attempts <= 1 or not self._should_retry(exc, item):
-                    raise
-                reply = await self._retry(request, item, exc)
-            return item.response(reply.text, self._usage(reply))
+            text, usage = await self.retrying.run(lambda: self._attempt(request, item), item)
+            return item.response(text, usage)
         except NotSent as exc:
             self.stats.not_sent += 1
             return GenerateResponse(text=None, status="error", error=str(exc))
         except EmptyReply as exc:  # retried enough: an answer of nothing, scored as such
             self.stats.empty += 1
-            usage = self._usage(exc.reply) if isinstance(exc.reply, ChatReply) else Usage()
-            return item.response("", usage)
+            return item.response("", exc.usage)
         except Exception as exc:  # recorded per item; the run goes on (DESIGN.md §4)
-            self.stats.failed[type(exc).__name__] += 1
+            self.retrying.failed(exc)
             message = f"{type(exc).__name__}: {_first_line(exc)}"
             return item.response(None, status="error", error=message)
 
-    async def _retry(self, request: GenerateRequest, item: _Item, first: Exception) -> ChatReply:
-        """Attempts 2.. under the tenacity policy, which takes ``first`` as attempt 1's outcome."""
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.config.retry.attempts),
-            wait=self._wait,
-            retry=retry_if_exception(lambda exc: self._should_retry(exc, item)),
-            before_sleep=lambda state: self._count_retry(state, item),
-            reraise=True,
-        )
-        pending: Exception | None = first
-        async for attempt in retrying:
-            with attempt:
-                if pending is not None:
-                    failed, pending = pending, None
-                    raise failed
-                return await self._attempt(request, item)
-        raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
-
-    async def _attempt(self, request: GenerateRequest, item: _Item) -> ChatReply:
+    async def _attempt(self, request: GenerateRequest, item: ItemCount) -> tuple[str, Usage]:
         """One HTTP request in a slot, unless the breaker is open; feeds the breaker either way."""
         queued = time.perf_counter()
         async with self._semaphore:
@@ -302,11 +160,12 @@ class ChatClient:
             cost = 0.0  # a failed request is not billed
             try:
                 reply = await self.transport.send(request, self._key_or_none())
-                cost = self._usage(reply).cost_usd
+                usage = self._usage(reply, request)
+                cost = usage.cost_usd
             except EmptyReply as exc:
                 if isinstance(exc.reply, ChatReply):  # an empty answer is still billed
-                    cost = self._usage(exc.reply).cost_usd
-                item.empties += 1
+                    exc.usage = self._usage(exc.reply, request)
+                    cost = exc.usage.cost_usd
                 item.server_latency_s = time.perf_counter() - started
                 self.breaker.success()  # the server answered
                 raise
@@ -320,20 +179,7 @@ class ChatClient:
             item.server_latency_s = time.perf_counter() - started
         self.breaker.success()
         self.stats.ok += 1
-        return reply
-
-    def _should_retry(self, exc: BaseException, item: _Item) -> bool:
-        if self.breaker.is_open:
-            return False
-        if isinstance(exc, EmptyReply):
-            return item.empties < self.config.retry.empty_attempts
-        return is_retryable(exc)
-
-    def _count_retry(self, state: RetryCallState, item: _Item) -> None:
-        cause = retry_cause(state.outcome.exception() if state.outcome else None)
-        item.retries[cause] += 1
-        self.stats.retries[cause] += 1
-        item.wait_s += state.upcoming_sleep
+        return reply.text, usage
 
     def _worst_case(self, request: GenerateRequest) -> float:
         """The most ``request`` can cost (0 when no budget cap is set: nothing to reserve)."""
@@ -341,12 +187,38 @@ class ChatClient:
             return 0.0
         return self.transport.price(*worst_case_tokens(request))
 
-    def _usage(self, reply: ChatReply) -> Usage:
-        cost = reply.cost_usd
+    def _usage(self, reply: ChatReply, request: GenerateRequest) -> Usage:
+        """What the reply cost; a reply without ``usage`` is charged by counting its tokens.
+
+        Counted by the model's own tokenizer where the transport knows it, else bounded from
+        above (:func:`cultureqa.llm.pricing.estimated_tokens`); never charged at 0, so a budget
+        cap holds against servers that send no usage. Each estimate is counted by method.
+        """
+        if reply.has_usage and (reply.prompt_tokens or reply.completion_tokens):
+            prompt, completion = reply.prompt_tokens or 0, reply.completion_tokens or 0
+            cost = reply.cost_usd
+            estimated = ""
+        else:
+            counted = self.transport.count_tokens(request, reply.text)
+            prompt, completion, estimated = (
+                (counted.prompt_tokens, counted.completion_tokens, counted.method)
+                if counted is not None
+                else estimated_tokens(request, reply.text)
+            )
+            cost = None  # a provider's cost of a reply it reported no tokens for is no bill
+            self.stats.usage_estimated[estimated] += 1
         if cost is None:
-            cost = reply.prompt_tokens * (self.config.input_cost_per_token or 0.0)
-            cost += reply.completion_tokens * (self.config.output_cost_per_token or 0.0)
-        return Usage(reply.prompt_tokens, reply.completion_tokens, float(cost))
+            cost = self._price(prompt, completion)
+        return Usage(prompt, completion, float(cost), estimated)
+
+    def _price(self, prompt: int, completion: int) -> float:
+        if self.config.input_cost_per_token is not None:
+            out = self.config.output_cost_per_token or 0.0
+            return prompt * self.config.input_cost_per_token + completion * out
+        try:
+            return self.transport.price(prompt, completion)
+        except ModelConfigError:  # no price known and no cap set: the tokens are still counted
+            return 0.0
 
     def _stop(self) -> None:
         """Record why the breaker opened, and say it once, loudly (the rest is not sent)."""
@@ -407,10 +279,6 @@ def make_transport(config: ChatConfig) -> ChatTransport:
         f"model '{config.model_id}': options.transport must be http or litellm, "
         f"not {config.transport!r}"
     )
-
-
-class MissingKey(ModelConfigError):
-    """A provider key variable is unset: checked before the first request, never retried."""
 
 
 class NotSent(RuntimeError):

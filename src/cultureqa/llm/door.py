@@ -57,6 +57,7 @@ def open_client(
         on_progress=on_progress,
         prompt_guard=prompt_guard(model_cfg),
         ledger=name,
+        persist=built.stored,
     )
 
 
@@ -122,10 +123,10 @@ def _chars4(request: GenerateRequest) -> int:
 
 
 def _litellm_context(name: str) -> int | None:
-    from cultureqa.llm.litellm_client import _import_litellm
+    from cultureqa.llm.litellm_lib import import_litellm
 
     try:
-        info = _import_litellm().get_model_info(name)
+        info = import_litellm().get_model_info(name)
     except Exception:  # not in litellm's table: no context to go by
         return None
     value = info.get("max_input_tokens") or info.get("max_tokens")
@@ -134,9 +135,9 @@ def _litellm_context(name: str) -> int | None:
 
 def _litellm_counter(name: str) -> Callable[[GenerateRequest], int]:
     def count(request: GenerateRequest) -> int:
-        from cultureqa.llm.litellm_client import _import_litellm
+        from cultureqa.llm.litellm_lib import import_litellm
 
         messages = [{"role": m.role, "content": m.content} for m in request.messages]
-        return int(_import_litellm().token_counter(model=name, messages=messages))
+        return int(import_litellm().token_counter(model=name, messages=messages))
 
     return count

@@ -24,8 +24,8 @@ from typing import Any
 import aiohttp
 
 from cultureqa.llm.base import GenerateRequest, ModelConfigError
-from cultureqa.llm.chat_client import ChatConfig, ChatReply
 from cultureqa.llm.retry import EmptyReply, MalformedReply
+from cultureqa.llm.transport import ChatConfig, ChatReply, TokenCount
 
 
 class HTTPStatusError(RuntimeError):
@@ -116,6 +116,10 @@ class HttpTransport:
         out = self.config.output_cost_per_token or 0.0
         return prompt_tokens * (self.config.input_cost_per_token or 0.0) + completion_tokens * out
 
+    def count_tokens(self, request: GenerateRequest, text: str) -> TokenCount | None:
+        """None: this path never imports a tokenizer; the core bounds the tokens from above."""
+        return None
+
     async def aclose(self) -> None:
         """Close the session and its connections."""
         if self._session is not None and not self._session.closed:
@@ -173,10 +177,10 @@ def _parse(raw: bytes) -> ChatReply:
         payload = json.loads(raw)
         content = payload["choices"][0]["message"].get("content")
         usage = payload.get("usage") or {}
-        reply = ChatReply(
+        reply = ChatReply(  # no usage (older vLLM, llama.cpp, proxies): None, counted later
             text=str(content or ""),
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
+            prompt_tokens=_tokens(usage.get("prompt_tokens")),
+            completion_tokens=_tokens(usage.get("completion_tokens")),
         )
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
         snippet = raw[:120].decode("utf-8", "replace")
@@ -184,3 +188,8 @@ def _parse(raw: bytes) -> ChatReply:
     if not reply.text.strip():
         raise EmptyReply("provider returned empty content", reply)
     return reply
+
+
+def _tokens(value: Any) -> int | None:
+    """A usage count, or None when the server sent none."""
+    return None if value is None else int(value)

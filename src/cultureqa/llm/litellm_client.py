@@ -10,17 +10,16 @@ variable for custom servers) and never enter params, logs, MLflow or the store.
 
 from __future__ import annotations
 
-import gc
-import logging
-import os
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from cultureqa.llm.base import GenerateRequest, ModelConfigError
-from cultureqa.llm.chat_client import ChatConfig, ChatReply, MissingKey
+from cultureqa.llm.litellm_lib import collector_paused, import_litellm, known_tokenizer
+from cultureqa.llm.litellm_lib import route_litellm_logging as route_litellm_logging
 from cultureqa.llm.retry import EmptyReply, MalformedReply
+from cultureqa.llm.transport import ChatConfig, ChatReply, MissingKey, TokenCount
+
+_import_litellm = import_litellm  # the name other modules used before ``litellm_lib``
 
 _MALFORMED = re.compile(
     r"Expecting (value|property name|',' delimiter|':' delimiter)|Unterminated string|"
@@ -35,6 +34,8 @@ class LitellmTransport:
     def __init__(self, config: ChatConfig) -> None:
         self.config = config
         self._litellm: Any = None
+        self._tokenizer: str | None = None
+        """The model's own tokenizer, when litellm has it offline (see ``count_tokens``)."""
 
     async def prepare(self) -> None:
         """Import litellm (collector paused) and run its response path once, offline."""
@@ -69,12 +70,29 @@ class LitellmTransport:
 
     def _lib(self) -> Any:
         if self._litellm is None:
-            with _collector_paused():
-                litellm = _import_litellm()
+            with collector_paused():
+                litellm = import_litellm()
+                # asked before our price is registered: a model we register is not "known"
+                self._tokenizer = known_tokenizer(litellm, self.config.litellm_model)
                 self._register_price(litellm)
                 _warm_up(litellm, self.config.litellm_model)
             self._litellm = litellm
         return self._litellm
+
+    def count_tokens(self, request: GenerateRequest, text: str) -> TokenCount | None:
+        """The reply's tokens by the model's own tokenizer (litellm's ``token_counter``).
+
+        None for a model whose tokenizer litellm does not hold offline: its ``token_counter``
+        would fall back to an OpenAI encoding silently (or try to download one).
+        """
+        litellm = self._lib()
+        if self._tokenizer is None:
+            return None
+        model = self.config.litellm_model
+        messages = [{"role": m.role, "content": m.content} for m in request.messages]
+        prompt = int(litellm.token_counter(model=model, messages=messages))
+        completion = int(litellm.token_counter(model=model, text=text, count_response_tokens=True))
+        return TokenCount(prompt, completion, f"tokenizer ({self._tokenizer})")
 
     def _register_price(self, litellm: Any) -> None:
         """Tell litellm's cost calculator the configured price (models it does not know).
@@ -146,62 +164,25 @@ class LitellmTransport:
 
 
 def _reply(response: Any) -> ChatReply:
-    """Content, tokens and litellm's cost (its table, or the registered price)."""
+    """Content, tokens and litellm's cost (its table, or the registered price).
+
+    A reply without usage reaches here with litellm's zeros (and a cost of $0 from them): it
+    comes back with no tokens and no cost, so the core counts them instead of charging 0.
+    """
     usage = getattr(response, "usage", None)
     cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
     content = response.choices[0].message.content if response.choices else None
-    reply = ChatReply(
-        text=str(content or ""),
-        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-        cost_usd=None if cost is None else float(cost),
-    )
+    prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+    completion = int(getattr(usage, "completion_tokens", 0) or 0)
+    if not (prompt or completion):
+        reply = ChatReply(str(content or ""), None, None)
+    else:
+        reply = ChatReply(
+            str(content or ""), prompt, completion, None if cost is None else float(cost)
+        )
     if not reply.text.strip():
         raise EmptyReply("provider returned empty content", reply)
     return reply
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector, then freeze everything built meanwhile.
-
-    litellm builds ~380k long-lived objects at import. Left to the collector, the import itself
-    triggers full collections that scan them (~0.8 s here), every later full collection in the
-    request loop scans them again (an event-loop stall of ~0.2 s each), and interpreter shutdown
-    walks them once more (~0.8 s). ``gc.freeze`` moves them to the permanent generation, which
-    the collector skips; they live as long as the process anyway.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if was_enabled:
-            gc.enable()
-
-
-def _import_litellm() -> Any:
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch it at run time
-    import litellm
-
-    litellm.suppress_debug_info = True
-    route_litellm_logging()
-    return litellm
-
-
-def route_litellm_logging(level: int = logging.WARNING) -> None:
-    """Send litellm's records through the stage's logging, from WARNING up.
-
-    litellm gives its loggers their own stderr handler (each warning would print twice next to
-    the stage's root handler) and logs 2–4 INFO lines per call; a stage at INFO printed ~4,200
-    of them for 352 failing items, through the progress bar.
-    """
-    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
-        logger = logging.getLogger(name)
-        logger.handlers.clear()
-        logger.setLevel(level)
-        logger.propagate = True
 
 
 def _warm_up(litellm: Any, model: str) -> None:

@@ -34,3 +34,19 @@ def prompt_token_bound(messages: Sequence[Message]) -> int:
 def worst_case_tokens(request: GenerateRequest) -> tuple[int, int]:
     """(prompt tokens, completion tokens) that ``request`` can be billed for at most."""
     return prompt_token_bound(request.messages), request.max_tokens
+
+
+BYTE_BOUND = "byte bound"
+"""How a reply without usage is counted when the model's tokenizer is not known here."""
+
+
+def estimated_tokens(request: GenerateRequest, text: str) -> tuple[int, int, str]:
+    """(prompt, completion, method) for a reply that carried no usage, bounded from above.
+
+    The prompt by :func:`prompt_token_bound` (what was reserved for it), the completion by the
+    reply's UTF-8 bytes plus one message's markers, never more than ``max_tokens`` (a provider
+    bills no more). Conservative: an estimate above the bill costs concurrency near the cap,
+    one below it would cost money.
+    """
+    completion = len(text.encode("utf-8")) + PER_MESSAGE_TOKENS
+    return prompt_token_bound(request.messages), min(request.max_tokens, completion), BYTE_BOUND

@@ -29,6 +29,9 @@ class BuiltModel:
     client: ModelClient
     identity: dict[str, Any]
     chunk_size: int
+    stored: bool = True
+    """Whether answers go to the response store: not for baselines, which call no model (a
+    random baseline over a million-row benchmark wrote 311 MB of answers it recomputes free)."""
 
 
 Factory = Callable[[Mapping[str, Any]], BuiltModel]
@@ -70,14 +73,15 @@ def _options(cfg: Mapping[str, Any]) -> dict[str, Any]:
 def _random(cfg: Mapping[str, Any]) -> BuiltModel:
     seed = int(_options(cfg).get("seed", 0))
     identity = {"backend": "random", "seed": seed}
-    return BuiltModel(RandomBaseline(str(cfg["id"]), seed), identity, chunk_size=1000)
+    return BuiltModel(RandomBaseline(str(cfg["id"]), seed), identity, 1000, stored=False)
 
 
 @register_backend("fixed")
 def _fixed(cfg: Mapping[str, Any]) -> BuiltModel:
     position = int(_options(cfg).get("position", 0))
     identity = {"backend": "fixed", "position": position}
-    return BuiltModel(FixedPositionBaseline(str(cfg["id"]), position), identity, chunk_size=1000)
+    baseline = FixedPositionBaseline(str(cfg["id"]), position)
+    return BuiltModel(baseline, identity, 1000, stored=False)
 
 
 @register_backend("litellm")

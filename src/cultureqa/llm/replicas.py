@@ -5,11 +5,13 @@ client per ``api_base`` and sends each request to the replica with the fewest ou
 requests, so a faster replica takes more of the load without any weights to tune.
 
 Retries live here, not in the wrapped clients: each wrapped client makes exactly one attempt, and
-the pool runs the project's tenacity policy (``llm/retry.py``) around a routing step, so an
-attempt that failed on one replica is retried on another. A replica that fails with a transient
-cause (connection refused, 5xx, timeout, 429) is backed off: excluded for an exponentially growing
-cool-down, then probed with a single request; a success makes it healthy again. Nothing about a
-backed-off replica fails the run, and every period is counted and logged.
+the pool runs the one retry loop of ``llm/retry.py`` (the chat client's own) around a routing
+step, so an attempt that failed on one replica is retried on another; retries and failures are
+counted by cause in the same :class:`~cultureqa.llm.retry.CallStats` the chat client keeps.
+A replica that fails with a transient cause (connection refused, 5xx, timeout, 429) is backed
+off: excluded for an exponentially growing cool-down, then probed with a single request; a
+success makes it healthy again. Nothing about a backed-off replica fails the run, and every
+period is counted and logged.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity import RetryCallState
 
 from cultureqa.llm.base import (
     NOT_SENT,
@@ -35,8 +37,11 @@ from cultureqa.llm.base import (
     UnsupportedOperation,
 )
 from cultureqa.llm.retry import (
+    CallStats,
     CircuitBreaker,
+    ItemCount,
     RetryConfig,
+    RetryLoop,
     WaitRetryAfterOrBackoff,
     fix_hint,
     hopeless_cause,
@@ -72,7 +77,7 @@ class ReplicaStats:
     """Attempts routed to this replica."""
     ok: int = 0
     failed: Counter[str] = field(default_factory=Counter)
-    """Failed attempts by the exception class the wrapped client recorded."""
+    """Failed attempts by cause (``retry.CAUSES``)."""
     backoffs: int = 0
     """Backed-off periods (each one a cool-down after a transient failure)."""
     backoff_s: float = 0.0
@@ -90,30 +95,15 @@ class ReplicaStats:
 
 
 @dataclass
-class PoolStats:
-    """The pool's counters, shaped like ``ClientStats`` plus a ``replicas`` block."""
+class PoolStats(CallStats):
+    """The chat client's counters (``retry.CallStats``) plus one block per replica."""
 
-    replicas: dict[str, ReplicaStats]
-    retries: Counter[str] = field(default_factory=Counter)
-    failed: Counter[str] = field(default_factory=Counter)
-    """Items that ended in an error after every attempt, by cause."""
-    not_sent: int = 0
-    stopped: str | None = None
-    empty: int = 0
-    """Items still answered with no text after every attempt (returned as ``ok``, text "")."""
+    replicas: dict[str, ReplicaStats] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """The keys every API client reports (sent, ok, retries, …) and one entry per replica."""
-        return {
-            "sent": sum(r.sent for r in self.replicas.values()),
-            "ok": sum(r.ok for r in self.replicas.values()),
-            "retries": sum(self.retries.values()),
-            "retries_by_cause": dict(sorted(self.retries.items())),
-            "failed_by_cause": dict(sorted(self.failed.items())),
-            "not_sent": self.not_sent,
-            "stopped": self.stopped,
-            "empty": self.empty,
-            "replicas": {base: r.as_dict() for base, r in self.replicas.items()},
+        return super().as_dict() | {
+            "replicas": {base: r.as_dict() for base, r in self.replicas.items()}
         }
 
 
@@ -138,35 +128,6 @@ class _Replica:
         return now >= self.until and self.outstanding < (self.slots if self.level == 0 else 1)
 
 
-@dataclass
-class _ItemCount:
-    """One item's accounting across its attempts, whichever replicas served them."""
-
-    start: float = field(default_factory=time.perf_counter)
-    attempts: int = 0
-    retries: Counter[str] = field(default_factory=Counter)
-    wait_s: float = 0.0
-    """Routing waits (no replica had a free slot) and backoff sleeps between attempts."""
-    server_latency_s: float = 0.0
-
-    def add(self, reply: GenerateResponse) -> None:
-        """Count one wrapped attempt (its own slot wait included, normally none)."""
-        self.attempts += reply.attempts
-        self.wait_s += reply.wait_s
-        self.server_latency_s = reply.server_latency_s
-
-    def settle(self, reply: GenerateResponse) -> GenerateResponse:
-        """``reply`` with the item's whole accounting instead of its last attempt's."""
-        return dataclasses.replace(
-            reply,
-            latency_s=time.perf_counter() - self.start,
-            attempts=self.attempts,
-            retries_by_cause=dict(sorted(self.retries.items())),
-            server_latency_s=self.server_latency_s,
-            wait_s=self.wait_s,
-        )
-
-
 class _AttemptFailed(RuntimeError):
     """A wrapped client's error record, raised so tenacity can decide on another attempt."""
 
@@ -174,8 +135,11 @@ class _AttemptFailed(RuntimeError):
         error = response.error or "model error"
         super().__init__(error)
         self.response = response
-        self.cause = error.split(":", 1)[0].strip() or "UnknownError"
-        self.status_code = hopeless_cause(self.cause)
+        self.name = error.split(":", 1)[0].strip() or "UnknownError"
+        """The exception class the wrapped client recorded."""
+        self.cause = record_cause(error)
+        """Its cause (``retry.CAUSES``), as the wrapped client would have counted it."""
+        self.status_code = hopeless_cause(self.name)
         """Read by :func:`hopeless_status`, so the breaker judges it like the original."""
 
 
@@ -210,9 +174,12 @@ class ReplicaPool:
         self._key_env = key_env  # named in the breaker's fix hint, never read here
         self.retry = retry
         self._replicas = [_Replica(b, make_client(b), max(1, slots)) for b in api_bases]
-        self.stats = PoolStats({r.api_base: r.stats for r in self._replicas})
+        self.stats = PoolStats(replicas={r.api_base: r.stats for r in self._replicas})
         self.breaker = CircuitBreaker(retry.breaker_after)
         self._backoff = WaitRetryAfterOrBackoff(retry)
+        self.retrying = RetryLoop(
+            retry, self.stats, self.breaker, self._retryable, _cause_of, self._wait
+        )
         self._waiters: deque[asyncio.Future[None]] = deque()
 
     @property
@@ -244,30 +211,21 @@ class ReplicaPool:
             await replica.client.aclose()
 
     async def _one(self, request: GenerateRequest) -> GenerateResponse:
-        item = _ItemCount()
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.retry.attempts),
-            wait=self._wait,
-            retry=retry_if_exception(self._should_retry),
-            before_sleep=lambda state: self._count_retry(state, item),
-            reraise=True,
-        )
+        item = ItemCount()
         try:
-            async for attempt in retrying:
-                with attempt:
-                    return item.settle(await self._attempt(request, item))
+            reply = await self.retrying.run(lambda: self._attempt(request, item), item)
+            return item.settle(reply)
         except _NotSent as exc:
             self.stats.not_sent += 1
             return exc.response
         except _AttemptFailed as exc:
-            if exc.cause == EMPTY_CAUSE:
+            if exc.cause == "empty":
                 self.stats.empty += 1
                 return item.settle(GenerateResponse("", usage=exc.response.usage))
-            self.stats.failed[exc.cause] += 1
+            self.retrying.failed(exc)
             return item.settle(exc.response)
-        raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
 
-    async def _attempt(self, request: GenerateRequest, item: _ItemCount) -> GenerateResponse:
+    async def _attempt(self, request: GenerateRequest, item: ItemCount) -> GenerateResponse:
         """One attempt on one replica; a failure backs the replica off when it is transient."""
         if self.breaker.is_open:
             raise _NotSent(GenerateResponse(None, "error", f"{NOT_SENT}{self.stats.stopped}"))
@@ -276,6 +234,7 @@ class ReplicaPool:
         item.wait_s += time.perf_counter() - queued
         replica.outstanding += 1
         replica.stats.sent += 1
+        self.stats.sent += 1
         try:
             [reply] = await replica.client.generate([request])
         finally:
@@ -283,8 +242,12 @@ class ReplicaPool:
             self._wake(1)
         if (reply.error or "").startswith(NOT_SENT):
             replica.stats.sent -= 1  # the wrapped client made no call
+            self.stats.sent -= 1
             raise _NotSent(reply)
         item.add(reply)
+        self._merge_hints()
+        if reply.usage.estimated_by:
+            self.stats.usage_estimated[reply.usage.estimated_by] += 1
         if reply.status == "ok" and not (reply.text or "").strip():
             reply = GenerateResponse(None, "error", f"{EMPTY_CAUSE}: no text", reply.usage)
         if reply.status == "ok":
@@ -292,12 +255,13 @@ class ReplicaPool:
                 replica.level = 0
                 self._wake(replica.slots)
             replica.stats.ok += 1
+            self.stats.ok += 1
             self.breaker.success()
             return reply
         failure = _AttemptFailed(reply)
         replica.stats.failed[failure.cause] += 1
-        if is_retryable_cause(failure.cause) and failure.cause != EMPTY_CAUSE:
-            self._back_off(replica, failure.cause)
+        if is_retryable_cause(failure.name) and failure.cause != "empty":
+            self._back_off(replica, failure.name)
         self._feed_breaker(failure)
         raise failure
 
@@ -378,12 +342,16 @@ class ReplicaPool:
             )
             log.warning("circuit breaker open, sending nothing more: %s", self.stats.stopped)
 
-    def _should_retry(self, exc: BaseException) -> bool:
-        return (
-            isinstance(exc, _AttemptFailed)
-            and is_retryable_cause(exc.cause)
-            and not self.breaker.is_open
-        )
+    def _merge_hints(self) -> None:
+        """The replicas' ``Retry-After`` counts: only their clients see the servers' headers."""
+        inner = [s for s in (_stats(r.client) for r in self._replicas) if isinstance(s, CallStats)]
+        seen = [s.retry_after_max_s for s in inner if s.retry_after_max_s is not None]
+        self.stats.retry_after_max_s = max(seen) if seen else None
+        self.stats.retry_after_capped = sum(s.retry_after_capped for s in inner)
+
+    def _retryable(self, exc: BaseException) -> bool:
+        """A transient failure of one attempt: another replica (or a later try) may succeed."""
+        return isinstance(exc, _AttemptFailed) and is_retryable_cause(exc.name)
 
     def _any_healthy(self) -> bool:
         """Whether some replica has not failed since its last success (busy or not)."""
@@ -393,11 +361,11 @@ class ReplicaPool:
         """No wait while a healthy replica remains (routing waits for a slot); else backoff."""
         return 0.0 if self._any_healthy() else self._backoff(state)
 
-    def _count_retry(self, state: RetryCallState, item: _ItemCount) -> None:
-        exc = state.outcome.exception() if state.outcome else None
-        cause = (
-            record_cause(exc.response.error or "") if isinstance(exc, _AttemptFailed) else "other"
-        )
-        self.stats.retries[cause] += 1
-        item.retries[cause] += 1
-        item.wait_s += state.upcoming_sleep
+
+def _stats(client: ModelClient) -> object:
+    return getattr(client, "stats", None)
+
+
+def _cause_of(exc: BaseException | None) -> str:
+    """The cause of a failed attempt, from the wrapped client's record of it."""
+    return exc.cause if isinstance(exc, _AttemptFailed) else "other"

@@ -1,31 +1,47 @@
-"""One retry policy for every HTTP provider and both transports (DESIGN.md §4).
+"""One retry policy, one retry loop, one set of counters for every API client (DESIGN.md §4).
 
 Providers are called with ``max_retries=0`` so exactly this policy applies: exponential backoff
 with jitter, ``Retry-After`` honoured, and only transient failures retried — rate limits, timeouts,
 connection errors, 5xx, malformed and empty replies. A 400 or 401 will not fix itself, so it is
 never retried. Failures are judged by class name (litellm's and openai's, which the aiohttp
 transport's own errors mirror) or by ``status_code``, so both transports classify alike.
+
+:class:`RetryLoop` runs the policy for the chat client and for the replica pool alike, counting
+retries and final failures by cause (:data:`CAUSES`) in one :class:`CallStats`, so a run record
+reads the same whichever client made the calls.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import re
-from dataclasses import dataclass
-from typing import Any
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
-from tenacity import RetryCallState
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_random_exponential
+
+from cultureqa.llm.base import GenerateResponse, Usage
+
+log = logging.getLogger(__name__)
+R = TypeVar("R")
 
 
 class EmptyReply(RuntimeError):
     """The provider answered 200 with no content: retried ``empty_attempts`` times, then counted.
 
-    ``reply`` is what came back (its token usage is still paid for).
+    ``reply`` is what came back (its token usage is still paid for); ``usage`` what the client
+    charged for it.
     """
 
     def __init__(self, message: str, reply: Any = None) -> None:
         super().__init__(message)
         self.reply = reply
+        self.usage: Usage | None = None
 
 
 class MalformedReply(RuntimeError):
@@ -63,6 +79,17 @@ _RETRYABLE_NAMES = {
 
 RETRY_CAUSES = ("429", "5xx", "timeout", "malformed", "empty", "connection", "other")
 """Names under which retries are counted, per item and per run (never exception class names)."""
+
+CAUSES = (*RETRY_CAUSES, "400", "401", "403", "404")
+"""Names under which failures are counted: the retry causes plus the never-retried statuses."""
+
+CAUSE_WORDS = {
+    "429": "HTTP 429 (rate limited)", "5xx": "HTTP 5xx (server error)",
+    "timeout": "timeouts", "malformed": "replies that are not chat completions",
+    "empty": "empty replies", "connection": "connection failures", "400": "HTTP 400",
+    "401": "HTTP 401", "403": "HTTP 403", "404": "HTTP 404", "other": "other errors",
+}  # fmt: skip
+"""How an error line names each cause."""
 
 
 def is_retryable(exc: BaseException) -> bool:
@@ -106,8 +133,9 @@ def _classify(names: set[str], status: object, message: str) -> str:
         return "timeout"
     if "RateLimitError" in names or status == 429:
         return "429"
-    if names & _HOPELESS_NAMES.keys() or status in _HOPELESS_STATUS:
-        return "other"
+    hopeless = next((_HOPELESS_NAMES[n] for n in names if n in _HOPELESS_NAMES), status)
+    if hopeless in _HOPELESS_STATUS:
+        return str(hopeless)
     if "APIConnectionError" in names or "Connection error" in message:
         return "connection"
     if (isinstance(status, int) and status >= 500) or names & _RETRYABLE_NAMES:
@@ -254,3 +282,191 @@ class CircuitBreaker:
         self.consecutive += 1
         if self.consecutive >= self.threshold:
             self.trip = (status, provider_message(exc))
+
+
+@dataclass
+class CallStats:
+    """What an API client did, for run.json and MLflow: nothing retried or estimated is silent.
+
+    The chat client and the replica pool both keep exactly these counters.
+    """
+
+    sent: int = 0
+    """HTTP requests made (first attempts and retries): the run's ``model_calls``."""
+    ok: int = 0
+    empty: int = 0
+    """Items answered with empty content after ``retry.empty_attempts`` (status ok, text "")."""
+    retries: Counter[str] = field(default_factory=Counter)
+    """Retries by cause (:data:`RETRY_CAUSES`)."""
+    failed: Counter[str] = field(default_factory=Counter)
+    """Items that ended in an error after every attempt, by cause (:data:`CAUSES`)."""
+    not_sent: int = 0
+    """Items not sent: the breaker had opened or the stage was stopping (a rerun sends them)."""
+    stopped: str | None = None
+    """Why the breaker opened: status, provider message and fix, in one line."""
+    usage_estimated: Counter[str] = field(default_factory=Counter)
+    """Replies without ``usage``, charged by counting their tokens, by counting method."""
+    retry_after_max_s: float | None = None
+    """The longest ``Retry-After`` a server asked for (None: it never sent one)."""
+    retry_after_capped: int = 0
+    """``Retry-After`` hints longer than ``retry.max_wait_s``: the retry came earlier."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready form."""
+        return {
+            "sent": self.sent,
+            "ok": self.ok,
+            "empty": self.empty,
+            "retries": sum(self.retries.values()),
+            "retries_by_cause": dict(sorted(self.retries.items())),
+            "failed_by_cause": dict(sorted(self.failed.items())),
+            "not_sent": self.not_sent,
+            "stopped": self.stopped,
+            "usage_estimated": sum(self.usage_estimated.values()),
+            "usage_estimated_by": dict(sorted(self.usage_estimated.items())),
+            "retry_after_max_s": self.retry_after_max_s,
+            "retry_after_capped": self.retry_after_capped,
+        }
+
+
+@dataclass
+class ItemCount:
+    """One item's accounting across its attempts, whichever client or replica served them."""
+
+    start: float = field(default_factory=time.perf_counter)
+    attempts: int = 0
+    empties: int = 0
+    retries: Counter[str] = field(default_factory=Counter)
+    wait_s: float = 0.0
+    """Slot or routing waits and backoff sleeps between attempts."""
+    server_latency_s: float = 0.0
+
+    def response(self, text: str | None, usage: Usage | None = None, **kw: Any) -> GenerateResponse:
+        """The item's response with its accounting; ``latency_s`` is the whole time it took."""
+        return GenerateResponse(
+            text=text,
+            usage=usage or Usage(),
+            latency_s=time.perf_counter() - self.start,
+            attempts=self.attempts,
+            retries_by_cause=dict(sorted(self.retries.items())),
+            server_latency_s=self.server_latency_s,
+            wait_s=self.wait_s,
+            **kw,
+        )
+
+    def add(self, reply: GenerateResponse) -> None:
+        """Count one wrapped client's attempt (its own slot wait included, normally none)."""
+        self.attempts += reply.attempts
+        self.wait_s += reply.wait_s
+        self.server_latency_s = reply.server_latency_s
+
+    def settle(self, reply: GenerateResponse) -> GenerateResponse:
+        """``reply`` with the item's whole accounting instead of its last attempt's."""
+        return dataclasses.replace(
+            reply,
+            latency_s=time.perf_counter() - self.start,
+            attempts=self.attempts,
+            retries_by_cause=dict(sorted(self.retries.items())),
+            server_latency_s=self.server_latency_s,
+            wait_s=self.wait_s,
+        )
+
+
+class RetryLoop:
+    """The one retry loop: attempt, classify, count, wait, attempt again (tenacity).
+
+    ``retryable`` says whether a failure is transient for the client at hand; the loop adds
+    what every client shares: an open breaker stops retries, an empty reply is retried
+    ``empty_attempts`` times, and every retry, final failure and ``Retry-After`` is counted by
+    cause in ``stats``. ``cause_of`` names a failure's cause (:data:`CAUSES`); ``wait`` picks
+    the sleep (default: the server's ``Retry-After``, else jittered exponential backoff).
+    """
+
+    def __init__(
+        self,
+        config: RetryConfig,
+        stats: CallStats,
+        breaker: CircuitBreaker,
+        retryable: Callable[[BaseException], bool] = is_retryable,
+        cause_of: Callable[[BaseException | None], str] = retry_cause,
+        wait: Callable[[RetryCallState], float] | None = None,
+    ) -> None:
+        self.config = config
+        self.stats = stats
+        self.breaker = breaker
+        self._retryable = retryable
+        self.cause_of = cause_of
+        self._wait = wait or WaitRetryAfterOrBackoff(config)
+
+    async def run(self, attempt: Callable[[], Awaitable[R]], item: ItemCount) -> R:
+        """``attempt()`` until it succeeds or the policy gives up (the last failure is raised).
+
+        Most requests succeed at once: they skip tenacity's per-call cost (~0.1 ms).
+        """
+        try:
+            return await self._try(attempt, item)
+        except Exception as exc:
+            if self.config.attempts <= 1 or not self._should_retry(exc, item):
+                raise
+            first: Exception | None = exc
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.config.attempts),
+            wait=self._wait,
+            retry=retry_if_exception(lambda exc: self._should_retry(exc, item)),
+            before_sleep=lambda state: self._count_retry(state, item),
+            reraise=True,
+        )
+        async for try_ in retrying:
+            with try_:
+                if first is not None:  # attempt 1's outcome, handed to tenacity
+                    failed, first = first, None
+                    raise failed
+                return await self._try(attempt, item)
+        raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
+
+    def failed(self, exc: BaseException) -> str:
+        """Count an item that ended in ``exc`` after every attempt; returns its cause."""
+        cause = self.cause_of(exc)
+        self.stats.failed[cause] += 1
+        return cause
+
+    async def _try(self, attempt: Callable[[], Awaitable[R]], item: ItemCount) -> R:
+        try:
+            return await attempt()
+        except Exception as exc:
+            if self.cause_of(exc) == "empty":
+                item.empties += 1
+            self._note_retry_after(exc)
+            raise
+
+    def _should_retry(self, exc: BaseException, item: ItemCount) -> bool:
+        if self.breaker.is_open:
+            return False
+        if self.cause_of(exc) == "empty":
+            return item.empties < self.config.empty_attempts
+        return self._retryable(exc)
+
+    def _count_retry(self, state: RetryCallState, item: ItemCount) -> None:
+        cause = self.cause_of(state.outcome.exception() if state.outcome else None)
+        item.retries[cause] += 1
+        self.stats.retries[cause] += 1
+        item.wait_s += state.upcoming_sleep
+
+    def _note_retry_after(self, exc: BaseException) -> None:
+        """Keep the longest ``Retry-After``; say once per client that one was cut short."""
+        hinted = retry_after_seconds(exc)
+        if hinted is None:
+            return
+        self.stats.retry_after_max_s = max(self.stats.retry_after_max_s or 0.0, hinted)
+        if hinted <= self.config.max_wait_s:
+            return
+        self.stats.retry_after_capped += 1
+        if self.stats.retry_after_capped == 1:
+            log.warning(
+                "the server asked to wait %g s before retrying (Retry-After), longer than "
+                "retry.max_wait_s = %g s: retries wait %g s instead (said once; counted in the "
+                "run record as api.client.retry_after_capped); raise retry.max_wait_s to honour it",
+                hinted,
+                self.config.max_wait_s,
+                self.config.max_wait_s,
+            )

@@ -50,6 +50,9 @@ class FaultPlan:
     retry_after_s: float = 0.05
     hang_s: float = 5.0
     seed: int = 0
+    omit_usage: bool = False
+    """Replies carry no ``usage`` block, as older vLLM, llama.cpp's server, proxies and streams
+    without ``stream_options`` send them; the server still bills what it counts (``billed``)."""
     fail_status: int = 0
     """When set (e.g. 401, 404), every request not scripted gets this HTTP status and an
     OpenAI-style error body: a wrong key, model name or endpoint."""
@@ -84,6 +87,8 @@ class FakeOpenAIServer:
         self.latency_s = latency_s
         self.faults = faults or FaultPlan()
         self.records: list[RequestRecord] = []
+        self.billed: list[dict[str, int]] = []
+        """Token usage of every 200 reply, as the server counts it, whether it sends it or not."""
         self.outcomes: list[str] = []
         """Fault drawn for each request, in arrival order (hung requests included at once)."""
         self._rng = random.Random(self.faults.seed)
@@ -230,7 +235,12 @@ class FakeOpenAIServer:
             handler.wfile.write(raw)
             return None
         text = "" if outcome == "empty" else self.responder(body.get("messages", []))
-        return _send(handler, 200, _completion(body, text))
+        completion = _completion(body, text)
+        with self._lock:
+            self.billed.append(dict(completion["usage"]))
+        if self.faults.omit_usage:
+            del completion["usage"]
+        return _send(handler, 200, completion)
 
     # --- minimal Batch API ----------------------------------------------------------------------
 
@@ -274,6 +284,10 @@ class FakeOpenAIServer:
         if outcome in ("ok", "empty"):
             text = "" if outcome == "empty" else self.responder(line["body"].get("messages", []))
             body = _completion(line["body"], text)
+            with self._lock:
+                self.billed.append(dict(body["usage"]))
+            if self.faults.omit_usage:
+                del body["usage"]
             return answer | {"response": {"status_code": 200, "body": body}, "error": None}
         status = int(outcome) if outcome.isdigit() else 500
         error = {"code": str(status), "message": _ERROR_MESSAGES.get(outcome, outcome)}
@@ -390,6 +404,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--retry-after-s", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--fail-status", type=int, default=0, help="answer every request so")
+    parser.add_argument("--no-usage", action="store_true", help="send replies without usage")
     args = parser.parse_args(argv)
     plan = FaultPlan(
         rate_limit=args.rate_limit,
@@ -402,6 +417,7 @@ def main(argv: list[str] | None = None) -> int:
         hang_s=args.hang_s,
         seed=args.seed,
         fail_status=args.fail_status,
+        omit_usage=args.no_usage,
     )
     reply = args.reply
     server = FakeOpenAIServer(lambda m: reply, args.latency, plan, args.port, args.log)

@@ -114,15 +114,18 @@ def test_make_compare_pairs_the_experiments(sweep: Path) -> None:
     assert max(map(len, table.splitlines())) <= 160
     numbers = list(csv.DictReader(io.StringIO(
         run(sweep, "make", "-s", "compare", "ARGS=--baseline rnd --csv"))))  # fmt: skip
-    fst = next(r for r in numbers if r["experiment"] == "fst")
-    assert fst["model.id"] == "first-option" and fst["indoculture Δ pairing"] == "paired, n=88"
+    fst = next(r for r in numbers if r["experiment"] == "fst" and r["column"] == "indoculture")
+    assert fst["model.id"] == "first-option" and fst["note"] == "paired, n=88"
+    assert fst["prompt"] == "zero_shot" and fst["settings"] == "7/7"
     # over the same items in every setting, the mean of per-item means is the mean accuracy
     diff = json.loads(run(sweep, "dvc", "metrics", "diff", "rnd", "fst", "--all", "--json"))
     model = [v["new"] for k, v in diff["metrics/indoculture/headline.json"].items()
              if k.startswith("accuracy.model.")]  # fmt: skip
-    assert float(fst["indoculture"]) == pytest.approx(sum(model) / len(model), abs=1e-6)
-    low, high = float(fst["indoculture Δ ci_low"]), float(fst["indoculture Δ ci_high"])
-    assert low < float(fst["indoculture Δ"]) < high
+    assert float(fst["accuracy"]) == pytest.approx(sum(model) / len(model), abs=1e-6)
+    low, high = float(fst["Δ ci_low"]), float(fst["Δ ci_high"])
+    assert low < float(fst["Δ"]) < high
+    assert "workspace" not in {r["experiment"] for r in numbers}  # = fst: shown once
+    assert "workspace = fst (same params and predictions)" in table
 
 
 def test_comparison_commands_in_a_160_column_terminal(

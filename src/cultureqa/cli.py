@@ -7,8 +7,10 @@ and the ``conf/config.yaml`` entries, recomposes params.yaml and runs the contra
 ``cultureqa params check`` says "run make params" when params.yaml is older than conf/.
 ``cultureqa cost [-S override ...] [--json]`` is a dry run: requests, tokens and cost per stage ×
 roster entry of a sweep, built by the stages' own code, minus what the response store holds.
-``cultureqa compare [--baseline EXP]`` prints one row per DVC experiment: headline accuracy per
-benchmark with its 95% CI and the difference to a baseline experiment (paired where items match).
+``cultureqa compare [--baseline EXP]`` prints, per benchmark and prompt, one row per DVC experiment:
+headline accuracy with its 95% CI and the difference to a baseline experiment, paired by item over
+the rows both measured, or an empty cell with its reason where the experiments' differences do not
+reach that benchmark.
 ``cultureqa ui-links`` prints the address of each MLflow experiment's runs table.
 User errors print one ``error: …`` line and exit with code 2.
 """

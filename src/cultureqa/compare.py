@@ -201,6 +201,8 @@ def estimate(scores: pd.Series) -> Estimate:
         return Estimate(
             float(values.mean()) if len(values) else np.nan, np.nan, np.nan, len(values)
         )
+    if np.ptp(values) == 0:  # all items alike: the interval is the point
+        return Estimate(float(values[0]), float(values[0]), float(values[0]), len(values))
     low, high = stats.ttest_1samp(values, 0.0).confidence_interval(0.95)
     return Estimate(float(values.mean()), float(low), float(high), len(values))
 
@@ -231,8 +233,9 @@ def difference(new: Measured, old: Measured) -> Estimate | str:
         note += f" over {len(shared)} shared {keys[1]}s"
     if len(a) < 2:
         return Estimate(float((a - b).mean()), np.nan, np.nan, len(a), note)
-    if np.allclose(a, b):
-        return Estimate(0.0, 0.0, 0.0, len(a), note)
+    if np.ptp(a - b) == 0:  # every item moved alike (or not at all): no spread, no t-interval
+        moved = float((a - b).mean())
+        return Estimate(moved, moved, moved, len(a), note)
     low, high = stats.ttest_rel(a, b).confidence_interval(0.95)
     return Estimate(float((a - b).mean()), float(low), float(high), len(a), note)
 

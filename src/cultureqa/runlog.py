@@ -153,7 +153,7 @@ def read_run(out_dir: Path, project: Path | None = None) -> tuple[pd.DataFrame, 
     side = runlog_dir(out_dir)
     problem = _runlog_problem(out_dir, side)
     if problem:
-        log.warning("%s: %s; latencies and cache flags are left empty", out_dir, problem)
+        _report(out_dir, problem)
         record["runlog"] = f"{problem}; git revision read at tracking time"
         now = volatile_provenance(project) if project else {"git": {"commit": None, "dirty": None}}
         record.setdefault("provenance", {}).update(now)
@@ -167,6 +167,26 @@ def read_run(out_dir: Path, project: Path | None = None) -> tuple[pd.DataFrame, 
     record.update({k: volatile[k] for k in VOLATILE_KEYS if k in volatile})
     record.setdefault("provenance", {}).update(volatile.get("provenance", {}))
     return predictions, record
+
+
+_RESTORED = "no run log"
+_said: set[str] = set()
+
+
+def _report(out_dir: Path, problem: str) -> None:
+    """A run log missing because DVC restored the outputs is normal: INFO, once per process.
+
+    A run log that belongs to other predictions is not: a WARNING each time. Either way the run
+    record says it (``runlog``), and so does MLflow.
+    """
+    if not problem.startswith(_RESTORED):
+        log.warning("%s: %s; latencies and cache flags are left empty", out_dir, problem)
+        return
+    if _RESTORED not in _said:
+        _said.add(_RESTORED)
+        log.info(
+            "outputs restored by DVC: no run log, latencies and cache flags empty (%s)", out_dir
+        )
 
 
 def _unknown(dtype: str, n: int) -> pd.Series:  # type: ignore[type-arg]

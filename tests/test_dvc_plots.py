@@ -102,6 +102,9 @@ def test_every_benchmark_plot_is_drawn_per_roster_slot(
             assert any(slot == row["panel"] and cell <= seen for slot, seen in drawn), (path, row)
     panels = re.findall(r"aria-label=\"Title text '([^']*)'\"", dom)
     assert panels[:2] == ["model", "baselines.random"]  # the model under test first
+    # 3 slots × 2 prompts + human = 7 ID-MoCQA panels, 3 a row: every view fits a 1400 px page
+    widths = [int(float(w)) for w in re.findall(r'<svg[^>]*\bwidth="([\d.]+)"', dom)]
+    assert widths and max(widths) <= 1400, widths
 
 
 def _normalized(values: object) -> set[str]:

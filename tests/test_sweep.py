@@ -223,3 +223,36 @@ def _keep(shot: Path) -> None:
     if os.environ.get("CULTUREQA_UPDATE_SCREENSHOTS") == "1":
         SHOTS.mkdir(parents=True, exist_ok=True)
         shutil.copy2(shot, SHOTS / shot.name)
+
+
+def test_mlflow_parent_runs_show_the_headline_without_expanding(
+    sweep: Path, mlflow_ui: str, browse: Browse, tmp_path: Path
+) -> None:
+    """What a researcher opens an experiment's parent run for is on the parent: its children's
+    headline with CIs as metrics, `model.id`/`prompt.style` as its params, the comparison table
+    as a logged table; versions in one tag, not dozens of `package.*` params."""
+    with sqlite3.connect(sweep / "mlflow.db") as db:
+        (experiment,) = db.execute(
+            "select experiment_id from experiments where name = 'cultureqa/indoculture'"
+        ).fetchone()
+        parents = dict(db.execute(
+            "select t.value, t.run_uuid from tags t join tags g on g.run_uuid = t.run_uuid "
+            "where t.key = 'dvc.exp_name' and g.key = 'cultureqa.group'"))  # fmt: skip
+        parent = (parents["fst"],)
+        metrics = dict(db.execute("select key, value from latest_metrics where run_uuid = ?",
+                                  parent))  # fmt: skip
+        params = dict(db.execute("select key, value from params where run_uuid = ?", parent))
+        packages = db.execute("select count(*) from params where key like 'package.%'").fetchone()
+    assert params == {"model.id": "first-option", "prompt.style": "zero_shot"}
+    assert {"indoculture.accuracy", "indoculture.accuracy.ci_low", "indoculture.accuracy.ci_high",
+            "indoculture.accuracy.n_items"} <= set(metrics)  # fmt: skip
+    assert all(len(repr(v)) <= 8 for v in metrics.values())  # 4 significant digits
+    assert packages == (0,)
+    page = f"{mlflow_ui}/#/experiments/{experiment}/runs/{parents['fst']}"
+    shot = tmp_path / "mlflow_parent_run.png"
+    dom = browse(page, shot, "1400,1000")
+    assert "indoculture.accuracy" in dom and "first-option" in dom
+    _keep(shot)
+    artifacts = browse(f"{page}/artifacts/comparison.json", tmp_path / "table.png", "1400,800")
+    assert "comparison.json" in artifacts
+    _keep(tmp_path / "table.png")

@@ -157,6 +157,7 @@ def test_the_parent_run_carries_its_childrens_headline_and_a_comparison_table(
     table = MlflowClient().load_table(
         parent.info.experiment_id, "comparison.json", run_ids=[parent.info.run_id]
     )
+    assert list(table.columns[:3]) == ["slot", "model", "accuracy (95% CI)"]
     assert table[["slot", "accuracy", "n_items"]].values.tolist() == [
         ["baselines.first_option", 0.0, 4], ["model", 0.625, 4]]  # fmt: skip
     assert '"type": "table"' in parent.data.tags["mlflow.loggedArtifacts"]

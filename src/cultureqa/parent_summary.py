@@ -47,18 +47,23 @@ def rounded(value: float) -> float:
 
 
 def headline(
-    benchmark: str, slot: str, prompt: str, predictions: pd.DataFrame
+    benchmark: str, slot: str, prompt: str, predictions: pd.DataFrame, model_id: str = ""
 ) -> tuple[dict[str, float], dict[str, Any]]:
-    """The parent's metrics for one (benchmark, slot, prompt) and its comparison-table row."""
+    """The parent's metrics for one (benchmark, slot, prompt) and its comparison-table row.
+
+    The row reads left to right as a researcher does (the UI cuts wide tables on the right):
+    slot and model, the headline with its CI as text, then the numbers and what they cover.
+    """
     from cultureqa.compare import estimate
 
     unit = "case_id" if "case_id" in predictions.columns else "item_id"
     names = MOCQA_HEADLINE if benchmark == "mocqa" else HEADLINE
     prefix = benchmark if slot == "model" else f"{benchmark}.{slot}"
     metrics: dict[str, float] = {}
-    row: dict[str, Any] = {"benchmark": benchmark, "slot": slot, "prompt": prompt or "own"}
+    row: dict[str, Any] = {"slot": slot, "model": model_id}
+    tail: dict[str, Any] = {"prompt": prompt or "own", "benchmark": benchmark}
     if "setting" in predictions.columns:
-        row["settings"] = int(predictions["setting"].nunique())
+        tail["settings"] = int(predictions["setting"].nunique())
     for column, name in names.items():
         if column not in predictions.columns:
             continue
@@ -67,8 +72,13 @@ def headline(
         key = f"{prefix}.{name}" + (f".{prompt}" if benchmark == "mocqa" and prompt else "")
         metrics |= {key: found.value, f"{key}.ci_low": found.low, f"{key}.ci_high": found.high}
         metrics[f"{key}.n_items"] = float(found.n)
-        row |= {name: found.value, f"{name}.ci_low": found.low, f"{name}.ci_high": found.high}
-        row["n_items"] = found.n
+        row[f"{name} (95% CI)"] = (
+            f"{found.value:.3f} [{found.low:.3f}, {found.high:.3f}]"
+            if math.isfinite(found.low) else f"{found.value:.3f}"
+        )  # fmt: skip
+        tail |= {name: found.value, f"{name}.ci_low": found.low, f"{name}.ci_high": found.high}
+        tail["n_items"] = found.n
+    row |= tail
     clean = {k: rounded(v) for k, v in metrics.items() if math.isfinite(v)}
     return clean, {k: rounded(v) if isinstance(v, float) else v for k, v in row.items()}
 

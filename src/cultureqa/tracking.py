@@ -314,8 +314,7 @@ def _log_runs(
         tags = {"model": str(model["id"]), "packages": packages}
         result = ResultRun(name, identity, params, tags, metrics, frame, artifacts, dataset)
         runs[key] = upsert_result(experiment_id, group, parent, result)
-    metrics, row = headline(str(run["benchmark"]), entry, prompt, predictions)
-    row[f"{entry}.id"] = str(model["id"])
+    metrics, row = headline(str(run["benchmark"]), entry, prompt, predictions, str(model["id"]))
     swept = {"model.id": "model", "prompt.style": "prompt"}  # the experiment's, on its parent
     given = dict(sweep or {})
     log_parent_summary(parent, metrics, row, {k: given[v] for k, v in swept.items() if v in given})

@@ -158,6 +158,12 @@ def cells(params: Mapping[str, Any], slot: str) -> Iterator[Cell]:
         path = f"data/eval/cases/{slot}/predictions.parquet"
         yield Cell("cases", "cases", "own", (path,), ("case_id", "seed"), "cases_evaluate",
                    {"": slot})  # fmt: skip
+    hop = (params.get("twohop") or {}).get("hop") or {}
+    if slot == hop.get("model"):  # the two-hop items as built (clue shown), one prompt
+        build = ((params.get("twohop") or {}).get("paths") or {}).get("build")
+        path = f"{build}/hop/clue/predictions.parquet"
+        yield Cell("twohop", "twohop", str(hop.get("prompt") or "own"), (path,), ("case_id",),
+                   "twohop_hop", {})  # fmt: skip
 
 
 class _Reader:
@@ -329,7 +335,7 @@ def _stage_params(root: Path) -> dict[str, list[str]]:
         return {}
     stages = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("stages") or {}
     out = {}
-    for name in ("evaluate", "mocqa_evaluate", "cases_evaluate"):
+    for name in ("evaluate", "mocqa_evaluate", "cases_evaluate", "twohop_hop"):
         body = stages.get(name) or {}
         body = body.get("do", body)
         out[name] = [str(p) for p in body.get("params") or [] if isinstance(p, str)]

@@ -11,7 +11,7 @@ from PIL import Image
 from cultureqa.analysis.figures import FIXED, MAX_WIDTH_PX, PALETTE, colour_of
 from cultureqa.analysis.plots import accuracy_by_setting
 from cultureqa.mocqa.report import clue_type_intervals
-from cultureqa.mocqa.schema import CLUE_TYPES
+from cultureqa.mocqa_shared.schema import CLUE_TYPES
 
 
 def _width(path: Path) -> int:

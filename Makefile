@@ -82,10 +82,11 @@ typecheck: setup
 params: setup ## recompose params.yaml from conf/ (keeps an applied experiment's values unless FORCE=1)
 	$(BIN)/python -m cultureqa.cli params compose $(if $(FORCE),--force)
 
-# DVC lists every dep path and all of params.yaml; keep the headline metrics and what a sweep varies.
-EXPS_DROP := --drop '.*/|^(expectations|prompts)$$' --drop '^(base|baselines|benchmarks|cases|evaluate|generator|judge|mocqa|mocqa_eval|source|spend|tracking)\.'
-exps: ## compare experiments in a terminal: headline metrics, model and prompt (about 55 columns)
-	@dvc exp show --no-pager $(EXPS_DROP) $(ARGS)
+# `dvc exp show` lists every dep path and all of params.yaml; `make exps` shows the params that differ
+# and the model slot's headline metrics first, fitted to EXPS_WIDTH columns (cultureqa/exps.py).
+EXPS_WIDTH ?= 160
+exps: ## compare experiments in a terminal: what differs, model metrics first (ALL=1: DVC's full table)
+	@$(if $(ALL),dvc exp show --no-pager $(ARGS),python -m cultureqa.cli exps --width $(EXPS_WIDTH) $(ARGS))
 
 compare: ## one table across experiments: headline per benchmark ± 95% CI, Δ to ARGS="--baseline EXP"
 	@python -m cultureqa.cli compare $(ARGS)

@@ -1,8 +1,11 @@
-"""`cultureqa compare`: experiments from `dvc exp show --json`, item-level intervals, paired Δ."""
+"""`cultureqa compare`: like with like (paired over shared rows), the prompt each family used,
+empty cells with their reason where a factor did not reach a family, a clean workspace once."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -10,7 +13,11 @@ import pytest
 from scipy import stats
 
 from cultureqa.compare import (
+    NOT_VARIED,
+    Cell,
+    Estimate,
     Experiment,
+    Measured,
     as_frame,
     compare,
     difference,
@@ -19,17 +26,26 @@ from cultureqa.compare import (
     render,
 )
 
-PARAMS = {
-    "model": {"id": "m1"},
-    "prompt": {"style": "zero_shot"},
-    "evaluate": {"benchmarks": ["indoculture"]},
-    "cases": {"roster": ["model"]},
-}
+ROOT = Path(__file__).resolve().parents[1]
+MCQ = ["mcq-none-en", "mcq-none-id", "mcq-indonesia-id", "mcq-province-id"]
+COMPLETION = ["completion-none-id", "completion-indonesia-id", "completion-province-id"]
+
+
+def _params(style: str, model: str = "m1") -> dict[str, Any]:
+    return {
+        "model": {"id": model},
+        "prompt": {"style": style},
+        "evaluate": {"benchmarks": ["indoculture"], "max_error_share": 0.1},
+        "benchmarks": {"indoculture": {"name": "indoculture"}},
+        "mocqa_eval": {"roster": ["model"], "prompts": ["zero_shot", "cot"]},
+        "cases": {"roster": ["model"], "seeds": [60, 40]},
+    }
 
 
 def test_rows_come_from_exp_show_json() -> None:
+    data = {"params": {"params.yaml": {"data": _params("zero_shot")}}}
     show = [
-        {"rev": "workspace", "name": None, "data": {"params": {"params.yaml": {"data": PARAMS}}}},
+        {"rev": "workspace", "name": None, "data": data},
         {"rev": "a" * 40, "name": "main", "data": {}, "experiments": [
             {"name": "sunny-cat", "revs": [{"rev": "b" * 40, "name": "sunny-cat", "data": {}}]},
         ]},
@@ -43,21 +59,39 @@ def test_rows_come_from_exp_show_json() -> None:
     assert rows[0].params["model"]["id"] == "m1"
 
 
-def test_paired_interval_is_the_t_interval_of_the_item_differences() -> None:
+CELL = Cell("indoculture", "indoculture", "cot", (), ("item_id", "setting"), "evaluate", {})
+
+
+def _measured(correct: dict[tuple[str, str], float]) -> Measured:
+    rows = pd.DataFrame(
+        [{"item_id": i, "setting": s, "correct": c} for (i, s), c in correct.items()]
+    )
+    return Measured(CELL, rows)
+
+
+def test_the_paired_interval_is_over_the_items_both_measured() -> None:
     rng = np.random.default_rng(3)
-    items = [f"i{k}" for k in range(40)]
-    old = pd.Series(rng.integers(0, 2, 40).astype(float), index=items)
-    new = pd.Series(np.clip(old + rng.integers(0, 2, 40), 0, 1), index=items)
-    got = difference(new, old)
-    d = (new - old).to_numpy()
-    half = stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
-    assert (got.value, got.low, got.high) == pytest.approx((d.mean(), d.mean() - half,
-                                                            d.mean() + half))  # fmt: skip
-    assert got.note == "paired, n=40"
-    # the same items with other ids cannot be paired: Welch over both sets, marked
-    other = difference(new.set_axis([f"j{k}" for k in range(40)]), old)
-    assert other.note.startswith("unpaired") and other.text(signed=True).endswith("†")
-    assert other.high - other.low > got.high - got.low
+    old = {(f"i{k}", s): float(rng.integers(0, 2)) for k in range(40) for s in ("a", "b")}
+    new = {key: min(1.0, v + float(rng.integers(0, 2))) for key, v in old.items()}
+    new |= {(f"i{k}", "c"): 1.0 for k in range(40)}  # a setting only the new side ran
+    new |= {("extra", "a"): 1.0}  # an item only the new side has
+    got = difference(_measured(new), _measured(old))
+    assert isinstance(got, Estimate)
+    per_item = (
+        pd.Series(new).loc[list(old)].groupby(level=0).mean()
+        - pd.Series(old).groupby(level=0).mean()
+    ).to_numpy()
+    half = stats.t.ppf(0.975, 39) * per_item.std(ddof=1) / np.sqrt(40)
+    assert (got.value, got.low, got.high) == pytest.approx(
+        (per_item.mean(), per_item.mean() - half, per_item.mean() + half)
+    )
+    assert got.n == 40 and got.note == "paired, n=40 over 2 shared settings"
+
+
+def test_other_ids_cannot_be_paired() -> None:
+    old = _measured({(f"i{k}", "a"): 1.0 for k in range(5)})
+    new = _measured({(f"j{k}", "a"): 1.0 for k in range(5)})
+    assert difference(new, old) == "no common items"
 
 
 def test_one_item_has_no_interval() -> None:
@@ -65,30 +99,140 @@ def test_one_item_has_no_interval() -> None:
     assert one.value == 1.0 and np.isnan(one.low) and one.text() == "1.000 (n=1)"
 
 
-def _write(root: Path, slot: str, correct: list[bool]) -> None:
-    frame = pd.DataFrame({
-        "item_id": [f"q{k // 2}" for k in range(len(correct))],  # two settings per item
-        "setting": ["a", "b"] * (len(correct) // 2), "correct": correct,
-    })  # fmt: skip
-    path = root / "data" / "eval" / "indoculture" / slot / "predictions.parquet"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_parquet(path)
+def _write(root: Path, path: str, frame: pd.DataFrame) -> None:
+    target = root / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_parquet(target)
 
 
-def test_table_from_workspace_predictions(tmp_path: Path) -> None:
-    _write(tmp_path, "model", [True, False, True, True, False, False, True, True])
-    rows = [Experiment("workspace", None, PARAMS)]
-    result = compare(tmp_path, rows, baseline="workspace")
-    row = result.rows[0]
-    assert row["indoculture"].value == pytest.approx(5 / 8) and row["indoculture"].n == 4
-    assert row["indoculture Δ"] == "(baseline)" and row["cases"] == "n/a"  # cases not run
-    numbers = as_frame(result, text=False)
-    assert numbers.loc[0, "indoculture n"] == 4 and numbers.loc[0, "cases"] == "n/a"
+def _indoculture(root: Path, settings: list[str], seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    rows = [{"item_id": f"q{k}", "setting": s, "correct": bool(rng.integers(0, 2))}
+            for k in range(30) for s in settings]  # fmt: skip
+    _write(root, "data/eval/indoculture/model/predictions.parquet", pd.DataFrame(rows))
+
+
+def _families(root: Path) -> None:
+    """ID-MoCQA (both prompts) and cases: what every experiment writes alike."""
+    for prompt, seed in (("zero_shot", 1), ("cot", 2)):
+        rng = np.random.default_rng(seed)
+        frame = pd.DataFrame({"item_id": [f"m{k}" for k in range(20)],
+                              "correct": rng.integers(0, 2, 20).astype(bool)})  # fmt: skip
+        _write(root, f"data/eval/mocqa/model/{prompt}/predictions.parquet", frame)
+    rows = [{"case_id": f"c{k}", "seed": s, "correct": bool((k + s) % 3)}
+            for k in range(12) for s in (60, 40)]  # fmt: skip
+    _write(root, "data/eval/cases/model/predictions.parquet", pd.DataFrame(rows))
+
+
+@pytest.fixture
+def two_prompts(tmp_path: Path) -> tuple[Path, Path]:
+    """Two checkouts: zero_shot (7 IndoCulture settings) and cot (the 4 MCQ settings)."""
+    zero, cot = tmp_path / "zero", tmp_path / "cot"
+    for root, settings, seed in ((zero, MCQ + COMPLETION, 5), (cot, MCQ, 6)):
+        root.mkdir()
+        shutil.copy2(ROOT / "dvc.yaml", root / "dvc.yaml")
+        _indoculture(root, settings, seed)
+        _families(root)
+    return zero, cot
+
+
+def _compare_two(zero: Path, cot: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Both checkouts as two experiments of one repository (each read from its own folder)."""
+    from cultureqa import compare as module
+
+    real = module._Reader.read
+    homes = {"main": zero, "cot-exp": cot}
+
+    def read(self: Any, path: str) -> pd.DataFrame:
+        return pd.read_parquet(homes[self.rev] / path)
+
+    monkeypatch.setattr(module._Reader, "read", read)
+    rows = [Experiment("main", "main", _params("zero_shot")),
+            Experiment("cot-exp", "cot-exp", _params("cot"))]  # fmt: skip
+    result = compare(zero, rows, baseline="main")
+    monkeypatch.setattr(module._Reader, "read", real)
+    return result
+
+
+def test_a_prompt_sweep_leaves_the_families_it_does_not_reach_empty(
+    two_prompts: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = _compare_two(*two_prompts, monkeypatch)
+    rows = {(r["column"], r["experiment"]): r for r in result.rows}
+    assert result.columns == ["indoculture", "mocqa·zero_shot", "mocqa·cot", "cases"]
+    indo = rows["indoculture", "cot-exp"]
+    assert indo["prompt"] == "cot" and indo["settings"] == "4/7"
+    assert rows["indoculture", "main"]["settings"] == "7/7"
+    assert isinstance(indo["Δ"], Estimate)
+    assert indo["Δ"].note == "paired, n=30 over 4 shared settings"
+    for column in ("mocqa·zero_shot", "mocqa·cot", "cases"):
+        cell = rows[column, "cot-exp"]
+        assert cell["Δ"] == NOT_VARIED, column
+        assert "prompt.style" in cell["note"] and "does not read" in cell["note"]
+    assert rows["mocqa·cot", "cot-exp"]["prompt"] == "cot"  # what the family really used
+    assert rows["mocqa·cot", "main"]["prompt"] == "cot"
+    assert rows["cases", "main"]["prompt"] == "own"
     table = render(result)
-    assert "| workspace " in table and "0.625 ± " in table
-    assert max(map(len, table.splitlines()[:3])) <= 160
+    assert "+0.000 ± 0.000" not in table and NOT_VARIED in table
+    assert max(map(len, table.splitlines())) <= 160
+    assert "ID-MoCQA runs every prompt style" in table
+
+
+def test_changed_predictions_under_equal_params_are_compared(
+    two_prompts: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Equal stage params alone do not empty a cell: upstream data may have changed it."""
+    zero, cot = two_prompts
+    frame = pd.read_parquet(cot / "data/eval/cases/model/predictions.parquet")
+    _write(cot, "data/eval/cases/model/predictions.parquet", frame.assign(correct=True))
+    result = _compare_two(zero, cot, monkeypatch)
+    cases = next(r for r in result.rows if r["column"] == "cases" and r["experiment"] != "main")
+    assert isinstance(cases["Δ"], Estimate) and cases["Δ"].value > 0
+
+
+def test_a_model_sweep_is_compared_in_every_family(
+    two_prompts: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    zero, cot = two_prompts
+    from cultureqa import compare as module
+
+    monkeypatch.setattr(module._Reader, "read", lambda self, path: pd.read_parquet(
+        (zero if self.rev == "main" else cot) / path))  # fmt: skip
+    rows = [Experiment("main", "main", _params("zero_shot")),
+            Experiment("other", "other", _params("zero_shot", model="m2"))]  # fmt: skip
+    result = compare(zero, rows, baseline="main")
+    deltas = [r["Δ"] for r in result.rows if r["experiment"] == "other"]
+    assert all(isinstance(d, Estimate) for d in deltas), deltas
+
+
+def test_a_clean_workspace_is_shown_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copy2(ROOT / "dvc.yaml", tmp_path / "dvc.yaml")
+    _indoculture(tmp_path, MCQ, 5)
+    _families(tmp_path)
+    from cultureqa import compare as module
+
+    monkeypatch.setattr(module._Reader, "read", lambda self, path: pd.read_parquet(tmp_path / path))
+    clean = [Experiment("workspace", None, _params("zero_shot")),
+             Experiment("main", "a" * 40, _params("zero_shot"))]  # fmt: skip
+    result = compare(tmp_path, clean, baseline=None)
+    assert {r["experiment"] for r in result.rows} == {"main"}
+    assert result.folded.startswith("workspace = main") and result.folded in render(result)
+    edited = [Experiment("workspace", None, _params("cot")), clean[1]]
+    result = compare(tmp_path, edited, baseline=None)
+    assert {r["experiment"] for r in result.rows} == {"workspace", "main"} and not result.folded
+
+
+def test_missing_predictions_read_n_a_and_numbers_come_as_columns(tmp_path: Path) -> None:
+    shutil.copy2(ROOT / "dvc.yaml", tmp_path / "dvc.yaml")
+    _indoculture(tmp_path, MCQ, 5)
+    result = compare(tmp_path, [Experiment("workspace", None, _params("zero_shot"))], None)
+    rows = {r["column"]: r for r in result.rows}
+    assert rows["indoculture"]["accuracy"].n == 30 and rows["cases"]["accuracy"] == "n/a"
+    numbers = as_frame(result, text=False)
+    indo = numbers[numbers["column"] == "indoculture"].iloc[0]
+    assert indo["accuracy n"] == 30 and indo["accuracy ci_low"] < indo["accuracy"]
 
 
 def test_an_unknown_baseline_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="not an experiment here"):
-        compare(tmp_path, [Experiment("workspace", None, PARAMS)], baseline="nope")
+        compare(tmp_path, [Experiment("workspace", None, _params("zero_shot"))], baseline="nope")

@@ -24,7 +24,11 @@ import yaml
 from cultureqa.analysis.plotdata import slot_accuracy
 
 ROOT = Path(__file__).resolve().parents[1]
-SLOTS = {"model": "m-under-test", "baselines.random": "random"}
+SLOTS = {
+    "model": "m-under-test",
+    "baselines.random": "random",
+    "baselines.first_option": "first-option",
+}
 VEGA_JS = ("vega/build/vega.min.js", "vega-lite/build/vega-lite.min.js",
            "vega-embed/build/vega-embed.min.js")  # fmt: skip
 
@@ -101,7 +105,10 @@ def test_every_benchmark_plot_is_drawn_per_roster_slot(
             cell = _normalized([str(row[category]), str(row[value])])
             assert any(slot == row["panel"] and cell <= seen for slot, seen in drawn), (path, row)
     panels = re.findall(r"aria-label=\"Title text '([^']*)'\"", dom)
-    assert panels[:2] == ["model", "baselines.random"]  # the model under test first
+    assert panels[0] == "model" and set(SLOTS) <= set(panels)  # the model under test first
+    # 3 slots × 2 prompts + human = 7 ID-MoCQA panels, 3 a row: every view fits a 1400 px page
+    widths = [int(float(w)) for w in re.findall(r'<svg[^>]*\bwidth="([\d.]+)"', dom)]
+    assert widths and max(widths) <= 1400, widths
 
 
 def _normalized(values: object) -> set[str]:

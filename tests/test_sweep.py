@@ -98,15 +98,16 @@ def test_metrics_diff_shows_a_number_for_every_headline_metric(sweep: Path) -> N
     assert max(map(len, table.splitlines())) <= 160
 
 
-def test_make_exps_fills_every_headline_cell_within_60_columns(sweep: Path) -> None:
+def test_make_exps_fills_every_model_headline_cell_within_160_columns(sweep: Path) -> None:
     rows = list(csv.reader(io.StringIO(run(sweep, "make", "-s", "exps", "ARGS=--csv"))))
     header = rows[0]
-    metrics = [i for i, c in enumerate(header) if c.startswith(("accuracy.", "multi_hop.",
-                                                                  "max_gap_pp."))]  # fmt: skip
-    assert len(header) <= 60 and metrics
+    metrics = [i for i, c in enumerate(header) if c.startswith("indoculture.accuracy.model.")]
+    assert header[1:3] == ["model.id", "prompt.style"] and len(metrics) == 7
     experiments = [r for r in rows[1:] if r[0] in EXPS]
     assert len(experiments) == 2
     assert [(r[0], header[i]) for r in experiments for i in metrics if r[i] in ("", "-")] == []
+    shown = run(sweep, "make", "-s", "exps")
+    assert max(map(len, shown.splitlines())) <= 160 and "first-option" in shown
 
 
 def test_make_compare_pairs_the_experiments(sweep: Path) -> None:
@@ -114,15 +115,18 @@ def test_make_compare_pairs_the_experiments(sweep: Path) -> None:
     assert max(map(len, table.splitlines())) <= 160
     numbers = list(csv.DictReader(io.StringIO(
         run(sweep, "make", "-s", "compare", "ARGS=--baseline rnd --csv"))))  # fmt: skip
-    fst = next(r for r in numbers if r["experiment"] == "fst")
-    assert fst["model.id"] == "first-option" and fst["indoculture Δ pairing"] == "paired, n=88"
+    fst = next(r for r in numbers if r["experiment"] == "fst" and r["column"] == "indoculture")
+    assert fst["model.id"] == "first-option" and fst["note"] == "paired, n=88"
+    assert fst["prompt"] == "zero_shot" and fst["settings"] == "7/7"
     # over the same items in every setting, the mean of per-item means is the mean accuracy
     diff = json.loads(run(sweep, "dvc", "metrics", "diff", "rnd", "fst", "--all", "--json"))
     model = [v["new"] for k, v in diff["metrics/indoculture/headline.json"].items()
              if k.startswith("accuracy.model.")]  # fmt: skip
-    assert float(fst["indoculture"]) == pytest.approx(sum(model) / len(model), abs=1e-6)
-    low, high = float(fst["indoculture Δ ci_low"]), float(fst["indoculture Δ ci_high"])
-    assert low < float(fst["indoculture Δ"]) < high
+    assert float(fst["accuracy"]) == pytest.approx(sum(model) / len(model), abs=1e-6)
+    low, high = float(fst["Δ ci_low"]), float(fst["Δ ci_high"])
+    assert low < float(fst["Δ"]) < high
+    assert "workspace" not in {r["experiment"] for r in numbers}  # = fst: shown once
+    assert "workspace = fst (same params and predictions)" in table
 
 
 def test_comparison_commands_in_a_160_column_terminal(
@@ -219,3 +223,36 @@ def _keep(shot: Path) -> None:
     if os.environ.get("CULTUREQA_UPDATE_SCREENSHOTS") == "1":
         SHOTS.mkdir(parents=True, exist_ok=True)
         shutil.copy2(shot, SHOTS / shot.name)
+
+
+def test_mlflow_parent_runs_show_the_headline_without_expanding(
+    sweep: Path, mlflow_ui: str, browse: Browse, tmp_path: Path
+) -> None:
+    """What a researcher opens an experiment's parent run for is on the parent: its children's
+    headline with CIs as metrics, `model.id`/`prompt.style` as its params, the comparison table
+    as a logged table; versions in one tag, not dozens of `package.*` params."""
+    with sqlite3.connect(sweep / "mlflow.db") as db:
+        (experiment,) = db.execute(
+            "select experiment_id from experiments where name = 'cultureqa/indoculture'"
+        ).fetchone()
+        parents = dict(db.execute(
+            "select t.value, t.run_uuid from tags t join tags g on g.run_uuid = t.run_uuid "
+            "where t.key = 'dvc.exp_name' and g.key = 'cultureqa.group'"))  # fmt: skip
+        parent = (parents["fst"],)
+        metrics = dict(db.execute("select key, value from latest_metrics where run_uuid = ?",
+                                  parent))  # fmt: skip
+        params = dict(db.execute("select key, value from params where run_uuid = ?", parent))
+        packages = db.execute("select count(*) from params where key like 'package.%'").fetchone()
+    assert params == {"model.id": "first-option", "prompt.style": "zero_shot"}
+    assert {"indoculture.accuracy", "indoculture.accuracy.ci_low", "indoculture.accuracy.ci_high",
+            "indoculture.accuracy.n_items"} <= set(metrics)  # fmt: skip
+    assert all(len(repr(v)) <= 8 for v in metrics.values())  # 4 significant digits
+    assert packages == (0,)
+    page = f"{mlflow_ui}/#/experiments/{experiment}/runs/{parents['fst']}"
+    shot = tmp_path / "mlflow_parent_run.png"
+    dom = browse(page, shot, "1400,1000")
+    assert "indoculture.accuracy" in dom and "first-option" in dom
+    _keep(shot)
+    artifacts = browse(f"{page}/artifacts/comparison.json", tmp_path / "table.png", "1400,800")
+    assert "comparison.json" in artifacts
+    _keep(tmp_path / "table.png")

@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from cultureqa.tracking import benchmark_dataset, evaluation_metrics, log_runs
 
@@ -106,3 +108,70 @@ def test_retracking_updates_the_same_run_and_deletes_nothing(
     assert metrics["cache.hits"] == 3 and metrics["latency.server.p50"] == pytest.approx(0.2)
     assert metrics["wait.item.p50"] == pytest.approx(0.5) and "latency.item.p50" not in metrics
     assert run.data.tags["roster_entry"] == "model" and run.data.tags["setting"] == "mcq_en"
+
+
+def _parent(root: Path) -> Any:
+    from mlflow import MlflowClient
+
+    runs = _runs(root)
+    (parent_id,) = runs[runs["tags.cultureqa.group"].notna()]["run_id"]
+    return MlflowClient().get_run(parent_id)
+
+
+def test_the_parent_run_carries_its_childrens_headline_and_a_comparison_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runs table shows results without expanding: headline metrics and a table on the parent.
+
+    Two settings of 4 items (the accuracy over items is the mean of item means); a baseline slot
+    adds its own prefixed metrics and table row; re-tracking replaces rows, never appends.
+    """
+    from mlflow import MlflowClient
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DVC_EXP_NAME", "exp-a")
+    preds = pd.concat([
+        _predictions([True, False, True, True]),
+        _predictions([True, False, False, True]).assign(setting="mcq_id"),
+    ], ignore_index=True)  # fmt: skip
+    run = _run_info() | {"provenance": _run_info()["provenance"] | {
+        "packages": {"mlflow": "3.17.2", "dvc": "3.67.1"}}}  # fmt: skip
+    sweep = {"model": "random", "prompt": "plain"}
+    dataset = benchmark_dataset(run["provenance"]["dataset"])
+    metrics = lambda part: evaluation_metrics(part, [])  # noqa: E731
+    for _ in range(2):  # re-tracked: same metrics, same one row
+        log_runs(tmp_path, EXPERIMENT, run, preds, "setting", metrics, lambda _: dataset,
+                 sweep=sweep)  # fmt: skip
+    baseline = run | {"roster_entry": "baselines.first_option", "model": {"id": "first-option"}}
+    log_runs(tmp_path, EXPERIMENT, baseline, preds.assign(correct=False), "setting", metrics,
+             lambda _: dataset, sweep=sweep)  # fmt: skip
+
+    parent = _parent(tmp_path)
+    got = parent.data.metrics
+    assert got["indoculture.accuracy"] == 0.625 and got["indoculture.accuracy.n_items"] == 4
+    # item means 1, 0, .5, 1: t-interval over 4 items, at 4 significant digits
+    half = stats.t.ppf(0.975, 3) * np.std([1, 0, 0.5, 1], ddof=1) / 2
+    assert got["indoculture.accuracy.ci_low"] == round(0.625 - half, 4) == -0.1367
+    assert got["indoculture.baselines.first_option.accuracy"] == 0.0
+    assert parent.data.params == {"model.id": "random", "prompt.style": "plain"}
+    table = MlflowClient().load_table(
+        parent.info.experiment_id, "comparison.json", run_ids=[parent.info.run_id]
+    )
+    assert list(table.columns[:3]) == ["slot", "model", "accuracy (95% CI)"]
+    assert table[["slot", "accuracy", "n_items"]].values.tolist() == [
+        ["baselines.first_option", 0.0, 4], ["model", 0.625, 4]]  # fmt: skip
+    assert '"type": "table"' in parent.data.tags["mlflow.loggedArtifacts"]
+
+    child = MlflowClient().get_run(_children(tmp_path)["run_id"].iloc[0])
+    assert not [k for k in child.data.params if k.startswith("package.")]
+    assert child.data.tags["packages"] == "dvc==3.67.1 mlflow==3.17.2"
+    assert {"model.id", "prompt.style"} <= set(child.data.params)
+
+
+def test_logged_metrics_keep_four_significant_digits() -> None:
+    from cultureqa.parent_summary import rounded
+
+    assert rounded(0.28107922931825335) == 0.2811
+    assert rounded(0.000123456) == 0.0001235  # small costs keep their digits
+    assert rounded(123456.0) == 123456.0 and rounded(1234.5678) == 1235.0
+    assert rounded(float("nan")) != rounded(float("nan"))  # NaN passes through

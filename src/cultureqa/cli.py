@@ -7,8 +7,12 @@ and the ``conf/config.yaml`` entries, recomposes params.yaml and runs the contra
 ``cultureqa params check`` says "run make params" when params.yaml is older than conf/.
 ``cultureqa cost [-S override ...] [--json]`` is a dry run: requests, tokens and cost per stage ×
 roster entry of a sweep, built by the stages' own code, minus what the response store holds.
-``cultureqa compare [--baseline EXP]`` prints one row per DVC experiment: headline accuracy per
-benchmark with its 95% CI and the difference to a baseline experiment (paired where items match).
+``cultureqa compare [--baseline EXP]`` prints, per benchmark and prompt, one row per DVC experiment:
+headline accuracy with its 95% CI and the difference to a baseline experiment, paired by item over
+the rows both measured, or an empty cell with its reason where the experiments' differences do not
+reach that benchmark.
+``cultureqa exps [--width 160] [--csv]`` shows DVC experiments: the params that differ and the
+model slot's headline metrics first, as many columns as fit the width.
 ``cultureqa ui-links`` prints the address of each MLflow experiment's runs table.
 ``cultureqa store copy SOURCE TARGET`` moves a response store (``sqlite:///…`` ↔ ``postgresql://…``);
 ``cultureqa store report`` prints requests sent per machine and prompts paid twice (docs/team.md).
@@ -96,6 +100,10 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("--slot", default="model", help="roster slot (default: model)")
     compare.add_argument("--csv", action="store_true", help="CSV instead of a markdown table")
     compare.set_defaults(func=_compare)
+    exps = groups.add_parser("exps", help="DVC experiments: what differs, model metrics first")
+    exps.add_argument("--width", type=int, default=160, help="terminal columns (default: 160)")
+    exps.add_argument("--csv", action="store_true", help="every column of this view as CSV")
+    exps.set_defaults(func=_exps)
     links = groups.add_parser("ui-links", help="addresses of each experiment's MLflow runs table")
     links.add_argument("--base", default="http://127.0.0.1:5000", help="the UI's address")
     links.set_defaults(func=_ui_links)
@@ -156,6 +164,16 @@ def _ui_links(args: argparse.Namespace, root: Path) -> int:
     print("MLflow runs tables (each opens in the UI's Model training view):")
     for line in ui_links(root, args.base.rstrip("/")):
         print(f"  {line}")
+    return 0
+
+
+def _exps(args: argparse.Namespace, root: Path) -> int:
+    from cultureqa.exps import read_show, table
+
+    try:
+        print(table(read_show(root), args.width, args.csv), end="")
+    except RuntimeError as exc:
+        raise UserError(f"exps: {exc}") from exc
     return 0
 
 

@@ -166,7 +166,9 @@ def dataset_input(dataset: DatasetRef) -> Any:
 
 
 def _metrics(result: ResultRun) -> dict[str, float]:
-    return {k: float(v) for k, v in result.metrics.items() if pd.notna(v)}
+    from cultureqa.parent_summary import rounded
+
+    return {k: rounded(float(v)) for k, v in result.metrics.items() if pd.notna(v)}
 
 
 def upsert_result(experiment_id: str, group: Group, parent_id: str, result: ResultRun) -> str:

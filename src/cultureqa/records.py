@@ -87,6 +87,7 @@ PREDICTION_COLUMNS: dict[str, str] = {
     "error": "str",
     "raw": "str",
     "scores": "str",
+    "score_normalisation": "str",
     "margin": "float64",
     "prompt_tokens": "int64",
     "completion_tokens": "int64",
@@ -95,9 +96,27 @@ PREDICTION_COLUMNS: dict[str, str] = {
 }
 
 
-SCORE_DECIMALS = 4
-"""Log-likelihoods are shown to 1e-4 in the run log and MLflow. They never enter a DVC output
-(:data:`cultureqa.runlog.SCORE_COLUMNS`); the argmax is taken before rounding."""
+SCORE_SIGNIFICANT = 10
+"""Significant digits of every per-option score and margin written to ``predictions.parquet``.
+
+The scores are there so a researcher can compare scoring rules or check agreement with another
+harness (lm-eval's log-likelihoods agree to 6.7e-5 on COPAL-ID), keyed by the row's item id. Ten
+digits keep all a float32 model computes and drop the float64 tails that differ with the BLAS
+kernel; the argmax is taken before rounding. A float32 model's scores still move by ~1e-5 with
+the CPU and the padded batch: :data:`cultureqa.runlog.NEAR_TIE` counts the picks that could flip.
+"""
+
+NORMALISATION_SUM = "sum"
+"""Scores are the summed log-probability of each option's continuation tokens, unnormalised
+(lm-eval's ``loglikelihood``); the pick is their argmax."""
+NORMALISATION_PROVINCE = "answer: sum; province: per_token_mean (sum / province_tokens)"
+"""ID-MoCQA: letters by summed log-probability, provinces by the mean per token (names differ in
+length), with each province name's token count in the scores."""
+
+
+def significant(value: float) -> float:
+    """``value`` at :data:`SCORE_SIGNIFICANT` significant digits (inf and NaN unchanged)."""
+    return float(f"{value:.{SCORE_SIGNIFICANT}g}")
 
 
 def pick_best(scores: Sequence[float]) -> tuple[int, float]:
@@ -108,15 +127,15 @@ def pick_best(scores: Sequence[float]) -> tuple[int, float]:
     """
     best = max(range(len(scores)), key=scores.__getitem__)
     rest = [s for i, s in enumerate(scores) if i != best]
-    return best, float(scores[best] - max(rest)) if rest else math.inf
+    return best, significant(float(scores[best] - max(rest))) if rest else math.inf
 
 
 def scores_json(scores: Any) -> str:
-    """``scores`` (a list, or a dict of lists) as JSON, every float rounded to SCORE_DECIMALS."""
+    """``scores`` (a list, or a dict of lists) as JSON, every float at SCORE_SIGNIFICANT digits."""
 
     def rounded(value: Any) -> Any:
         if isinstance(value, float):
-            return round(value, SCORE_DECIMALS)
+            return significant(value)
         if isinstance(value, list | tuple):
             return [rounded(v) for v in value]
         if isinstance(value, dict):

@@ -43,21 +43,23 @@ CALL_COLUMNS: dict[str, str] = {
 exchange alone; ``wait_s`` the slot wait and backoff sleeps; ``attempts`` the HTTP requests made
 for it; ``retries_by_cause`` a JSON object such as ``{"429": 1}`` (``{}`` when none)."""
 
-SCORE_COLUMNS: dict[str, str] = {"scores": "str", "margin": "float64"}
-"""A log-likelihood row's raw scores (JSON) and the best score's margin over the runner-up.
+SCORE_COLUMNS: dict[str, str] = {"scores": "str", "score_normalisation": "str", "margin": "float64"}
+"""A log-likelihood row's per-option scores (JSON), how they were normalised, and the best score's
+margin over the runner-up: in ``predictions.parquet`` beside the row's item id, at
+:data:`cultureqa.records.SCORE_SIGNIFICANT` digits, so a researcher can compare scoring rules or
+check agreement with another harness from the DVC-tracked outputs.
 
-They carry floating-point noise: the embedded model's padded CPU batches move a score by ~1e-5
-with the batch's other items, and another CPU or thread count moves it too. So they live in the
-run log and MLflow, and the tracked predictions keep only what is decided from them (``pred``,
-``correct``), which a fresh clone reproduces byte for byte unless two options are within noise
-of each other: :data:`NEAR_TIE` counts those."""
+A float32 model's scores move by ~1e-5 with the CPU and with the other items of a padded batch, so
+on another machine a fresh run's scores (and the file's hash) can differ in their last digits
+while every pick holds, unless two options are within noise of each other: :data:`NEAR_TIE`
+counts those."""
 
 NEAR_TIE = 1e-3
 """A pick whose margin is below this (100× the batch noise) could flip on another machine; the run
 log (``near_ties``) and MLflow (metric ``near_ties`` per run) count them. Exact ties go to the
 first option (lowest letter)."""
 
-RUNLOG_COLUMNS: dict[str, str] = {**CALL_COLUMNS, **SCORE_COLUMNS}
+RUNLOG_COLUMNS: dict[str, str] = dict(CALL_COLUMNS)
 VOLATILE_COLUMNS = tuple(RUNLOG_COLUMNS)
 """Prediction columns that differ between a fresh run, a rerun from the response store, and a
 run on another machine: they go to the run log, never into a DVC output."""
@@ -151,7 +153,7 @@ def read_run(out_dir: Path, project: Path | None = None) -> tuple[pd.DataFrame, 
     side = runlog_dir(out_dir)
     problem = _runlog_problem(out_dir, side)
     if problem:
-        log.warning("%s: %s; latencies and cache flags are left empty", out_dir, problem)
+        _report(out_dir, problem)
         record["runlog"] = f"{problem}; git revision read at tracking time"
         now = volatile_provenance(project) if project else {"git": {"commit": None, "dirty": None}}
         record.setdefault("provenance", {}).update(now)
@@ -165,6 +167,26 @@ def read_run(out_dir: Path, project: Path | None = None) -> tuple[pd.DataFrame, 
     record.update({k: volatile[k] for k in VOLATILE_KEYS if k in volatile})
     record.setdefault("provenance", {}).update(volatile.get("provenance", {}))
     return predictions, record
+
+
+_RESTORED = "no run log"
+_said: set[str] = set()
+
+
+def _report(out_dir: Path, problem: str) -> None:
+    """A run log missing because DVC restored the outputs is normal: INFO, once per process.
+
+    A run log that belongs to other predictions is not: a WARNING each time. Either way the run
+    record says it (``runlog``), and so does MLflow.
+    """
+    if not problem.startswith(_RESTORED):
+        log.warning("%s: %s; latencies and cache flags are left empty", out_dir, problem)
+        return
+    if _RESTORED not in _said:
+        _said.add(_RESTORED)
+        log.info(
+            "outputs restored by DVC: no run log, latencies and cache flags empty (%s)", out_dir
+        )
 
 
 def _unknown(dtype: str, n: int) -> pd.Series:  # type: ignore[type-arg]

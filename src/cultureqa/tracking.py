@@ -37,6 +37,7 @@ from cultureqa.mlflow_runs import (
     runs_tagged,
     upsert_result,
 )
+from cultureqa.tracking_server import bound_requests, check_reachable, server_errors
 
 _METRIC_SAFE = re.compile(r"[^A-Za-z0-9_\-. /]")
 log = logging.getLogger(__name__)
@@ -82,6 +83,8 @@ def tracking_uri(tracking: Mapping[str, Any]) -> str | None:
             "give an absolute path, a server URL, or leave tracking.uri unset for "
             "<project>/mlflow.db"
         )
+    if _is_server(uri):
+        bound_requests(tracking)  # a lost server costs tracking.timeout_s × retries, not minutes
     return uri
 
 
@@ -107,6 +110,8 @@ def configure(root: Path, experiment: str, uri: str | None = None) -> str:
     import mlflow
     from mlflow import MlflowClient
 
+    if uri and urlsplit(uri).scheme in ("http", "https"):
+        check_reachable(uri)
     mlflow.set_tracking_uri(uri or f"sqlite:///{root / 'mlflow.db'}")
     found = mlflow.get_experiment_by_name(experiment)
     if found is None:
@@ -277,15 +282,37 @@ def log_runs(
     request counters; ``metrics_of`` adds the family's own metrics. The runs go under the DVC
     experiment's parent run (named after ``sweep``: :func:`sweep_tags`), which gets ``figures``.
     ``uri`` is ``tracking.uri`` (a tracking server); None logs into ``<root>/mlflow.db``. The git
-    state is read from the working directory (a queued experiment's temp copy). Returns
+    state is read from the working directory (a queued experiment's temp copy). The parent also
+    gets this slot's headline (:mod:`cultureqa.parent_summary`). A tracking server that stops
+    answering ends the stage with one line (:mod:`cultureqa.tracking_server`). Returns
     ``{value: run_id}``.
     """
+    with server_errors(uri):
+        return _log_runs(root, experiment, run, predictions, by, metrics_of, dataset_of, uri,
+                         sweep, figures)  # fmt: skip
+
+
+def _log_runs(
+    root: Path,
+    experiment: str,
+    run: Mapping[str, Any],
+    predictions: pd.DataFrame,
+    by: str,
+    metrics_of: Callable[[pd.DataFrame], Mapping[str, float]],
+    dataset_of: Callable[[str], DatasetRef],
+    uri: str | None,
+    sweep: Mapping[str, str] | None,
+    figures: Iterable[Path],
+) -> dict[str, str]:
+    from cultureqa.parent_summary import headline, log_parent_summary
+
     experiment_id = configure(root, experiment, uri)
     group = current_group(Path.cwd())
     parent = ensure_parent(experiment_id, group, dict(sweep or {}))
     log_figures(parent, figures)
     model = run["model"]
     entry, prompt = str(run["roster_entry"]), str(run["prompt"])
+    packages = packages_tag(run["provenance"]["packages"])
     runs: dict[str, str] = {}
     for value, part in predictions.groupby(by, sort=False):
         key, dataset = str(value), dataset_of(str(value))
@@ -295,7 +322,6 @@ def log_runs(
             "dataset.name": dataset.name, "dataset.md5": dataset.digest,
             "dataset.source": dataset.source,
         }  # fmt: skip
-        params |= {f"package.{k}": str(v) for k, v in run["provenance"]["packages"].items()}
         metrics = {**metrics_of(part), **api_metrics(run)}
         identity = {"benchmark": str(run["benchmark"]), "roster_entry": entry, by: key}
         identity |= {"prompt": prompt} if prompt else {}
@@ -303,10 +329,23 @@ def log_runs(
         name = run_name(str(model["id"]), entry, prompt, label)
         artifacts = {"metrics.json": metrics, "run.json": dict(run)}
         frame = part.reset_index(drop=True)
-        tags = {"model": str(model["id"])}
+        tags = {"model": str(model["id"]), "packages": packages}
         result = ResultRun(name, identity, params, tags, metrics, frame, artifacts, dataset)
         runs[key] = upsert_result(experiment_id, group, parent, result)
+    metrics, row = headline(str(run["benchmark"]), entry, prompt, predictions, str(model["id"]))
+    swept = {"model.id": "model", "prompt.style": "prompt"}  # the experiment's, on its parent
+    given = dict(sweep or {})
+    log_parent_summary(parent, metrics, row, {k: given[v] for k, v in swept.items() if v in given})
     return runs
+
+
+def packages_tag(packages: Mapping[str, Any]) -> str:
+    """Package versions as one tag value (``dvc==3.67.1 mlflow==3.17.2 …``), not one param each.
+
+    Dozens of ``package.*`` params pushed ``model.id`` and ``prompt.style`` out of the compare
+    view's parameter lists; the full record stays in the ``run.json`` artifact.
+    """
+    return " ".join(f"{name}=={version}" for name, version in sorted(packages.items()))[:8000]
 
 
 def evaluation_metrics(part: pd.DataFrame, slices: list[tuple[str, ...]]) -> dict[str, float]:
@@ -381,6 +420,17 @@ def log_build(
     experiment (or workspace commit) update that run; another experiment logs its own run, and
     nothing is deleted.
     """
+    with server_errors(uri):
+        return _log_build(root, experiment, step_metrics, params, uri)
+
+
+def _log_build(
+    root: Path,
+    experiment: str,
+    step_metrics: Mapping[str, Any],
+    params: Mapping[str, Any],
+    uri: str | None,
+) -> str:
     import mlflow
 
     experiment_id = configure(root, experiment, uri)

@@ -190,7 +190,7 @@ def test_evaluate_analyze_track_with_baselines_and_an_api_model(
     ]
     assert api_en["metrics.slice.acc.entity.en"].tolist() == [1.0]
     assert api_en["tags.mlflow.runName"].tolist() == ["api-model · cot · en"]
-    assert api_en["metrics.parse_error_rate"].tolist() == [pytest.approx(1 / 6)]
+    assert api_en["metrics.parse_error_rate"].tolist() == [0.1667]  # 4 significant digits
     assert api_en["params.prompt.template_sha256"].tolist() == [rerun["templates"]["en"]]
     assert set(runs["tags.dvc.exp_name"]) == {"queued-exp"}
 

@@ -7,7 +7,8 @@ from typing import Any
 
 import pandas as pd
 
-from cultureqa.io import atomic_path, declared_frame
+from cultureqa.analysis.figures import colour_of, save_png
+from cultureqa.io import declared_frame
 
 
 def _pyplot() -> Any:
@@ -31,18 +32,15 @@ def accuracy_by_setting(overall: pd.DataFrame, target: Path, title: str) -> Path
         part = overall[overall["model"] == model].set_index("setting").reindex(settings)
         xs = [i + k * width for i in range(len(settings))]
         err = [part["accuracy"] - part["ci_low"], part["ci_high"] - part["accuracy"]]
-        ax.bar(xs, part["accuracy"], width, yerr=err, capsize=2, label=model)
+        ax.bar(xs, part["accuracy"], width, yerr=err, capsize=2, label=model,
+               color=colour_of(str(model)))  # fmt: skip
     ax.set_xticks([i + width * (len(models) - 1) / 2 for i in range(len(settings))])
     ax.set_xticklabels(settings, rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("accuracy (Wilson 95% CI)")
     ax.set_ylim(0, 1)
     ax.set_title(title)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    with atomic_path(target) as tmp:
-        fig.savefig(tmp, format="png", dpi=120)
-    plt.close(fig)
-    return target
+    return save_png(fig, target, 120)
 
 
 def heatmap(table: pd.DataFrame, target: Path, title: str, fmt: str = "{:.2f}") -> Path:
@@ -57,20 +55,11 @@ def heatmap(table: pd.DataFrame, target: Path, title: str, fmt: str = "{:.2f}") 
         ax.text(c, r, fmt.format(value), ha="center", va="center", fontsize=7, color="white")
     fig.colorbar(image, ax=ax)
     ax.set_title(title)
-    fig.tight_layout()
-    with atomic_path(target) as tmp:
-        fig.savefig(tmp, format="png", dpi=120)
-    plt.close(fig)
-    return target
+    return save_png(fig, target, 120)
 
 
 def _save(fig: Any, target: Path) -> Path:
-    plt = _pyplot()
-    fig.tight_layout()
-    with atomic_path(target) as tmp:
-        fig.savefig(tmp, format="png", dpi=110)
-    plt.close(fig)
-    return target
+    return save_png(fig, target, 110)
 
 
 def grouped_bars(table: pd.DataFrame, target: Path, title: str, ylabel: str) -> Path:

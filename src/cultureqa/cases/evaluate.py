@@ -39,7 +39,7 @@ from cultureqa.llm.base import (
     Message,
 )
 from cultureqa.provenance import file_md5
-from cultureqa.records import pick_best, scores_json
+from cultureqa.records import NORMALISATION_SUM, pick_best, scores_json
 
 LOGLIK_CUE = "\n\nAnswer:"
 """Appended to the prompt before the scored letters " A" … " F" (log-likelihood backends)."""
@@ -136,7 +136,8 @@ def _base_row(item: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "case_id": str(item["case_id"]), "gold": str(item["answer"]), "pred": "",
         "pred_type": "", "correct": False, "status": "ok", "error": "", "raw": "",
-        "comparison_foreign": "", "comparison_china": "", "scores": "", "margin": math.nan,
+        "comparison_foreign": "", "comparison_china": "", "scores": "",
+        "score_normalisation": "", "margin": math.nan,
     }  # fmt: skip
 
 
@@ -168,7 +169,8 @@ def score_loglik(item: Mapping[str, Any], answer: LoglikResponse) -> dict[str, A
         return row | {"status": "error", "error": answer.error or "no scores"}
     scores = list(answer.logprobs)
     best, margin = pick_best(scores)
-    scored = row | {"scores": scores_json(scores), "margin": margin}
+    scored = row | {"scores": scores_json(scores), "margin": margin,
+                    "score_normalisation": NORMALISATION_SUM}  # fmt: skip
     return _with_choice(scored, item, LETTERS[best])
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from cultureqa.analysis.figures import colour_of, save_png
 from cultureqa.analysis.plots import accuracy_by_setting
 from cultureqa.analysis.stats import accuracy_table
 from cultureqa.cases.analysis import (
@@ -30,7 +31,7 @@ from cultureqa.cases.analysis import (
 from cultureqa.cases.construct import CORRECT_TYPE
 from cultureqa.cases.evaluate import CASE_META
 from cultureqa.cases.shuffle import LETTERS, parse_letter_types
-from cultureqa.io import SourceError, atomic_path, read_table, write_json, write_parquet, write_text
+from cultureqa.io import SourceError, read_table, write_json, write_parquet, write_text
 from cultureqa.tracking import SLICE, metric_key, usage_metrics
 
 SHEET_COLUMNS = ("respondent_group", "case_id", "selection")
@@ -135,10 +136,7 @@ def _empty_figure(target: Path, title: str, reason: str) -> Path:
     ax.axis("off")
     ax.set_title(title, fontsize=10)
     ax.text(0.5, 0.4, f"no data: {reason}", ha="center", va="center", fontsize=8, wrap=True)
-    with atomic_path(target) as tmp:
-        fig.savefig(tmp, format="png", dpi=110)
-    plt.close(fig)
-    return target
+    return save_png(fig, target, 110)
 
 
 def _heatmap(
@@ -169,11 +167,7 @@ def _heatmap(
             ax.text(c, r, text, ha="center", va="center", fontsize=7, color=color)
     fig.colorbar(image, ax=ax)
     ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    with atomic_path(target) as tmp:
-        fig.savefig(tmp, format="png", dpi=110)
-    plt.close(fig)
-    return target
+    return save_png(fig, target, 110)
 
 
 def _shares(table: pd.DataFrame, key: str, pooled: bool) -> pd.DataFrame:
@@ -189,7 +183,8 @@ def _bin_lines(result: CasesAnalysis, target: Path) -> Path:
     trends = result.tables["weird_trends"]
     acc = trends[trends["measure"] == "accuracy"] if not trends.empty else trends
     for r in acc.to_dict("records"):
-        left.plot(BINS, [r[f"p_bin{b}"] for b in BINS], marker="o", label=str(r["model"]))
+        left.plot(BINS, [r[f"p_bin{b}"] for b in BINS], marker="o", label=str(r["model"]),
+                  color=colour_of(str(r["model"])))  # fmt: skip
     shares = result.tables["error_types_by_weird_bin"]
     pooled = shares[shares["model"] == POOLED].set_index("weird_bin").reindex(list(BINS))
     for e in ERROR_TYPES:
@@ -199,11 +194,7 @@ def _bin_lines(result: CasesAnalysis, target: Path) -> Path:
         ax.set_ylabel(label)
         ax.set_ylim(0, 1)
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    with atomic_path(target) as tmp:
-        fig.savefig(tmp, format="png", dpi=110)
-    plt.close(fig)
-    return target
+    return save_png(fig, target, 110)
 
 
 def write_plots(result: CasesAnalysis, out_dir: Path) -> list[Path]:

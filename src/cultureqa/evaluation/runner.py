@@ -23,7 +23,14 @@ from cultureqa.llm.base import (
     Message,
     ModelClient,
 )
-from cultureqa.records import LETTERS, McqItem, Setting, pick_best, scores_json
+from cultureqa.records import (
+    LETTERS,
+    NORMALISATION_SUM,
+    McqItem,
+    Setting,
+    pick_best,
+    scores_json,
+)
 
 LocationFn = Callable[[McqItem, str], str]
 """Returns the location name for an item in a language ("" for no location)."""
@@ -160,7 +167,11 @@ def _score_loglik(item: McqItem, answer: LoglikResponse) -> dict[str, object]:
     scores = list(answer.logprobs)
     best, margin = pick_best(scores)
     base.update(
-        pred=LETTERS[best], correct=best in item.golds, scores=scores_json(scores), margin=margin
+        pred=LETTERS[best],
+        correct=best in item.golds,
+        scores=scores_json(scores),
+        margin=margin,
+        score_normalisation=NORMALISATION_SUM,
     )
     return base
 
@@ -191,5 +202,6 @@ def _empty_row(item: McqItem) -> dict[str, object]:
         "error": "",
         "raw": "",
         "scores": "",
+        "score_normalisation": "",
         "margin": math.nan,
     }

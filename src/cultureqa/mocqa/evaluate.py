@@ -59,7 +59,7 @@ from cultureqa.mocqa.answers import (
     scored_fields,
 )
 from cultureqa.provenance import file_md5
-from cultureqa.records import pick_best, scores_json
+from cultureqa.records import NORMALISATION_PROVINCE, pick_best, scores_json
 from cultureqa.runlog import CALL_COLUMNS
 
 ITEM_COLUMNS = ("item_id", "source_id", "clue_type", "language", "province", "topic")
@@ -72,7 +72,8 @@ PREDICTION_COLUMNS: dict[str, str] = {
     **dict.fromkeys(ITEM_COLUMNS, "str"), "gold": "str", "scoring": "str",
     "province_raw": "str", "province_pred": "str", "province_correct": "bool",
     "answer_pred": "str", "correct": "bool", "status": "str", "parse_error": "str",
-    "error": "str", "raw": "str", "scores": "str", "margin": "float64", "prompt_tokens": "int64",
+    "error": "str", "raw": "str", "scores": "str", "score_normalisation": "str",
+    "margin": "float64", "prompt_tokens": "int64",
     "completion_tokens": "int64", "tokens": "int64", "cost_usd": "float64",
     **CALL_COLUMNS, "template_sha256": "str",
 }  # fmt: skip
@@ -239,7 +240,7 @@ class MocqaFamily:
 _EMPTY: dict[str, Any] = {
     "province_raw": "", "province_pred": "", "province_correct": False, "answer_pred": "",
     "correct": False, "status": "ok", "parse_error": "", "error": "", "raw": "", "scores": "",
-    "margin": math.nan,
+    "score_normalisation": "", "margin": math.nan,
 }  # fmt: skip
 
 
@@ -300,9 +301,11 @@ def _loglik_row(
     named = province_names(kb, str(row["language"]))[p]
     parsed = ParsedReply(kb.provinces[p].name, named, LETTERS[a])
     out.update(scored_fields(parsed, str(row["province"]), str(row["answer"])))
-    out["scores"] = scores_json(
-        {"answer": list(answer.logprobs), "province": list(province.logprobs)}
-    )
+    out["scores"] = scores_json({
+        "answer": list(answer.logprobs), "province": list(province.logprobs),
+        "province_tokens": list(province.token_counts),
+    })  # fmt: skip
+    out["score_normalisation"] = NORMALISATION_PROVINCE
     out["margin"] = min(answer_margin, province_margin)  # the closer of the two picks
     return out
 

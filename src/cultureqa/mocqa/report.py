@@ -15,11 +15,12 @@ from typing import Any
 
 import pandas as pd
 
+from cultureqa.analysis.figures import colour_of, save_png
 from cultureqa.analysis.plots import heatmap
 from cultureqa.analysis.roster import key_by_roster
 from cultureqa.analysis.tables import to_markdown
 from cultureqa.evaluation.report import collect_predictions as collect_all
-from cultureqa.io import atomic_path, write_csv, write_json, write_text
+from cultureqa.io import write_csv, write_json, write_text
 from cultureqa.knowledge.provinces import CANONICAL_PROVINCES
 from cultureqa.mocqa import metrics as m
 from cultureqa.mocqa.paired import excludes_zero
@@ -260,7 +261,11 @@ def clue_type_intervals(cells: pd.DataFrame, target: Path) -> Path:
             x = [i - 0.4 + width * (k + 0.5) for i in range(len(CLUE_TYPES))]
             error = [rows["multi_hop"] - rows["multi_hop_ci_low"]]
             error.append(rows["multi_hop_ci_high"] - rows["multi_hop"])
-            ax.errorbar(x, rows["multi_hop"], yerr=error, fmt="o", ms=3, capsize=2, label=label)
+            first = part[part["label"] == label].iloc[:1]
+            model = str(first["model"].iloc[0]) if len(first) else label
+            marker = "s" if "(cot)" in label else "o"  # colour: the model; marker: the prompt
+            ax.errorbar(x, rows["multi_hop"], yerr=error, fmt=marker, ms=3, capsize=2,
+                        label=label, color=colour_of(model))  # fmt: skip
         ax.axhline(1 / 3, color="grey", lw=0.8, ls="--")
         ax.set_xticks(range(len(CLUE_TYPES)), CLUE_TYPES, rotation=30, ha="right", fontsize=7)
         ax.set_ylim(0, 1)
@@ -279,11 +284,7 @@ def _pyplot() -> Any:
 
 
 def _save(plt: Any, fig: Any, target: Path) -> Path:
-    fig.tight_layout()
-    with atomic_path(target) as tmp:
-        fig.savefig(tmp, format="png", dpi=120)
-    plt.close(fig)
-    return target
+    return save_png(fig, target, 120)
 
 
 def run_metrics(part: pd.DataFrame) -> dict[str, float]:

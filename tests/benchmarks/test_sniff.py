@@ -10,7 +10,7 @@ import pytest
 
 from cultureqa.benchmarks import scaffold
 from cultureqa.benchmarks.add import Drafted, draft
-from cultureqa.benchmarks.load import load_rows
+from cultureqa.benchmarks.load import load_benchmark
 from cultureqa.benchmarks.sniff import propose, read_sample, sample
 from cultureqa.io import SourceError
 from cultureqa.records import McqItem
@@ -38,7 +38,10 @@ def _drafted(path: str, language: str = "en") -> Drafted:
 
 def _items(drafted: Drafted) -> list[McqItem]:
     language = next(iter(drafted.spec.languages))
-    return load_rows(drafted.spec, drafted.sample.frame, [language], "planted")[language]
+    loaded = load_benchmark(
+        drafted.spec, languages=[language], rows=(drafted.sample.frame, "planted")
+    )
+    return loaded.whole[language]
 
 
 def _golds(items: list[McqItem]) -> list[int]:

@@ -8,10 +8,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from cultureqa.benchmarks.load import load_source_frame
+from cultureqa.benchmarks.load import load_benchmark
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.io import SourceError
-from cultureqa.knowledge.gazetteer import normalize_province
 from cultureqa.knowledge.provinces import load_knowledge_base
 from cultureqa.mocqa_build.clues import ClueGenerator
 from cultureqa.mocqa_build.expand import expand_template
@@ -66,8 +65,7 @@ def test_indonesian_only_source_gives_empty_english_side(
     path = tmp_path / "indoculture.csv"
     pd.DataFrame(ROWS).to_csv(path, index=False)
     spec = _spec(path, params)
-    frame, origin = load_source_frame(spec, tmp_path)
-    result = ingest(spec, frame, origin, normalize_province)
+    result = ingest(spec, load_benchmark(spec, tmp_path, languages=("id", "en"), absent="skip"))
     assert list(result.items["source_id"]) == ["x1", "x3"]
     assert list(result.items["province"]) == ["North Sumatra", "Bali"]  # names normalised
     assert result.metrics["languages_in_source"] == ["id"]
@@ -90,10 +88,8 @@ def test_bad_rows_name_file_row_and_column(tmp_path: Path, params) -> None:  # t
     rows[1]["province"] = "Atlantis"
     pd.DataFrame(rows).to_csv(path, index=False)
     spec = _spec(path, params)
-    frame, origin = load_source_frame(spec, tmp_path)
     with pytest.raises(SourceError, match=r"row 2, column 'province'.*Atlantis"):
-        ingest(spec, frame, origin, normalize_province)
+        ingest(spec, load_benchmark(spec, tmp_path, languages=("id", "en"), absent="skip"))
     pd.DataFrame(ROWS).drop(columns=["is_province_specific"]).to_csv(path, index=False)
-    frame, origin = load_source_frame(spec, tmp_path)
     with pytest.raises(SourceError, match="is_province_specific"):
-        ingest(spec, frame, origin, normalize_province)
+        ingest(spec, load_benchmark(spec, tmp_path, languages=("id", "en"), absent="skip"))

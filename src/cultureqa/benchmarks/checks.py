@@ -39,7 +39,7 @@ class Loaded:
 
 def check_slices(spec: BenchmarkSpec) -> None:
     """Every slice column is a declared metadata field."""
-    known = set(spec.columns.metadata)
+    known = set(spec.item_fields)
     for group in spec.slices:
         unknown = [c for c in group if c not in known]
         if unknown:
@@ -55,7 +55,7 @@ def check_templates(spec: BenchmarkSpec, root: Path, style: str) -> dict[str, Te
     Placeholders may name the fixed fields or any metadata field; anything else would fail on the
     first prompt, so it fails here, before the first model call.
     """
-    known = set(FIXED_FIELDS) | set(spec.columns.metadata)
+    known = set(FIXED_FIELDS) | set(spec.item_fields)
     found = {}
     for s in spec.settings:
         if style_skip_reason(style, s.scoring):

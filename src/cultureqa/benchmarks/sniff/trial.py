@@ -11,9 +11,8 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from cultureqa.benchmarks.load import LoadCounts, load_kept
-from cultureqa.benchmarks.sources import keep_mask
-from cultureqa.benchmarks.spec import BenchmarkSpec
+from cultureqa.benchmarks.load import load_benchmark
+from cultureqa.benchmarks.spec import BenchmarkSpec, SampleSpec
 from cultureqa.io import SourceError
 
 
@@ -40,22 +39,19 @@ class Trial:
 
 def trial_load(spec: BenchmarkSpec, frame: pd.DataFrame, origin: str) -> Trial:
     """Load ``frame`` through ``spec`` with every invalid row dropped and counted."""
-    frame = frame.reset_index(drop=True)
-    frame["_n"] = range(1, len(frame) + 1)
-    skipped = 0
-    if spec.rows.keep is not None:
-        mask = keep_mask(frame, spec.rows.keep, origin)
-        skipped = len(frame) - sum(mask)
-        frame = frame[mask].reset_index(drop=True)
-    lenient = replace(spec, rows=replace(spec.rows, invalid="drop", max_invalid_share=0.999))
-    counts = LoadCounts()
+    lenient = replace(
+        spec,
+        rows=replace(spec.rows, invalid="drop", max_invalid_share=0.999),
+        sample=SampleSpec(),
+    )
     try:
-        kept = load_kept(lenient, frame, origin, counts)
+        loaded = load_benchmark(lenient, rows=(frame, origin))
     except SourceError as exc:
         raise SourceError(
             origin,
             f"the proposed config reads none of the {len(frame)} sampled rows ({exc}); "
             "write conf/benchmark/<name>.yaml by hand (README: Add a benchmark by config)",
         ) from exc
-    return Trial(frame.iloc[kept].reset_index(drop=True), len(frame), skipped,
-                 counts.dropped_by_reason())  # fmt: skip
+    counts = loaded.counts
+    kept = counts.rows_read - counts.skipped
+    return Trial(loaded.source, kept, counts.skipped, counts.dropped_by_reason())

@@ -39,7 +39,7 @@ class Loaded:
 
 def check_slices(spec: BenchmarkSpec) -> None:
     """Every slice column is a declared metadata field."""
-    known = set(spec.item_fields)
+    known = {*spec.item_fields, "language"}  # every prediction row carries its language
     for group in spec.slices:
         unknown = [c for c in group if c not in known]
         if unknown:

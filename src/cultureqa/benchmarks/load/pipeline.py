@@ -101,7 +101,7 @@ def load_benchmark(
             frame = frame[keep_mask(frame, spec.rows.keep, origin)].reset_index(drop=True)
         counts.skipped = counts.rows_read - len(frame)
         wanted = _languages(spec, frame, languages, absent, origin)
-        whole, kept = _map_rows(spec, frame, wanted, origin, counts)
+        numbered, kept = _map_rows(spec, frame, wanted, origin, counts)
     check_drop_share(spec, counts, len(frame), origin)
     if not counts.balanced():  # pragma: no cover - a bookkeeping bug, never a data problem
         raise AssertionError(f"row counts do not add up: {counts.record()}")
@@ -110,11 +110,8 @@ def load_benchmark(
     fields = {m: spec.columns.metadata_fields.get(m, m) for m in spec.columns.metadata}
     sampled = apply_sample(valid, spec.sample, origin, fields)
     chosen = set(sampled["_n"].tolist())
-    numbers = valid["_n"].tolist()
-    items = {
-        lang: [i for i, n in zip(batch, numbers, strict=True) if n in chosen]
-        for lang, batch in whole.items()
-    }
+    whole = {lang: [i for _, i in batch] for lang, batch in numbered.items()}
+    items = {lang: [i for n, i in batch if n in chosen] for lang, batch in numbered.items()}
     absent_langs = tuple(sorted(set(languages or ()) - set(wanted)))
     return LoadedSource(items, whole, sampled, origin, counts, absent_langs)
 
@@ -155,12 +152,12 @@ def _map_rows(
     languages: list[str],
     origin: str,
     counts: LoadCounts,
-) -> tuple[dict[str, list[McqItem]], list[int]]:
-    """Items per language, and the frame positions of the rows that became items."""
+) -> tuple[dict[str, list[tuple[int, McqItem]]], list[int]]:
+    """Items per language with their row's ``_n``, and the frame positions of the loaded rows."""
     mappings = {lang: Mapping.of(spec, lang) for lang in languages}
     for mapping in mappings.values():
         check_columns(spec, mapping, frame, origin)
-    out: dict[str, list[McqItem]] = {lang: [] for lang in languages}
+    out: dict[str, list[tuple[int, McqItem]]] = {lang: [] for lang in languages}
     kept: list[int] = []
     ids: dict[str, str] = {}
     questions: dict[tuple[str, str, tuple[str, ...]], str] = {}
@@ -189,7 +186,7 @@ def _map_rows(
         ids[name] = f"{where.file} row {where.row}"
         for item in items:
             questions.setdefault(_key(item), f"{item.id} ({where.file} row {where.row})")
-            out[item.language].append(item)
+            out[item.language].append((int(row["_n"]), item))
             counts.languages[item.language] = counts.languages.get(item.language, 0) + 1
         changes.merge_into(counts, name)
         counts.loaded += 1

@@ -4,6 +4,7 @@ templates, and ``rows.keep`` errors that quote the value as rendered."""
 from __future__ import annotations
 
 import csv
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -163,3 +164,28 @@ def test_rows_keep_error_quotes_the_value_as_rendered(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="must render True or False") as caught:
         _load(tmp_path, spec)
     assert repr(long) in str(caught.value)
+
+
+# --- encodings ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("encoding", "name", "said"),
+    [
+        ("utf-16", "src.csv", "UTF-16 little-endian (byte-order mark ff fe)"),
+        ("utf-16-be", "src.tsv", "UTF-16 big-endian (no byte-order mark"),
+        ("utf-16-le", "src.jsonl", "UTF-16 little-endian (no byte-order mark"),
+    ],
+)
+def test_a_utf16_file_is_named_utf16(tmp_path: Path, encoding: str, name: str, said: str) -> None:
+    if name.endswith(".jsonl"):
+        body = '{"id": "r1", "q": "Apa?", "o1": "x", "o2": "y", "o3": "z", "a": "A"}\n'
+    else:
+        sep = "\t" if name.endswith(".tsv") else ","
+        body = sep.join(["id", "q", "o1", "o2", "o3", "a"]) + "\n"
+        body += sep.join(["r1", "Makanan khas?", "rendang", "gudeg", "soto", "A"]) + "\n"
+    (tmp_path / name).write_text(body, encoding=encoding)
+    with pytest.raises(
+        SourceError, match=rf"{name}: file is {re.escape(said)}.*not UTF-8; save it"
+    ):
+        _load(tmp_path, _spec(name))

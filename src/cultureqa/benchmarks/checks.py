@@ -85,8 +85,12 @@ def preflight(spec: BenchmarkSpec, root: Path, style: str) -> dict[str, Template
 def load_checked(spec: BenchmarkSpec, root: Path) -> Loaded:
     """Load every language the settings use: the whole source and the evaluated sample."""
     loaded = load_benchmark(spec, root)
-    frame = items_frame([i for lang in sorted(loaded.items) for i in loaded.items[lang]])
     whole = items_frame([i for lang in sorted(loaded.whole) for i in loaded.whole[lang]])
+    frame = (
+        items_frame([i for lang in sorted(loaded.items) for i in loaded.items[lang]])
+        if loaded.sampled
+        else whole  # one frame, not two copies of a million rows
+    )
     return Loaded(
         loaded.items, frame, whole, loaded.source, loaded.origin, loaded.counts, loaded.sampled
     )

@@ -136,6 +136,7 @@ class FieldError(ValueError):
     """A field cannot be resolved on one row; the loader adds file, row and field name."""
 
 
+@cache
 def is_template(expr: str) -> bool:
     """Whether ``expr`` is a Jinja template rather than a column or path."""
     return bool(_TEMPLATE_MARK.search(expr))
@@ -254,7 +255,9 @@ def render_bool(row: Mapping[str, Any], expr: str) -> bool:
 
 def plain(value: Any) -> Any:
     """Turn numpy arrays (parquet list cells) into lists; everything else stays as it is."""
-    if hasattr(value, "tolist") and not isinstance(value, str):
+    if isinstance(value, str):
+        return value
+    if hasattr(value, "tolist"):
         return value.tolist()
     return value
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pandas as pd
 
@@ -14,17 +15,16 @@ def items_frame(items: list[McqItem]) -> pd.DataFrame:
 
     ``answer`` is the first-listed gold (the one position checks use); ``answers`` lists all.
     """
-    rows = [
-        {
-            "item_id": i.id,
-            "language": i.language,
-            "question": i.question,
-            "options": json.dumps(list(i.options), ensure_ascii=False),
-            "n_options": len(i.options),
-            "answer": i.answer_letter,
-            "answers": i.gold_letters,
-            **i.metadata,
-        }
-        for i in items
-    ]
-    return pd.DataFrame(rows)
+    columns: dict[str, list[Any]] = {
+        "item_id": [i.id for i in items],
+        "language": [i.language for i in items],
+        "question": [i.question for i in items],
+        "options": [json.dumps(list(i.options), ensure_ascii=False) for i in items],
+        "n_options": [len(i.options) for i in items],
+        "answer": [i.answer_letter for i in items],
+        "answers": [i.gold_letters for i in items],
+    }
+    names = list(dict.fromkeys(k for i in items for k in i.metadata))
+    for name in names:
+        columns[name] = [i.metadata.get(name) for i in items]
+    return pd.DataFrame(columns)

@@ -22,6 +22,7 @@ from cultureqa.records import LETTERS
 _LABEL = re.compile(r"^\s*\(?([A-Ja-j])[.)]\s+")
 _ONLY_LABEL = re.compile(r"^\s*(?:\(([A-Ja-j])\)|([A-Ja-j])[.)])\s*$")
 _INITIAL = re.compile(r"^[A-Z]\.\s")
+_LABEL_START = frozenset("(ABCDEFGHIJabcdefghij")
 
 
 def row_options(
@@ -79,8 +80,8 @@ def _labels(
     texts: list[str], mode: str, where: Where, column: str, changes: RowChanges
 ) -> tuple[list[str], list[int] | None]:
     """Strip, reorder or keep a consistent label sequence; a partial or repeated one is an error."""
-    if mode == "keep":
-        return texts, None
+    if mode == "keep" or not any(_may_be_labelled(t) for t in texts):
+        return texts, None  # the common case, decided without a regex
     stripped = strip_labels(texts)
     if stripped is not None:
         changes.labels_stripped = True
@@ -105,6 +106,11 @@ def _labels(
         return result, moved
     _no_stray_labels(texts, where, column)
     return texts, None
+
+
+def _may_be_labelled(text: str) -> bool:
+    """Cheap first look: "(x" or a letter A-J then "." or ")"; everything else is plain text."""
+    return text[:1] == "(" or (text[:1] in _LABEL_START and text[1:2] in (".", ")"))
 
 
 def _no_stray_labels(texts: list[str], where: Where, column: str) -> None:

@@ -24,10 +24,35 @@ from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.validation.benchmark import validate_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
-WORDS = (
-    "makanan khas daerah upacara adat rumah tradisional tarian pakaian pernikahan musik alat "
-    "permainan anak desa kota pulau gunung sungai pantai pasar hari raya panen ikan sawah kebun"
-).split()
+WORDS = [
+    "makanan",
+    "khas",
+    "daerah",
+    "upacara",
+    "adat",
+    "rumah",
+    "tradisional",
+    "tarian",
+    "pakaian",
+    "pernikahan",
+    "musik",
+    "alat",
+    "permainan",
+    "anak",
+    "desa",
+    "kota",
+    "pulau",
+    "gunung",
+    "sungai",
+    "pantai",
+    "pasar",
+    "hari",
+    "raya",
+    "panen",
+    "ikan",
+    "sawah",
+    "kebun",
+]
 BENCH = {
     "name": "large",
     "source": {"kind": "file", "path": "data/sources/large/items.csv"},
@@ -78,12 +103,13 @@ def main() -> None:
         print(f"source: {size / 1e6:.0f} MB, {args.rows:,} rows "
               f"(written in {time.perf_counter() - start:.1f} s)")  # fmt: skip
         spec = BenchmarkSpec.from_config(BENCH)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         found = validate_benchmark(spec, work, "zero_shot")
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print("\n".join(found.lines()))
-        print(f"validate: {seconds:.1f} s, peak resident memory {peak:.0f} MB, ok={found.ok} "
+        print(f"validate: {seconds:.1f} s ({cpu:.1f} s CPU; wall time counts other processes on "
+              f"a shared machine), peak resident memory {peak:.0f} MB, ok={found.ok} "
               f"(goal ≤ 60 s and ≤ 1536 MB)")  # fmt: skip
     finally:
         if args.keep is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -143,7 +144,9 @@ def metadata(
         expr = cols.metadata_fields.get(name, name)
         value = get(row, expr, where, "metadata")
         declared = cols.metadata_types.get(name)
-        found[name] = _typed(value, declared, where, expr) if declared else _meta_value(value)
+        value = _typed(value, declared, where, expr) if declared else _meta_value(value)
+        # a region or topic repeats on every row: one shared string, not a million copies
+        found[name] = sys.intern(value) if isinstance(value, str) and len(value) <= 40 else value
     region_col = spec.location.region_column
     if spec.normalize_region and region_col and region_normalizer is not None:
         canonical = region_normalizer(str(row[region_col]))

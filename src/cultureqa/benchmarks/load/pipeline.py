@@ -10,6 +10,7 @@ still found.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,7 +102,7 @@ def load_benchmark(
             frame = frame[keep_mask(frame, spec.rows.keep, origin)].reset_index(drop=True)
         counts.skipped = counts.rows_read - len(frame)
         wanted = _languages(spec, frame, languages, absent, origin)
-        numbered, kept = _map_rows(spec, frame, wanted, origin, counts)
+        whole, numbers, kept = _map_rows(spec, frame, wanted, origin, counts)
     check_drop_share(spec, counts, len(frame), origin)
     if not counts.balanced():  # pragma: no cover - a bookkeeping bug, never a data problem
         raise AssertionError(f"row counts do not add up: {counts.record()}")
@@ -110,8 +111,13 @@ def load_benchmark(
     fields = {m: spec.columns.metadata_fields.get(m, m) for m in spec.columns.metadata}
     sampled = apply_sample(valid, spec.sample, origin, fields)
     chosen = set(sampled["_n"].tolist())
-    whole = {lang: [i for _, i in batch] for lang, batch in numbered.items()}
-    items = {lang: [i for n, i in batch if n in chosen] for lang, batch in numbered.items()}
+    if len(chosen) == len(valid):
+        items = whole
+    else:
+        items = {
+            lang: [i for n, i in zip(numbers[lang], batch, strict=True) if n in chosen]
+            for lang, batch in whole.items()
+        }
     absent_langs = tuple(sorted(set(languages or ()) - set(wanted)))
     return LoadedSource(items, whole, sampled, origin, counts, absent_langs)
 
@@ -152,14 +158,19 @@ def _map_rows(
     languages: list[str],
     origin: str,
     counts: LoadCounts,
-) -> tuple[dict[str, list[tuple[int, McqItem]]], list[int]]:
-    """Items per language with their row's ``_n``, and the frame positions of the loaded rows."""
+) -> tuple[dict[str, list[McqItem]], dict[str, array[int]], list[int]]:
+    """Items per language, their rows' ``_n``, and the frame positions of the loaded rows.
+
+    Numbers are kept in compact arrays, and an id's first row as a position: at a million rows
+    per-row tuples and "file row N" strings cost hundreds of megabytes.
+    """
     mappings = {lang: Mapping.of(spec, lang) for lang in languages}
     for mapping in mappings.values():
         check_columns(spec, mapping, frame, origin)
-    out: dict[str, list[tuple[int, McqItem]]] = {lang: [] for lang in languages}
-    kept: list[int] = []
-    ids: dict[str, str] = {}
+    out: dict[str, list[McqItem]] = {lang: [] for lang in languages}
+    numbers: dict[str, array[int]] = {lang: array("q") for lang in languages}
+    kept: array[int] = array("q")
+    ids: dict[str, int] = {}  # id → frame position of its first row (formatted only on error)
     questions: dict[tuple[str, str, tuple[str, ...]], str] = {}
     normalizer = _normalizer(spec)
     for pos, row in enumerate(_records(frame), start=1):
@@ -169,8 +180,11 @@ def _map_rows(
             not_blank(row, where)
             name = item_id(spec, row, where, pos)
             if name in ids:
+                first = _where(frame, ids[name], origin)
                 raise where.error(
-                    f"duplicate id '{name}' (first at {ids[name]})", spec.columns.id, "duplicate_id"
+                    f"duplicate id '{name}' (first at {first.file} row {first.row})",
+                    spec.columns.id,
+                    "duplicate_id",
                 )
             langs = [row_language(spec, row, where)] if spec.columns.language else languages
             changes = RowChanges()
@@ -183,15 +197,24 @@ def _map_rows(
         except RowError as exc:
             drop_or_raise(spec, counts, exc, name)
             continue
-        ids[name] = f"{where.file} row {where.row}"
+        ids[name] = pos - 1
         for item in items:
-            questions.setdefault(_key(item), f"{item.id} ({where.file} row {where.row})")
-            out[item.language].append((int(row["_n"]), item))
+            if spec.rows.duplicates == "drop":
+                questions.setdefault(_key(item), f"{item.id} ({where.file} row {where.row})")
+            out[item.language].append(item)
+            numbers[item.language].append(int(row["_n"]))
             counts.languages[item.language] = counts.languages.get(item.language, 0) + 1
         changes.merge_into(counts, name)
         counts.loaded += 1
         kept.append(pos - 1)
-    return out, kept
+    return out, numbers, list(kept)
+
+
+def _where(frame: pd.DataFrame, position: int, origin: str) -> Where:
+    """File and data row of a frame position (for messages about an earlier row)."""
+    row = frame.iloc[position]
+    file = str(row["_file"]) if "_file" in frame.columns else origin
+    return Where(file, int(row["_row"]) if "_row" in frame.columns else position + 1)
 
 
 def _records(frame: pd.DataFrame, chunk: int = 50_000) -> Iterator[dict[str, Any]]:

@@ -81,3 +81,8 @@ def test_the_stage_describes_the_configured_source(
     assert got.loc["All", "pct_is_province_specific"] == pytest.approx(100 * specific)
     assert (out / "topic_distribution.png").stat().st_size > 1000
     assert "| Aceh |" in (out / "tables.md").read_text(encoding="utf-8")
+    languages = pd.read_csv(out / "by_language.csv", keep_default_na=False)
+    assert languages.to_dict("records") == [
+        {"language": "id", "items": len(rows), "pct_of_items": 100.0}
+    ]
+    assert "## Per language" in (out / "tables.md").read_text(encoding="utf-8")

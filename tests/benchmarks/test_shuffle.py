@@ -137,3 +137,13 @@ def test_a_passing_skew_is_a_warning_in_the_check_output_and_mlflow(
     assert summary["success"] is True and summary["warnings"][0]["on"] == "source"
     details = {"validation": {"found": True, "gold_balance": summary["gold_balance"]}}
     assert source_metrics(details)["gold_balance.source.warning"] == 1.0
+
+
+def test_the_report_marks_a_passing_skew_as_a_warning() -> None:
+    from cultureqa.evaluation.report import _data_checks
+
+    gold = {"success": True, "warning": True, "line": "gold positions over 600 items: A 47%"}
+    lines = "".join(_data_checks({"gold_balance": {"source": gold, "sample": None}}))
+    assert "## Data checks (validate)" in lines
+    assert "- **warning** [source] gold positions over 600 items: A 47%" in lines
+    assert _data_checks(None) == []

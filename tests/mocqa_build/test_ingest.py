@@ -147,3 +147,6 @@ def test_a_declared_sample_is_drawn_from_valid_rows(tmp_path: Path, params) -> N
     result = ingest(spec, loaded)
     assert result.metrics["sampled"] is True
     assert result.metrics["load"]["rows_dropped"] == 3
+    metrics = result.metrics
+    assert metrics["input"] == metrics["kept"] + metrics["removed"] == 12  # every row counted
+    assert metrics["removed_by_reason"]["not in the declared sample"] == 1

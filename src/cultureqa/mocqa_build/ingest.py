@@ -93,6 +93,9 @@ def _metrics(
     reasons = dict(drops)
     if not_specific:
         reasons["not province-specific"] = not_specific
+    not_drawn = counts.loaded - n_items  # valid rows the declared sample did not draw
+    if not_drawn:
+        reasons["not in the declared sample"] = not_drawn
     by_province = kept["province"].value_counts().sort_index()
     return {
         "stage": "ingest",

@@ -82,8 +82,12 @@ def preflight(spec: BenchmarkSpec, root: Path, style: str) -> dict[str, Template
     return templates
 
 
-def load_checked(spec: BenchmarkSpec, root: Path) -> Loaded:
-    """Load every language the settings use: the whole source and the evaluated sample."""
+def load_checked(spec: BenchmarkSpec, root: Path, keep_items: bool = True) -> Loaded:
+    """Load every language the settings use: the whole source and the evaluated sample.
+
+    ``keep_items=False`` keeps only the frames (``items`` is empty): ``validate`` checks frames,
+    and a million items held through the expectation suite cost over a gigabyte.
+    """
     loaded = load_benchmark(spec, root)
     whole = items_frame([i for lang in sorted(loaded.whole) for i in loaded.whole[lang]])
     frame = (
@@ -91,6 +95,5 @@ def load_checked(spec: BenchmarkSpec, root: Path) -> Loaded:
         if loaded.sampled
         else whole  # one frame, not two copies of a million rows
     )
-    return Loaded(
-        loaded.items, frame, whole, loaded.source, loaded.origin, loaded.counts, loaded.sampled
-    )
+    items = loaded.items if keep_items else {}
+    return Loaded(items, frame, whole, loaded.source, loaded.origin, loaded.counts, loaded.sampled)

@@ -104,7 +104,7 @@ def validate_benchmark(spec: BenchmarkSpec, root: Path, style: str) -> Validatio
     suite = root / spec.expectations
     _check_severity(spec, suite, root)
     templates = preflight(spec, root, style)
-    loaded = load_checked(spec, root)
+    loaded = load_checked(spec, root, keep_items=False)
     overrides = suite_overrides(spec)
     reports = {"source": run_suite(suite, loaded.whole_frame, overrides, root=root)}
     if loaded.sampled:

@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+import _environment  # noqa: F401  (before pandas, cultureqa: one line outside the env)
+
 from cultureqa.analysis.headline import indoculture_headline
 from cultureqa.analysis.plotdata import slot_accuracy
 from cultureqa.analysis.roster import key_by_roster, roster_slots

@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+import _environment  # noqa: F401  (before pandas, cultureqa: one line outside the env)
 import pandas as pd
 
 from cultureqa.cases.country_levels import read_levels

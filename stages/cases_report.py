@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import _environment  # noqa: F401  (before pandas, cultureqa: one line outside the env)
+
 from cultureqa.cases.report import read_analysis, write_report
 from cultureqa.config import load_params, run_stage, select, setup_stage
 

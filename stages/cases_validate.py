@@ -10,6 +10,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
+import _environment  # noqa: F401  (before pandas, cultureqa: one line outside the env)
 import pandas as pd
 
 from cultureqa.config import load_params, run_stage, select, setup_stage

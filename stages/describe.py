@@ -1,7 +1,8 @@
 """DVC stage: describe a benchmark's items (IndoCulture Table 2 and Figure 2) from its source.
 
 Loads the configured source exactly as evaluation does (``benchmarks.<name>``: sample, CSV or
-Hugging Face), keeps one language, and writes per-group statistics, the topic distribution, its
+Hugging Face), keeps one language, and writes per-group statistics (lengths of the premise
+with its correct continuation, as the paper's Table 2 counts), the topic distribution, its
 figure and a markdown digest under ``reports/datasets/<name>/``.
 """
 
@@ -11,10 +12,14 @@ import argparse
 import sys
 from pathlib import Path
 
+import _environment  # noqa: F401  (before pandas, cultureqa: one line outside the env)
+
 from cultureqa.analysis.tables import to_markdown
 from cultureqa.benchmarks.checks import load_checked
 from cultureqa.benchmarks.describe import (
+    INSTANCE,
     group_statistics,
+    instance_text,
     language_distribution,
     plot_topics,
     topic_distribution,
@@ -46,9 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.language is not None and args.language not in loaded.items:
         raise KeyError(f"no '{args.language}' items; the settings load {sorted(loaded.items)}")
     chosen = [args.language] if args.language is not None else sorted(loaded.items)
-    items = items_frame([i for lang in chosen for i in loaded.items[lang]])
+    items = instance_text(items_frame([i for lang in chosen for i in loaded.items[lang]]))
     languages = language_distribution(items)
-    groups = group_statistics(items, args.group, args.flag)
+    groups = group_statistics(items, args.group, args.flag, text=INSTANCE)
     topics = topic_distribution(items, args.topic, args.flag)
     out = root / "reports" / "datasets" / args.benchmark
     write_csv(out / f"by_{args.group}.csv", groups)
@@ -58,8 +63,10 @@ def main(argv: list[str] | None = None) -> int:
     plot_topics(topics, args.topic, args.flag, out / f"{args.topic}_distribution.png", title)
     digest = (
         f"# {args.benchmark}: the items\n\nSource: `{loaded.origin}`, language(s) "
-        f"{', '.join(f'`{lang}`' for lang in chosen)}, {len(items)} items. Words are "
-        "whitespace-separated tokens of the question text, characters its Unicode code points.\n\n"
+        f"{', '.join(f'`{lang}`' for lang in chosen)}, {len(items)} items. Lengths are of the "
+        "instance as the IndoCulture paper counts it: the premise followed by its correct "
+        "continuation (the gold option), not the premise alone; words are whitespace-separated "
+        "tokens, characters Unicode code points.\n\n"
         f"## Per language\n\n{to_markdown(languages, 1)}\n"
         f"## Per {args.group}\n\n{to_markdown(groups, 1)}\n## Per {args.topic}\n\n"
         f"{to_markdown(topics, 1)}\n![](./{args.topic}_distribution.png)\n"

@@ -8,6 +8,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import _environment  # noqa: F401  (before pandas, cultureqa: one line outside the env)
+
 from cultureqa.config import load_params, run_stage, setup_stage
 from cultureqa.mocqa_build.pipeline import MocqaSettings, summary_line, write_stage
 from cultureqa.mocqa_build.runners import run_expand

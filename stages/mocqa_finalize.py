@@ -6,6 +6,8 @@ import json
 import sys
 from pathlib import Path
 
+import _environment  # noqa: F401  (before pandas, cultureqa: one line outside the env)
+
 from cultureqa.config import load_params, run_stage, setup_stage
 from cultureqa.io import write_json, write_text
 from cultureqa.mocqa_build.card import STAGE_ORDER

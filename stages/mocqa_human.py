@@ -16,6 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
+import _environment  # noqa: F401  (before pandas, cultureqa: one line outside the env)
 import pandas as pd
 
 from cultureqa.config import load_params, run_stage, setup_stage

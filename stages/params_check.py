@@ -11,6 +11,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import _environment  # noqa: F401  (before pandas, cultureqa: one line outside the env)
+
 from cultureqa.config import ParamsError, run_stage, setup_stage
 from cultureqa.params_state import params_state
 

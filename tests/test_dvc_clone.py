@@ -22,10 +22,7 @@ from omegaconf import OmegaConf
 from cultureqa.compose import compose_params
 
 ROOT = Path(__file__).resolve().parents[1]
-INDOCULTURE = [
-    "analyze@indoculture",
-    *(f"track@indoculture-{e}" for e in ("model", "baselines.random", "baselines.first_option")),
-]
+INDOCULTURE = ["analyze@indoculture", "track@indoculture"]
 
 
 def _sh(cwd: Path, *args: str, timeout: int = 1800) -> str:

@@ -39,7 +39,7 @@ COPIED = ["Makefile", "dvc.yaml", "params.yaml", ".dvcignore", ".gitignore", ".d
 RESULTS = ["headline.json", "summary.json", "accuracy_by_setting.csv"]
 """IndoCulture's results are left out of the first commit: the experiments make their own."""
 EXPS = {"rnd": "random", "fst": "first_option"}
-TRACK = ["track@indoculture-model"]  # evaluate and analyze run for every slot on the way
+TRACK = ["track@indoculture"]  # evaluate and analyze run for every slot on the way
 SHOTS = ROOT / "docs" / "img"
 Browse = Callable[..., str]
 

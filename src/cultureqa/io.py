@@ -10,6 +10,7 @@ import codecs
 import csv
 import errno
 import json
+import math
 import os
 import tempfile
 from collections.abc import Callable, Iterator
@@ -17,7 +18,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
+
+#: Significant digits every float keeps on its way into a written output (Parquet, CSV, JSON,
+#: Markdown tables, plot data). Fitted models (GLM, logit) and BLAS reductions differ in their last
+#: bits between CPU kernels (``OPENBLAS_CORETYPE``) and machines; ten digits lie far above any
+#: figure a table reports and far below that noise, so DVC hashes agree on every machine. The
+#: rounding happens here, at the one write boundary, never in the functions that compute.
+FLOAT_DIGITS = 10
 
 
 class SourceError(ValueError):
@@ -91,9 +100,71 @@ def _write_with(target: str | Path, writer: Callable[[Path], None]) -> Path:
     return Path(target)
 
 
+def declared_float(value: float) -> float:
+    """``value`` at FLOAT_DIGITS significant digits (NaN and ±inf unchanged).
+
+    Python's float formatting is correctly rounded on every platform, unlike a ``log10``-based
+    scale whose SIMD kernels may themselves differ in the last bit across CPUs.
+    """
+    if not math.isfinite(value):
+        return value
+    return float(f"{value:.{FLOAT_DIGITS}g}")
+
+
+def declared(value: Any) -> Any:
+    """``value`` with every float in it at the declared precision; anything else unchanged.
+
+    Floats are found inside nested lists, tuples and dicts, and as numpy scalars and arrays.
+    """
+    if isinstance(value, bool | int | str) or value is None:
+        return value
+    if isinstance(value, float | np.floating):
+        return declared_float(float(value))
+    if isinstance(value, dict):
+        return {k: declared(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [declared(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(declared(v) for v in value)
+    if isinstance(value, np.ndarray) and value.dtype.kind in "fO":
+        return np.array([declared(v) for v in value.tolist()], dtype=value.dtype)
+    return value
+
+
+def _holds_floats(column: pd.Series) -> bool:
+    """An object column whose cells are floats or containers (lists of scores, dicts)."""
+    return any(
+        isinstance(v, float | np.floating | list | tuple | dict | np.ndarray)
+        for v in column.head(1000).tolist()
+    )
+
+
+def declared_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` whose float cells (also inside list/dict cells) are at FLOAT_DIGITS."""
+    out = frame.copy()
+    for col in out.columns:
+        column = out[col]
+        if isinstance(column, pd.DataFrame):  # duplicate column names: leave to the writer
+            continue
+        if pd.api.types.is_float_dtype(column.dtype):
+            values = column.to_numpy(dtype="float64", na_value=np.nan)
+            rounded = [declared_float(v) for v in values.tolist()]
+            out[col] = pd.Series(rounded, index=column.index, dtype="float64").astype(column.dtype)
+        elif column.dtype == object and _holds_floats(column):
+            out[col] = column.map(declared)
+    return out
+
+
 def write_json(target: str | Path, payload: Any) -> Path:
-    """Write pretty, key-sorted JSON atomically (stable diffs for DVC metrics in git)."""
-    text = json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n"
+    """Write pretty, key-sorted JSON atomically, floats at the declared precision.
+
+    Sorted keys give stable diffs for DVC metrics in git; the precision, stable hashes across
+    machines.
+    """
+    text = (
+        json.dumps(declared(payload), indent=2, sort_keys=True, ensure_ascii=False, default=str)
+        + "\n"
+    )
     return write_text(target, text)
 
 
@@ -105,13 +176,15 @@ def write_text(target: str | Path, text: str) -> Path:
 
 
 def write_parquet(target: str | Path, frame: pd.DataFrame) -> Path:
-    """Write a DataFrame as parquet atomically."""
-    return _write_with(target, lambda p: frame.to_parquet(p, index=False))
+    """Write a DataFrame as parquet atomically, floats at the declared precision."""
+    shown = declared_frame(frame)
+    return _write_with(target, lambda p: shown.to_parquet(p, index=False))
 
 
 def write_csv(target: str | Path, frame: pd.DataFrame) -> Path:
-    """Write a DataFrame as CSV atomically."""
-    return _write_with(target, lambda p: frame.to_csv(p, index=False))
+    """Write a DataFrame as CSV atomically, floats at the declared precision."""
+    shown = declared_frame(frame)
+    return _write_with(target, lambda p: shown.to_csv(p, index=False))
 
 
 def read_table(path: str | Path) -> pd.DataFrame:

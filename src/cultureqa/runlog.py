@@ -184,6 +184,20 @@ def _runlog_problem(out_dir: Path, side: Path) -> str:
     return ""
 
 
+def prune_markers(folder: Path, kept: set[Path]) -> list[Path]:
+    """Remove the markers under ``folder`` of roster entries no longer tracked, and name them.
+
+    Track stages keep their markers as ``persist`` outputs (DVC's run-cache never skips such a
+    stage), so DVC does not clear the folder before a run: a marker of an entry that left the
+    roster would otherwise stay in the output's hash.
+    """
+    stale = sorted(p for p in folder.rglob("*.json") if p not in kept) if folder.is_dir() else []
+    for path in stale:
+        path.unlink()
+        print(f"removed the marker of an entry no longer tracked: {path}")
+    return stale
+
+
 def write_marker(marker: Path, stable: dict[str, Any], run_ids: Any) -> None:
     """A track stage's DVC output (stable: what was logged) and its MLflow run ids (run log)."""
     write_json(marker, stable)

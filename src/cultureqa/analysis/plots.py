@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from cultureqa.io import atomic_path
+from cultureqa.io import atomic_path, declared_frame
 
 
 def _pyplot() -> Any:
@@ -22,6 +22,7 @@ def _pyplot() -> Any:
 def accuracy_by_setting(overall: pd.DataFrame, target: Path, title: str) -> Path:
     """Grouped bars: one group per setting, one bar per model, Wilson 95% CI whiskers."""
     plt = _pyplot()
+    overall = declared_frame(overall)
     settings = sorted(overall["setting"].unique())
     models = sorted(overall["model"].unique())
     width = 0.8 / max(1, len(models))
@@ -47,6 +48,7 @@ def accuracy_by_setting(overall: pd.DataFrame, target: Path, title: str) -> Path
 def heatmap(table: pd.DataFrame, target: Path, title: str, fmt: str = "{:.2f}") -> Path:
     """Annotated heatmap of a 2-D table (rows × columns), e.g. province × model accuracy."""
     plt = _pyplot()
+    table = declared_frame(table)
     fig, ax = plt.subplots(figsize=(1.2 + 0.9 * table.shape[1], 1.0 + 0.4 * table.shape[0]))
     image = ax.imshow(table.to_numpy(dtype=float), vmin=0, vmax=1, cmap="viridis", aspect="auto")
     ax.set_xticks(range(table.shape[1]), [str(c) for c in table.columns], rotation=30, ha="right")
@@ -74,6 +76,7 @@ def _save(fig: Any, target: Path) -> Path:
 def grouped_bars(table: pd.DataFrame, target: Path, title: str, ylabel: str) -> Path:
     """One group of bars per row of ``table`` (index on the x axis), one bar per column."""
     plt = _pyplot()
+    table = declared_frame(table)
     fig, ax = plt.subplots(figsize=(max(5, 0.9 * len(table)), 3.6))
     width = 0.8 / max(1, table.shape[1])
     for k, column in enumerate(table.columns):
@@ -95,6 +98,7 @@ def forest(table: pd.DataFrame, target: Path, title: str) -> Path:
     colour per group, e.g. without / with continent fixed effects).
     """
     plt = _pyplot()
+    table = declared_frame(table)
     rows = table.dropna(subset=["odds_ratio", "ci_low", "ci_high"]).reset_index(drop=True)
     labels = list(dict.fromkeys(rows["label"]))
     fig, ax = plt.subplots(figsize=(6.5, 1.2 + 0.22 * max(1, len(labels))))
@@ -118,6 +122,7 @@ def forest(table: pd.DataFrame, target: Path, title: str) -> Path:
 def level_lines(table: pd.DataFrame, target: Path, title: str, ylabel: str) -> Path:
     """One line per row of ``table`` over its columns (ordered levels), e.g. rate per level."""
     plt = _pyplot()
+    table = declared_frame(table)
     fig, ax = plt.subplots(figsize=(6, 3.8))
     for name, values in table.iterrows():
         ax.plot(list(table.columns), values.to_numpy(float), marker="o", label=str(name))
@@ -136,6 +141,7 @@ def mean_sd_points(per_model: pd.DataFrame, key: str, target: Path, title: str) 
     keys are ordered by mean accuracy, and points are spread left to right in model order.
     """
     plt = _pyplot()
+    per_model = declared_frame(per_model)
     stats = per_model.groupby(key)["accuracy"].agg(["mean", "std"]).sort_values("mean")
     models = sorted(per_model["model"].astype(str).unique())
     fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(stats)), 4))

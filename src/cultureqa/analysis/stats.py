@@ -14,14 +14,10 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
-from statsmodels.stats.inter_rater import cohens_kappa
-from statsmodels.stats.multitest import multipletests
-from statsmodels.stats.proportion import proportion_confint
-from statsmodels.tools.sm_exceptions import (
-    ConvergenceWarning,
-    PerfectSeparationWarning,
-)
+
+# scipy and statsmodels are imported where they are called: together they cost about 0.7 CPU s,
+# and most stage processes that import this module (for a table's layout, a Wilson interval on
+# the report path only) never reach them.
 
 __all__ = [
     "OddsRatio",
@@ -79,6 +75,8 @@ def _wilson_arrays(
     high = np.full(n.shape, np.nan)
     ok = n > 0
     if ok.any():
+        from statsmodels.stats.proportion import proportion_confint
+
         low[ok], high[ok] = proportion_confint(successes[ok], n[ok], alpha=alpha, method="wilson")
     return low, high
 
@@ -199,6 +197,8 @@ def cochran_armitage_trend(
     t = np.sum(w * (x - n * p_bar))
     var = p_bar * (1 - p_bar) * (np.sum(n * w**2) - np.sum(n * w) ** 2 / total)
     z = float(t / np.sqrt(var))
+    from scipy import stats as sps
+
     return TrendResult(z, float(2 * sps.norm.sf(abs(z))), delta)
 
 
@@ -220,6 +220,8 @@ def bh_fdr(p_values: Sequence[float], alpha: float = 0.05) -> tuple[np.ndarray, 
     q = np.full(p.shape, np.nan)
     ok = ~np.isnan(p)
     if ok.any():
+        from statsmodels.stats.multitest import multipletests
+
         reject[ok], q[ok], _, _ = multipletests(p[ok], alpha=alpha, method="fdr_bh")
     return reject, q
 
@@ -316,6 +318,7 @@ def _fit_logit(data: pd.DataFrame, fe_names: list[str], alpha: float) -> OddsRat
     # import this module (tracking, reports) never fit a model.
     from statsmodels.genmod.families import Binomial
     from statsmodels.genmod.generalized_linear_model import GLM
+    from statsmodels.tools.sm_exceptions import ConvergenceWarning, PerfectSeparationWarning
 
     model = GLM(data["y"], _design(data, fe_names), family=Binomial())
     # GLM solves with a pseudo-inverse, so collinearity (e.g. a dimension constant within each
@@ -368,6 +371,8 @@ def cohen_kappa(a: Sequence[str], b: Sequence[str]) -> float:
         pd.Categorical(list(b), categories=labels),
         dropna=False,
     ).to_numpy()
+    from statsmodels.stats.inter_rater import cohens_kappa
+
     return float(cohens_kappa(table, return_results=False))
 
 
@@ -449,6 +454,8 @@ def chi_square_uniform(counts: Sequence[int]) -> float:
     obs = np.asarray(counts, dtype=float)
     if obs.size < 2 or obs.sum() == 0:
         return float("nan")
+    from scipy import stats as sps
+
     return float(sps.chisquare(obs).pvalue)
 
 

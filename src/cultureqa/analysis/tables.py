@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from cultureqa.analysis.stats import accuracy_table
+from cultureqa.io import declared_frame
 
 KEYS = ["benchmark", "model", "setting"]
 
@@ -65,8 +66,12 @@ def metrics_tree(overall: pd.DataFrame) -> dict[str, Any]:
 
 
 def to_markdown(frame: pd.DataFrame, digits: int = 3) -> str:
-    """A GitHub-flavoured markdown table without the optional ``tabulate`` dependency."""
-    shown = frame.copy()
+    """A GitHub-flavoured markdown table without the optional ``tabulate`` dependency.
+
+    Floats pass the declared precision first, so a last-bit difference between machines cannot
+    tip a value that sits on a display-rounding edge.
+    """
+    shown = declared_frame(frame)
     for col in shown.columns:
         if pd.api.types.is_float_dtype(shown[col]):
             shown[col] = shown[col].map(lambda v: f"{v:.{digits}f}")

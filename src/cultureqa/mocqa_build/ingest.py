@@ -21,7 +21,7 @@ import pandas as pd
 from cultureqa.benchmarks.load import Drop, LoadedSource
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.io import SourceError
-from cultureqa.mocqa.schema import SOURCE_COLUMNS
+from cultureqa.mocqa_shared.schema import SOURCE_COLUMNS
 from cultureqa.records import McqItem
 
 _TRUE = {"true", "1", "yes"}
@@ -47,8 +47,8 @@ def ingest(spec: BenchmarkSpec, loaded: LoadedSource) -> IngestResult:
         loaded: The benchmark loaded in the build's languages (``absent="skip"``).
 
     Returns:
-        Items with :data:`~cultureqa.mocqa.schema.SOURCE_COLUMNS`; a language the source lacks
-        has empty text (rebalance later drops or translates those pairs).
+        Items with :data:`~cultureqa.mocqa_shared.schema.SOURCE_COLUMNS`; a language the source
+        lacks has empty text (rebalance later drops or translates those pairs).
 
     Raises:
         SourceError: The source has no Indonesian side, or lacks ``is_province_specific``.

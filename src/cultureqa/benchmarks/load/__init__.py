@@ -8,7 +8,13 @@ and column, because a researcher fixing a 5,000-row CSV needs to know exactly wh
 """
 
 from cultureqa.benchmarks.load.answers import parse_letter
-from cultureqa.benchmarks.load.counts import SHOWN_DROPS, Drop, LoadCounts, RowError
+from cultureqa.benchmarks.load.counts import (
+    SHOWN_DROPS,
+    Drop,
+    LoadCounts,
+    RowError,
+    TooManyInvalid,
+)
 from cultureqa.benchmarks.load.frame import items_frame
 from cultureqa.benchmarks.load.options import label_order, split_label, strip_labels
 from cultureqa.benchmarks.load.pipeline import LoadedSource, load_benchmark
@@ -19,6 +25,7 @@ __all__ = [
     "LoadCounts",
     "LoadedSource",
     "RowError",
+    "TooManyInvalid",
     "items_frame",
     "label_order",
     "load_benchmark",

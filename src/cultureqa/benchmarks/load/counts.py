@@ -28,6 +28,18 @@ class RowError(SourceError):
         self.message = message
 
 
+class TooManyInvalid(SourceError):
+    """More invalid rows than ``rows.max_invalid_share`` allows.
+
+    It carries the counts for callers that explain the failure: ``benchmark add`` names the
+    field every sampled row failed on.
+    """
+
+    def __init__(self, path: str, message: str, counts: LoadCounts) -> None:
+        super().__init__(path, message)
+        self.counts = counts
+
+
 @dataclass(frozen=True)
 class Where:
     """The file and data row a mapped value comes from (named by every row error)."""
@@ -160,10 +172,11 @@ def check_drop_share(spec: BenchmarkSpec, counts: LoadCounts, rows: int, origin:
         return
     first = invalid[0]
     reasons = dict(sorted(Counter(d.reason for d in invalid).items()))
-    raise SourceError(
+    raise TooManyInvalid(
         origin,
         f"{len(invalid)} of {rows} rows ({len(invalid) / rows:.1%}) are invalid, more than "
         f"rows.max_invalid_share {limit:.0%} allows; by reason {reasons}; "
         f"first: {first.file}, row {first.row}, column '{first.column}': {first.message}; fix "
         "the rows, narrow rows.keep, or raise rows.max_invalid_share",
+        counts,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -29,7 +30,9 @@ def main(argv: list[str] | None = None) -> int:
     predictions = key_by_roster(raw)
     metrics = root / "metrics" / args.benchmark
     paths = ReportPaths(metrics=metrics / "summary.json", reports=root / "reports" / args.benchmark)
-    summary = analyze_benchmark(spec, predictions, paths)
+    checked = root / "metrics" / "validate" / f"{args.benchmark}.json"
+    validation = json.loads(checked.read_text(encoding="utf-8")) if checked.exists() else None
+    summary = analyze_benchmark(spec, predictions, paths, validation)
     write_json(metrics / "headline.json", indoculture_headline(summary, roster_slots(raw)))
     write_csv(metrics / "accuracy_by_setting.csv", slot_accuracy(raw, ["setting"]))
     for model, settings in summary.items():

@@ -6,6 +6,7 @@ mistakes for a finished one, hence write-to-temp-then-rename everywhere.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import errno
 import json
@@ -218,8 +219,47 @@ def read_table(path: str | Path) -> pd.DataFrame:
     return frame
 
 
+_UTF16_BOMS = {b"\xff\xfe": "UTF-16 little-endian", b"\xfe\xff": "UTF-16 big-endian"}
+
+
+def _utf16(head: bytes) -> str | None:
+    """Which UTF-16 a file's first bytes show: a byte-order mark, or every other byte NUL."""
+    for bom, name in _UTF16_BOMS.items():
+        if head.startswith(bom):
+            return f"{name} (byte-order mark {bom.hex(' ')})"
+    sample = head[:4096]
+    if len(sample) >= 8:
+        even, odd = sample[0::2], sample[1::2]
+        if odd.count(0) > 0.4 * len(odd) and even.count(0) < 0.1 * len(even):
+            return "UTF-16 little-endian (no byte-order mark: every second byte is 0)"
+        if even.count(0) > 0.4 * len(even) and odd.count(0) < 0.1 * len(odd):
+            return "UTF-16 big-endian (no byte-order mark: every second byte is 0)"
+    return None
+
+
 def _check_utf8(path: Path) -> None:
-    """Fail on the first non-UTF-8 byte with its row and (for CSV) its column."""
+    """Fail on the first non-UTF-8 byte with its row and (for CSV) its column; name UTF-16.
+
+    The file is decoded in 1 MiB chunks, so a 200 MB source is checked without holding it (or
+    its decoded text) in memory; only a file that fails is read whole, to name the row.
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    with path.open("rb") as handle:
+        head = handle.read(4096)
+        found = _utf16(head)
+        if found is not None:
+            raise SourceError(
+                path,
+                f"file is {found}, not UTF-8; save it as UTF-8 (e.g. iconv -f UTF-16 -t UTF-8)",
+            )
+        try:
+            decoder.decode(head)
+            while chunk := handle.read(1 << 20):
+                decoder.decode(chunk)
+            decoder.decode(b"", final=True)
+            return
+        except UnicodeDecodeError:
+            pass
     raw = path.read_bytes()
     try:
         raw.decode("utf-8")

@@ -14,9 +14,12 @@ Scoring = Literal["completion", "mcq"]
 LETTERS = "ABCDEFGHIJ"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class McqItem:
-    """One multiple-choice question in one language, independent of its source format."""
+    """One multiple-choice question in one language, independent of its source format.
+
+    Slotted: a million-row source is a million items, and a per-instance dict costs ~100 bytes each.
+    """
 
     id: str
     question: str

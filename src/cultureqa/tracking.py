@@ -387,6 +387,7 @@ def source_metrics(details: Mapping[str, Any]) -> dict[str, float]:
                 out[f"gold_balance.{on}.max_gap"] = found.get("max_deviation")
                 out[f"gold_balance.{on}.gap_bound"] = found.get("deviation_bound")
                 out[f"gold_balance.{on}.passes"] = bool(found.get("success"))
+                out[f"gold_balance.{on}.warning"] = bool(found.get("warning"))
     return {k: float(v) for k, v in out.items() if isinstance(v, int | float)}
 
 

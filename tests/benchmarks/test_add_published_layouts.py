@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from cultureqa.benchmarks.add import Drafted, draft
-from cultureqa.benchmarks.load import LoadCounts, load_rows
+from cultureqa.benchmarks.load import LoadCounts, load_benchmark
 from cultureqa.benchmarks.sniff.ids import find_id
 from cultureqa.benchmarks.sniff.instruction import find_instruction
 from cultureqa.io import SourceError
@@ -35,8 +35,10 @@ def _draft(path: Path | str) -> Drafted:
 
 
 def _items(drafted: Drafted, counts: LoadCounts | None = None) -> list[McqItem]:
-    frame = drafted.sample.frame
-    return load_rows(drafted.spec, frame, ["en"], "planted", counts=counts)["en"]
+    loaded = load_benchmark(drafted.spec, languages=["en"], rows=(drafted.sample.frame, "planted"))
+    if counts is not None:
+        counts.__dict__.update(loaded.counts.__dict__)
+    return loaded.whole["en"]
 
 
 def test_nested_annotator_keys_no_row_has_in_full_are_not_proposed() -> None:

@@ -109,3 +109,8 @@ def test_the_stage_describes_the_configured_source(
     assert (out / "topic_distribution.png").stat().st_size > 1000
     digest = (out / "tables.md").read_text(encoding="utf-8")
     assert "| Aceh |" in digest and "premise followed by its correct continuation" in digest
+    languages = pd.read_csv(out / "by_language.csv", keep_default_na=False)
+    assert languages.to_dict("records") == [
+        {"language": "id", "items": len(rows), "pct_of_items": 100.0}
+    ]
+    assert "## Per language" in digest

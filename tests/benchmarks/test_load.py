@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from cultureqa.benchmarks.load import load_items
-from cultureqa.benchmarks.spec import BenchmarkSpec, SpecError
+from cultureqa.benchmarks.load import load_benchmark
+from cultureqa.benchmarks.spec import BenchmarkSpec, SourceSpec, SpecError
 from cultureqa.io import SourceError, read_table
 
 HEADER = "id,province,topic,is_province_specific,context,options,answer\n"
@@ -34,16 +36,20 @@ def _spec(**over: object) -> BenchmarkSpec:
     return BenchmarkSpec.from_config(cfg)
 
 
+def _items(path: Path) -> list[Any]:
+    return load_benchmark(replace(_spec(), source=SourceSpec("file", str(path)))).items["id"]
+
+
 def _load(tmp_path: Path, body: str, name: str = "src.csv") -> None:
     path = tmp_path / name
     path.write_text(body, encoding="utf-8")
-    load_items(_spec(), read_table(path), "id", str(path))
+    _items(path)
 
 
 def test_good_row_loads(tmp_path: Path) -> None:
     path = tmp_path / "ok.csv"
     path.write_text(HEADER + GOOD)
-    [item] = load_items(_spec(), read_table(path), "id", str(path))
+    [item] = _items(path)
     assert item.options == ("ngaben", "rambu solo", "saur matua")
     assert item.answer_index == 0 and item.metadata["is_province_specific"] is True
 

@@ -11,7 +11,7 @@ import pytest
 
 from cultureqa.benchmarks import scaffold
 from cultureqa.benchmarks.add import Drafted, draft
-from cultureqa.benchmarks.load import load_rows
+from cultureqa.benchmarks.load import load_benchmark
 from cultureqa.benchmarks.sniff import propose, read_sample, sample
 from cultureqa.io import SourceError
 from cultureqa.records import McqItem
@@ -39,7 +39,10 @@ def _drafted(path: str, language: str = "en") -> Drafted:
 
 def _items(drafted: Drafted) -> list[McqItem]:
     language = next(iter(drafted.spec.languages))
-    return load_rows(drafted.spec, drafted.sample.frame, [language], "planted")[language]
+    loaded = load_benchmark(
+        drafted.spec, languages=[language], rows=(drafted.sample.frame, "planted")
+    )
+    return loaded.whole[language]
 
 
 def _golds(items: list[McqItem]) -> list[int]:
@@ -75,7 +78,7 @@ def test_labelled_gold_that_names_another_options_text_is_dropped(tmp_path: Path
     strict = replace(drafted.spec, rows=replace(drafted.spec.rows, invalid="error"))
     with pytest.raises(SourceError, match=r"answer 'B. Manado' names option B, whose text is "
                        r"'Palembang'"):  # fmt: skip
-        load_rows(strict, drafted.sample.frame, ["en"], "planted")
+        load_benchmark(strict, languages=["en"], rows=(drafted.sample.frame, "planted"))
 
 
 def test_labels_out_of_order_propose_by_label(tmp_path: Path) -> None:

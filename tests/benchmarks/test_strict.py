@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from cultureqa.benchmarks.load import LoadCounts, load_items, parse_letter, strip_labels
-from cultureqa.benchmarks.spec import BenchmarkSpec, SpecError
-from cultureqa.io import SourceError, read_table
+from cultureqa.benchmarks.load import LoadCounts, load_benchmark, parse_letter, strip_labels
+from cultureqa.benchmarks.spec import BenchmarkSpec, SourceSpec, SpecError
+from cultureqa.io import SourceError
 
 
 def _spec(**columns: Any) -> BenchmarkSpec:
@@ -30,7 +31,10 @@ def _rows(tmp_path: Path, rows: list[dict[str, Any]], spec: BenchmarkSpec | None
           counts: LoadCounts | None = None) -> list[Any]:  # fmt: skip
     path = tmp_path / "src.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return load_items(spec or _spec(), read_table(path), "en", str(path), counts=counts)
+    loaded = load_benchmark(replace(spec or _spec(), source=SourceSpec("file", str(path))))
+    if counts is not None:
+        counts.__dict__.update(loaded.counts.__dict__)
+    return loaded.items["en"]
 
 
 def _row(i: int = 1, opts: Any = None, a: Any = "A", **extra: Any) -> dict[str, Any]:

@@ -8,10 +8,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from cultureqa.benchmarks.load import load_source_frame
+from cultureqa.benchmarks.load import load_benchmark
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.io import SourceError
-from cultureqa.knowledge.gazetteer import normalize_province
 from cultureqa.knowledge.provinces import load_knowledge_base
 from cultureqa.mocqa_build.clues import ClueGenerator
 from cultureqa.mocqa_build.expand import expand_template
@@ -66,8 +65,7 @@ def test_indonesian_only_source_gives_empty_english_side(
     path = tmp_path / "indoculture.csv"
     pd.DataFrame(ROWS).to_csv(path, index=False)
     spec = _spec(path, params)
-    frame, origin = load_source_frame(spec, tmp_path)
-    result = ingest(spec, frame, origin, normalize_province)
+    result = ingest(spec, load_benchmark(spec, tmp_path, languages=("id", "en"), absent="skip"))
     assert list(result.items["source_id"]) == ["x1", "x3"]
     assert list(result.items["province"]) == ["North Sumatra", "Bali"]  # names normalised
     assert result.metrics["languages_in_source"] == ["id"]
@@ -90,10 +88,65 @@ def test_bad_rows_name_file_row_and_column(tmp_path: Path, params) -> None:  # t
     rows[1]["province"] = "Atlantis"
     pd.DataFrame(rows).to_csv(path, index=False)
     spec = _spec(path, params)
-    frame, origin = load_source_frame(spec, tmp_path)
     with pytest.raises(SourceError, match=r"row 2, column 'province'.*Atlantis"):
-        ingest(spec, frame, origin, normalize_province)
+        ingest(spec, load_benchmark(spec, tmp_path, languages=("id", "en"), absent="skip"))
     pd.DataFrame(ROWS).drop(columns=["is_province_specific"]).to_csv(path, index=False)
-    frame, origin = load_source_frame(spec, tmp_path)
     with pytest.raises(SourceError, match="is_province_specific"):
-        ingest(spec, frame, origin, normalize_province)
+        ingest(spec, load_benchmark(spec, tmp_path, languages=("id", "en"), absent="skip"))
+
+
+def _bilingual(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {**r, "context_en": f"English {r['id']}", "options_en": "['A. a', 'B. b', 'C. c']"}
+        for r in rows
+    ]
+
+
+def test_an_item_lacking_english_is_dropped_with_its_reason_not_kept_empty(
+    tmp_path: Path, params
+) -> None:  # type: ignore[no-untyped-def]
+    rows = _bilingual(ROWS)
+    rows[2]["context_en"] = ""  # x3: Indonesian fine, English empty
+    path = tmp_path / "both.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    cfg = dict(params["benchmarks"]["indoculture"])
+    cfg.update(source={"kind": "file", "path": str(path)}, rows={"invalid": "error"})
+    spec = BenchmarkSpec.from_config(cfg)
+    with pytest.raises(SourceError, match=r"row 3, column 'context_en': empty value"):
+        load_benchmark(spec, tmp_path, languages=("id", "en"), absent="skip")
+    cfg["rows"] = {"invalid": "drop", "max_invalid_share": 0.5}
+    spec = BenchmarkSpec.from_config(cfg)
+    result = ingest(spec, load_benchmark(spec, tmp_path, languages=("id", "en"), absent="skip"))
+    assert list(result.items["source_id"]) == ["x1"]  # x2 general, x3 without English
+    assert (result.items["context_en"] != "").all()
+    assert result.metrics["removed_by_reason"] == {
+        "no usable en text (empty_question)": 1,
+        "not province-specific": 1,
+    }
+    assert result.metrics["load"]["rows_loaded"] == 2
+
+
+def test_a_declared_sample_is_drawn_from_valid_rows(tmp_path: Path, params) -> None:  # type: ignore[no-untyped-def]
+    rows = []
+    for n in range(12):
+        row = dict(ROWS[n % 3], id=f"s{n}")
+        rows.append(row)
+    for n in (1, 4, 7):
+        rows[n]["answer"] = "Z"  # invalid: dropped before sampling
+    path = tmp_path / "many.csv"
+    pd.DataFrame(_bilingual(rows)).to_csv(path, index=False)
+    cfg = dict(params["benchmarks"]["indoculture"])
+    cfg.update(
+        source={"kind": "file", "path": str(path)},
+        rows={"invalid": "drop", "max_invalid_share": 0.3},
+        sample={"n": 8, "seed": 5},
+    )
+    spec = BenchmarkSpec.from_config(cfg)
+    loaded = load_benchmark(spec, tmp_path, languages=("id", "en"), absent="skip")
+    assert len(loaded.items["id"]) == len(loaded.items["en"]) == 8  # 8 asked, 8 valid
+    result = ingest(spec, loaded)
+    assert result.metrics["sampled"] is True
+    assert result.metrics["load"]["rows_dropped"] == 3
+    metrics = result.metrics
+    assert metrics["input"] == metrics["kept"] + metrics["removed"] == 12  # every row counted
+    assert metrics["removed_by_reason"]["not in the declared sample"] == 1

@@ -39,7 +39,7 @@ class Loaded:
 
 def check_slices(spec: BenchmarkSpec) -> None:
     """Every slice column is a declared metadata field."""
-    known = set(spec.columns.metadata)
+    known = {*spec.item_fields, "language"}  # every prediction row carries its language
     for group in spec.slices:
         unknown = [c for c in group if c not in known]
         if unknown:
@@ -55,7 +55,7 @@ def check_templates(spec: BenchmarkSpec, root: Path, style: str) -> dict[str, Te
     Placeholders may name the fixed fields or any metadata field; anything else would fail on the
     first prompt, so it fails here, before the first model call.
     """
-    known = set(FIXED_FIELDS) | set(spec.columns.metadata)
+    known = set(FIXED_FIELDS) | set(spec.item_fields)
     found = {}
     for s in spec.settings:
         if style_skip_reason(style, s.scoring):
@@ -82,11 +82,18 @@ def preflight(spec: BenchmarkSpec, root: Path, style: str) -> dict[str, Template
     return templates
 
 
-def load_checked(spec: BenchmarkSpec, root: Path) -> Loaded:
-    """Load every language the settings use: the whole source and the evaluated sample."""
+def load_checked(spec: BenchmarkSpec, root: Path, keep_items: bool = True) -> Loaded:
+    """Load every language the settings use: the whole source and the evaluated sample.
+
+    ``keep_items=False`` keeps only the frames (``items`` is empty): ``validate`` checks frames,
+    and a million items held through the expectation suite cost over a gigabyte.
+    """
     loaded = load_benchmark(spec, root)
-    frame = items_frame([i for lang in sorted(loaded.items) for i in loaded.items[lang]])
     whole = items_frame([i for lang in sorted(loaded.whole) for i in loaded.whole[lang]])
-    return Loaded(
-        loaded.items, frame, whole, loaded.source, loaded.origin, loaded.counts, loaded.sampled
+    frame = (
+        items_frame([i for lang in sorted(loaded.items) for i in loaded.items[lang]])
+        if loaded.sampled
+        else whole  # one frame, not two copies of a million rows
     )
+    items = loaded.items if keep_items else {}
+    return Loaded(items, frame, whole, loaded.source, loaded.origin, loaded.counts, loaded.sampled)

@@ -22,8 +22,8 @@ import pandas as pd
 
 from cultureqa.io import atomic_path
 
-__all__ = ["ALL", "INSTANCE", "group_statistics", "instance_text", "plot_topics",
-           "topic_distribution"]  # fmt: skip
+__all__ = ["ALL", "INSTANCE", "group_statistics", "instance_text", "language_distribution",
+           "plot_topics", "topic_distribution"]  # fmt: skip
 
 ALL = "All"
 """Label of the row over every group."""
@@ -88,6 +88,19 @@ def group_statistics(
 
     table = [{group: name, **summarize(part)} for name, part in rows.groupby(group, sort=True)]
     return pd.DataFrame([*table, {group: ALL, **summarize(rows)}])
+
+
+def language_distribution(items: pd.DataFrame) -> pd.DataFrame:
+    """Items per language with their share (%): a file per language must show each of them."""
+    _check(items, ("language",))
+    counts = items["language"].astype(str).value_counts().sort_index()
+    return pd.DataFrame(
+        {
+            "language": counts.index,
+            "items": counts.to_numpy(),
+            "pct_of_items": 100 * counts.to_numpy() / max(1, int(counts.sum())),
+        }
+    )
 
 
 def topic_distribution(items: pd.DataFrame, topic: str, flag: str) -> pd.DataFrame:

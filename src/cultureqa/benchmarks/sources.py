@@ -102,25 +102,14 @@ def _glob_regex(text: str) -> str:
     return re.escape(text).replace(r"\*\*", ".*").replace(r"\*", "[^/]*").replace(r"\?", "[^/]")
 
 
-def load_frame(spec: BenchmarkSpec, root: Path | None = None) -> tuple[pd.DataFrame, str]:
-    """Source rows the filter keeps, with ``_file``/``_row``/``_n``, sampled as declared."""
-    frame, origin = read_source(spec, root)
-    return apply_sample(frame, spec.sample, origin), origin
+def read_rows(spec: BenchmarkSpec, root: Path | None = None) -> tuple[pd.DataFrame, str]:
+    """Every source row, with ``_file``/``_row``/``_n``, and a label naming where it came from.
 
-
-def read_source(spec: BenchmarkSpec, root: Path | None = None) -> tuple[pd.DataFrame, str]:
-    """Every source row ``rows.keep`` keeps (unsampled); ``attrs`` count rows read and skipped.
-
-    ``_n`` numbers rows over all files *before* the filter, so synthesized ids do not move when
-    the filter or the sample changes.
+    ``_n`` numbers rows over all files *before* any filter, so synthesized ids do not move when
+    ``rows.keep`` or the sample changes. Filtering and sampling are the loader's later steps.
     """
     frame, origin = _read_all(spec, root)
     frame["_n"] = range(1, len(frame) + 1)
-    read = len(frame)
-    if spec.rows.keep is not None:
-        frame = frame[keep_mask(frame, spec.rows.keep, origin)].reset_index(drop=True)
-    frame.attrs["rows_read"] = read
-    frame.attrs["rows_skipped"] = read - len(frame)
     return frame, origin
 
 

@@ -18,6 +18,7 @@ from cultureqa.records import Setting
 
 AnswerFormat = Literal["letter", "index", "text"]
 InvalidRows = Literal["error", "drop"]
+DuplicateItems = Literal["keep", "drop"]
 OptionLabels = Literal["strip", "by_label", "keep"]
 Severity = Literal["fail", "report"]
 OptionsTransform = Literal["list", "letter_dict", "delimited", "record"]
@@ -27,6 +28,8 @@ TRANSFORMS = ("list", "letter_dict", "delimited", "record")
 SCALAR_TYPES = ("bool", "int", "float", "str")
 FIXED_FIELDS = ("location_clause", "question", "options", "letters")
 """Prompt placeholders every item fills; metadata names may not reuse them."""
+SHUFFLE_FIELDS = ("options_order", "gold_source_position")
+"""Metadata a shuffled item carries (``columns.options.shuffle``); slices may name them."""
 
 
 class SpecError(ValueError):
@@ -77,6 +80,22 @@ class RowPolicy:
     invalid: InvalidRows = "error"
     max_invalid_share: float = 0.05
     keep: str | dict[str, tuple[str, ...]] | None = None
+    duplicates: DuplicateItems = "keep"
+    """drop: an item repeating an earlier item's question and options (same language) is left
+    out, listed with reason ``duplicate_item``; keep: the expectation suite reports it."""
+
+
+@dataclass(frozen=True)
+class TemplateLimits:
+    """Bounds on one Jinja render (a field, ``rows.keep``): its output size and its time.
+
+    jinja2's sandbox stops unsafe attribute access but not work: ``{{ 'x' * 10**8 }}`` used to
+    pass ``validate`` after 89 s at 7.2 GB. Past either bound the render is an error naming the
+    template and the row.
+    """
+
+    max_chars: int = 100_000
+    max_seconds: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -111,6 +130,13 @@ class ColumnMap:
     option_labels: OptionLabels = "strip"
     """strip "A. " labels only when they run A, B, C… in order (labels out of order are an error);
     by_label: order options by their labels and point the gold at its label; keep: leave as is."""
+    language: str | None = None
+    """Each item's language from a field (a path capture such as ``{lang}``, a column or a
+    template); None: every row is one item per declared language (translations in columns)."""
+    language_values: dict[str, str] = field(default_factory=dict)
+    """Source value → declared language (``Sundanese: su``); unmapped values are used as is."""
+    shuffle_seed: int | None = None
+    """``options.shuffle: {seed}``: options reordered per item from the seed and the item's id."""
 
 
 @dataclass(frozen=True)
@@ -146,6 +172,13 @@ class BenchmarkSpec:
     severity: dict[str, Severity] = field(default_factory=dict)
     """expectation type → fail (default) or report: a published dataset's imbalance is a fact
     about it, shown in the report and MLflow, not a reason to refuse evaluating it."""
+    template_limits: TemplateLimits = field(default_factory=TemplateLimits)
+
+    @property
+    def item_fields(self) -> tuple[str, ...]:
+        """Metadata every loaded item carries: the declared names, then the shuffle's record."""
+        shuffle = SHUFFLE_FIELDS if self.columns.shuffle_seed is not None else ()
+        return (*self.columns.metadata, *shuffle)
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any]) -> BenchmarkSpec:
@@ -160,11 +193,11 @@ class BenchmarkSpec:
 _TOP_KEYS = {
     "name", "version", "description", "source", "columns", "languages", "settings", "slices",
     "location", "rows", "normalize_region", "expectations", "limit", "sample",
-    "prompt_fallback", "severity",
+    "prompt_fallback", "severity", "template_limits",
 }  # fmt: skip
 _COLUMN_KEYS = {
     "id", "question", "options", "answer", "answer_format", "metadata", "metadata_types",
-    "answer_sep", "option_counts", "option_labels",
+    "answer_sep", "option_counts", "option_labels", "language",
 }  # fmt: skip
 
 
@@ -186,13 +219,22 @@ def _parse(cfg: Mapping[str, Any]) -> BenchmarkSpec:
     for setting in settings:
         if setting.language not in languages:
             raise ValueError(f"setting '{setting.name}' uses undeclared language")
+    columns = _columns(dict(cfg["columns"]))
+    if columns.language is not None:
+        unevaluated = sorted(set(languages) - {s.language for s in settings})
+        if unevaluated:
+            raise ValueError(
+                f"columns.language gives items their own language, but no setting evaluates "
+                f"{unevaluated}; add settings for them (prompt_fallback maps a language to a "
+                "template language) or remove them from languages"
+            )
     fallback = {str(k): str(v) for k, v in dict(cfg.get("prompt_fallback") or {}).items()}
     loc = dict(cfg.get("location") or {})
     return BenchmarkSpec(
         name=str(cfg["name"]),
         version=int(cfg.get("version", 1)),
         source=_source(dict(cfg["source"])),
-        columns=_columns(dict(cfg["columns"])),
+        columns=columns,
         languages=languages,
         settings=settings,
         slices=tuple(tuple(s) for s in cfg.get("slices") or ()),
@@ -209,6 +251,7 @@ def _parse(cfg: Mapping[str, Any]) -> BenchmarkSpec:
         sample=_sample(cfg.get("limit"), cfg.get("sample")),
         prompt_fallback=fallback,
         severity=_severity(cfg.get("severity")),
+        template_limits=_template_limits(cfg.get("template_limits")),
     )
 
 
@@ -243,8 +286,12 @@ def _columns(cols: dict[str, Any]) -> ColumnMap:
     if cols.get("answer_format", "letter") not in ("letter", "index", "text"):
         raise ValueError("columns.answer_format must be letter, index or text")
     options, transform, sep = _options_field(cols["options"])
+    shuffle = _shuffle(cols["options"])
+    language, language_values = _language(cols.get("language"))
     names, fields = _metadata(cols.get("metadata") or ())
-    reserved = sorted(set(names) & set(FIXED_FIELDS))
+    reserved = sorted(
+        set(names) & set(FIXED_FIELDS + (SHUFFLE_FIELDS if shuffle is not None else ()))
+    )
     if reserved:
         raise ValueError(f"metadata name(s) {reserved} are reserved prompt fields; rename them")
     types = {str(k): _type_decl(k, v) for k, v in dict(cols.get("metadata_types") or {}).items()}
@@ -274,18 +321,64 @@ def _columns(cols: dict[str, Any]) -> ColumnMap:
         answer_sep=answer_sep,
         option_counts=counts,
         option_labels=labels,
+        language=language,
+        language_values=language_values,
+        shuffle_seed=shuffle,
     )
 
 
 def _options_field(value: Any) -> tuple[str | list[str] | None, OptionsTransform, str]:
     """``"col"``, ``[col, col]`` or ``{from: field, transform: …, sep: …}``."""
     if isinstance(value, Mapping):
-        _known_keys(value, {"from", "transform", "sep"}, "options.")
+        _known_keys(value, {"from", "transform", "sep", "shuffle"}, "options.")
         transform = value.get("transform", "list")
         if transform not in TRANSFORMS:
             raise ValueError(f"options.transform must be one of {list(TRANSFORMS)}")
         return _str_or_list(value["from"]), transform, str(value.get("sep", "|"))
     return _str_or_list(value), "list", "|"
+
+
+def _shuffle(value: Any) -> int | None:
+    """``options.shuffle: {seed: 7}`` (seed required: the order must be reproducible)."""
+    if not isinstance(value, Mapping) or value.get("shuffle") is None:
+        return None
+    shuffle = value["shuffle"]
+    if not isinstance(shuffle, Mapping):
+        raise ValueError(f"options.shuffle must be {{seed: <integer>}}, got {shuffle!r}")
+    _known_keys(shuffle, {"seed"}, "options.shuffle.")
+    seed = shuffle.get("seed")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"options.shuffle.seed must be an integer, got {seed!r}")
+    return seed
+
+
+def _language(value: Any) -> tuple[str | None, dict[str, str]]:
+    """``language: <field>`` or ``language: {from: <field>, values: {source value: code}}``."""
+    if value is None:
+        return None, {}
+    if isinstance(value, Mapping):
+        _known_keys(value, {"from", "values"}, "language.")
+        if not value.get("from"):
+            raise ValueError("columns.language.from must name a field")
+        values = {str(k): str(v) for k, v in dict(value.get("values") or {}).items()}
+        return str(value["from"]), values
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"columns.language must be a field or {{from, values}}, got {value!r}")
+    return value, {}
+
+
+def _template_limits(value: Any) -> TemplateLimits:
+    if value is None:
+        return TemplateLimits()
+    limits = dict(value)
+    _known_keys(limits, {"max_chars", "max_seconds"}, "template_limits.")
+    chars = limits.get("max_chars", TemplateLimits.max_chars)
+    seconds = limits.get("max_seconds", TemplateLimits.max_seconds)
+    if isinstance(chars, bool) or not isinstance(chars, int) or chars < 1:
+        raise ValueError(f"template_limits.max_chars must be a positive integer, got {chars!r}")
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not seconds > 0:
+        raise ValueError(f"template_limits.max_seconds must be a positive number, got {seconds!r}")
+    return TemplateLimits(max_chars=chars, max_seconds=float(seconds))
 
 
 def _metadata(entries: Any) -> tuple[tuple[str, ...], dict[str, str]]:
@@ -314,7 +407,10 @@ def _rows(value: Any) -> RowPolicy:
     if value is None:
         return RowPolicy()
     rows = dict(value)
-    _known_keys(rows, {"invalid", "max_invalid_share", "keep"}, "rows.")
+    _known_keys(rows, {"invalid", "max_invalid_share", "keep", "duplicates"}, "rows.")
+    duplicates = rows.get("duplicates", "keep")
+    if duplicates not in ("keep", "drop"):
+        raise ValueError(f"rows.duplicates must be keep or drop, got {duplicates!r}")
     invalid = rows.get("invalid", "error")
     if invalid not in ("error", "drop"):
         raise ValueError(f"rows.invalid must be error or drop, got {invalid!r}")
@@ -329,7 +425,9 @@ def _rows(value: Any) -> RowPolicy:
         }
     elif keep is not None and not isinstance(keep, str):
         raise ValueError("rows.keep must be a Jinja boolean template or {column: value(s)}")
-    return RowPolicy(invalid=invalid, max_invalid_share=float(share), keep=keep)
+    return RowPolicy(
+        invalid=invalid, max_invalid_share=float(share), keep=keep, duplicates=duplicates
+    )
 
 
 def _severity(value: Any) -> dict[str, Severity]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,15 +42,23 @@ def collect_predictions(eval_dir: Path, pattern: str = "**/predictions.parquet")
 
 
 def analyze_benchmark(
-    spec: BenchmarkSpec, predictions: pd.DataFrame, paths: ReportPaths
+    spec: BenchmarkSpec,
+    predictions: pd.DataFrame,
+    paths: ReportPaths,
+    validation: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Write summary metrics, slice tables (CSV + markdown) and plots; return the summary."""
+    """Write summary metrics, slice tables (CSV + markdown) and plots; return the summary.
+
+    ``validation`` is ``validate``'s summary: its gold-position lines, warnings and reported
+    checks head the report, so a skew that passed is read beside the accuracies it may inflate.
+    """
     overall = overall_table(predictions)
     tables = slice_tables(predictions, spec.slices)
     summary = metrics_tree(overall)
     write_json(paths.metrics, summary)
     write_csv(paths.reports / "overall.csv", overall)
     sections = [f"# {spec.name}: accuracy (Wilson 95% CI)\n", to_markdown(overall)]
+    sections += _data_checks(validation)
     for name, table in tables.items():
         slug = name.replace("×", "_x_")
         write_csv(paths.reports / f"by_{slug}.csv", table)
@@ -69,3 +78,19 @@ def analyze_benchmark(
             f"{spec.name}: accuracy by {region} (all settings)",
         )
     return summary
+
+
+def _data_checks(validation: Mapping[str, Any] | None) -> list[str]:
+    """The report's lines on the data: gold positions (warning or ok) and reported checks."""
+    if not validation:
+        return []
+    lines = []
+    for on, gold in sorted((validation.get("gold_balance") or {}).items()):
+        if gold and gold.get("line"):
+            mark = (
+                "**warning**" if gold.get("warning") else ("ok" if gold.get("success") else "FAIL")
+            )
+            lines.append(f"- {mark} [{on}] {gold['line']}")
+    for entry in validation.get("reported") or []:
+        lines.append(f"- reported [{entry['on']}] {entry['expectation']}: {entry['detail']}")
+    return ["\n## Data checks (validate)\n", "\n".join(lines) + "\n"] if lines else []

@@ -187,6 +187,7 @@ class McqFamily:
             "found": True,
             "success": summary.get("success"),
             "reported": summary.get("reported", []),
+            "warnings": summary.get("warnings", []),
             "gold_balance": summary.get("gold_balance", {}),
         }
 

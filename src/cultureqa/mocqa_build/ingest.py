@@ -1,23 +1,27 @@
 """Ingest: IndoCulture-format rows → one province-specific source item per row (DESIGN.md §5.1).
 
-Reading, option splitting, answer parsing and province normalisation reuse the benchmark loader
-(``cultureqa.benchmarks.load``), so a malformed cell fails with the same file/row/column message
-the evaluation pipeline gives. Only ``is_province_specific == True`` rows can become two-hop
-questions: a general Indonesian practice has no province to identify.
+The rows come through the one benchmark loader (:func:`~cultureqa.benchmarks.load.load_benchmark`)
+that ``validate`` and ``evaluate`` use, so a malformed cell fails with the same file/row/column
+message, the row policy is the benchmark's, and a declared ``sample`` is drawn from valid rows.
+Every language the build asks for is mapped in one pass: a row whose English side is empty or
+broken is dropped whole, with its reason counted, never kept with an empty English column. A
+language whose columns the source does not have at all (the published Indonesian-only file) is
+left out and named; rebalance translates or drops those pairs. Only ``is_province_specific ==
+True`` rows can become two-hop questions: a general Indonesian practice has no province to identify.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
-from cultureqa.benchmarks.load import load_items
+from cultureqa.benchmarks.load import Drop, LoadedSource
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.io import SourceError
-from cultureqa.mocqa_shared.schema import LANGUAGES, SOURCE_COLUMNS
+from cultureqa.mocqa_shared.schema import SOURCE_COLUMNS
 from cultureqa.records import McqItem
 
 _TRUE = {"true", "1", "yes"}
@@ -31,79 +35,86 @@ class IngestResult:
     metrics: dict[str, Any] = field(default_factory=dict)
 
 
-def _language_columns(spec: BenchmarkSpec, language: str) -> list[str]:
-    over = spec.languages.get(language)
-    if over is None:
-        return []
-    question = over.question or spec.columns.question
-    options = over.options or spec.columns.options
-    return [question, *([options] if isinstance(options, str) else options)]
-
-
 def _is_specific(value: Any) -> bool:
     return value is True or str(value).strip().lower() in _TRUE
 
 
-def ingest(
-    spec: BenchmarkSpec,
-    frame: pd.DataFrame,
-    origin: str,
-    normalizer: Callable[[str], str | None],
-) -> IngestResult:
-    """Load every language the source carries and keep province-specific rows.
+def ingest(spec: BenchmarkSpec, loaded: LoadedSource) -> IngestResult:
+    """Keep the province-specific items of a loaded IndoCulture-format benchmark.
 
     Args:
-        spec: Benchmark spec whose column mapping reads the source (``benchmarks.indoculture``).
-        frame: The raw source rows.
-        origin: Where the rows came from (named in errors).
-        normalizer: Maps a province label to one of the 11 canonical names (the gazetteer).
+        spec: Benchmark spec whose column mapping read the source (``benchmarks.indoculture``).
+        loaded: The benchmark loaded in the build's languages (``absent="skip"``).
 
     Returns:
         Items with :data:`~cultureqa.mocqa_shared.schema.SOURCE_COLUMNS`; a language the source
         lacks has empty text (rebalance later drops or translates those pairs).
 
     Raises:
-        SourceError: A row is malformed or names an unknown province.
+        SourceError: The source has no Indonesian side, or lacks ``is_province_specific``.
     """
-    if "id" not in spec.languages:
-        raise SourceError(origin, f"benchmark '{spec.name}' declares no Indonesian ('id') columns")
-    by_language: dict[str, dict[str, McqItem]] = {}
-    for language in LANGUAGES:
-        if not all(c in frame.columns for c in _language_columns(spec, language)):
-            continue
-        loaded = load_items(spec, frame, language, origin, normalizer)
-        by_language[language] = {item.id: item for item in loaded}
-    sources: dict[str, str] = {}
-    if "source" in frame.columns:
-        sources = dict(
-            zip(frame[spec.columns.id].astype(str), frame["source"].astype(str), strict=True)
-        )
-    rows = [_row(item, by_language, sources) for item in by_language["id"].values()]
-    everything = pd.DataFrame(rows)
-    specific = everything["is_province_specific"].map(_is_specific)
+    origin = loaded.origin
+    if "id" not in loaded.items:
+        raise SourceError(origin, f"benchmark '{spec.name}' has no Indonesian ('id') columns")
+    by_language = {lang: {i.id: i for i in batch} for lang, batch in loaded.items.items()}
+    frame = loaded.source
+    sources = frame["source"].astype(str).tolist() if "source" in frame else [""] * len(frame)
+    rows = [
+        _row(item, by_language, source)
+        for item, source in zip(loaded.items["id"], sources, strict=True)
+    ]
+    everything = pd.DataFrame(rows, columns=[*SOURCE_COLUMNS, "is_province_specific"])
+    specific = everything["is_province_specific"].map(_is_specific).astype(bool)
     kept = everything.loc[specific, list(SOURCE_COLUMNS)].sort_values("source_id")
-    metrics = _metrics(origin, len(everything), kept, sorted(by_language))
+    drops = _drop_reasons(spec, loaded.counts.dropped)
+    metrics = _metrics(loaded, len(everything), kept, drops)
     return IngestResult(kept.reset_index(drop=True), metrics)
 
 
-def _metrics(origin: str, n_input: int, kept: pd.DataFrame, languages: list[str]) -> dict[str, Any]:
-    removed = n_input - len(kept)
+def _drop_reasons(spec: BenchmarkSpec, dropped: list[Drop]) -> Counter[str]:
+    """Load drops by reason; one whose column is a language's own reads "no usable <lang> text"."""
+    own: dict[str, str] = {}
+    for lang, over in spec.languages.items():
+        for column in (over.question, *([over.options] if isinstance(over.options, str)
+                                        else over.options or [])):  # fmt: skip
+            if column:
+                own[column] = lang
+    return Counter(
+        f"no usable {own[d.column]} text ({d.reason})" if d.column in own else d.reason
+        for d in dropped
+    )
+
+
+def _metrics(
+    loaded: LoadedSource, n_items: int, kept: pd.DataFrame, drops: Counter[str]
+) -> dict[str, Any]:
+    counts = loaded.counts
+    not_specific = n_items - len(kept)
+    reasons = dict(drops)
+    if not_specific:
+        reasons["not province-specific"] = not_specific
+    not_drawn = counts.loaded - n_items  # valid rows the declared sample did not draw
+    if not_drawn:
+        reasons["not in the declared sample"] = not_drawn
     by_province = kept["province"].value_counts().sort_index()
     return {
         "stage": "ingest",
-        "origin": origin,
-        "input": n_input,
+        "origin": loaded.origin,
+        "input": counts.rows_read - counts.skipped,
+        "rows_read": counts.rows_read,
+        "rows_skipped": counts.skipped,
+        "sampled": loaded.sampled,
         "kept": len(kept),
-        "removed": removed,
-        "removed_by_reason": {"not province-specific": removed} if removed else {},
-        "languages_in_source": languages,
+        "removed": sum(reasons.values()),
+        "removed_by_reason": dict(sorted(reasons.items())),
+        "load": counts.record(),
+        "languages_in_source": sorted(loaded.items),
+        "languages_absent": list(loaded.languages_absent),
         "by_province": {str(k): int(v) for k, v in by_province.items()},
     }
 
 
-def _row(
-    item: McqItem, by_language: dict[str, dict[str, McqItem]], sources: dict[str, str]
-) -> dict[str, Any]:
+def _row(item: McqItem, by_language: dict[str, dict[str, McqItem]], source: str) -> dict[str, Any]:
     if "is_province_specific" not in item.metadata:
         raise SourceError(item.id, "ingest needs the metadata column 'is_province_specific'")
     english = by_language.get("en", {}).get(item.id)
@@ -119,5 +130,5 @@ def _row(
         "context_en": english.question if english else "",
         "options_en": list(english.options) if english else [],
         "answer": item.answer_letter,
-        "source": sources.get(item.id, ""),
+        "source": source,
     }

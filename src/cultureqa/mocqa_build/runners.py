@@ -11,9 +11,8 @@ from typing import Any
 
 import pandas as pd
 
-from cultureqa.benchmarks.load import load_source_frame
+from cultureqa.benchmarks.load import load_benchmark
 from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.knowledge.gazetteer import normalize_province
 from cultureqa.mocqa_build.card import card_json, card_markdown
 from cultureqa.mocqa_build.clues import ClueGenerator
 from cultureqa.mocqa_build.expand import expand_template
@@ -46,10 +45,10 @@ def _llm_steps(settings: MocqaSettings) -> Any:
 
 
 def run_ingest(settings: MocqaSettings, benchmark_cfg: dict[str, Any]) -> StageResult:
-    """Read the configured IndoCulture source and keep province-specific items."""
+    """Load the configured IndoCulture source in the build's languages; keep province-specific."""
     spec = BenchmarkSpec.from_config(benchmark_cfg)
-    frame, origin = load_source_frame(spec, settings.root)
-    result = ingest(spec, frame, origin, normalize_province)
+    loaded = load_benchmark(spec, settings.root, languages=settings.languages, absent="skip")
+    result = ingest(spec, loaded)
     return StageResult(result.items, metrics=result.metrics)
 
 

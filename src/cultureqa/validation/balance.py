@@ -29,6 +29,10 @@ from statsmodels.stats.proportion import proportion_confint
 
 CONFIDENCE = 0.99
 """Simultaneous confidence of the letter-share intervals (how often an in-tolerance file passes)."""
+WARN_SHARE = 0.5
+"""A passing gap whose lower bound is past this share of the tolerance is a warning: the skew is
+real (a 5-option set with 31 % of golds at A passes at bound 0.094 < 0.10), so the reader must see
+it, and ``options.shuffle`` can remove it."""
 
 RULE = (
     "fails only when the {conf:.0%} simultaneous lower bound on the largest gap exceeds the "
@@ -56,9 +60,34 @@ class Balance:
     chi_square_p_value: float | None
     success: bool
 
+    @property
+    def warning(self) -> bool:
+        """Passes, but the gap's lower bound is past half the tolerance: a real skew."""
+        return self.success and self.rows > 0 and self.deviation_bound > WARN_SHARE * self.tolerance
+
     def as_dict(self) -> dict[str, object]:
-        """JSON-ready, with the one-sentence summary the reports print."""
-        return {**asdict(self), "summary": self.sentence(), "rule": self.rule()}
+        """JSON-ready, with the one-sentence summary and the one-line digest the reports print."""
+        return {**asdict(self), "warning": self.warning, "summary": self.sentence(),
+                "line": self.line(), "rule": self.rule()}  # fmt: skip
+
+    def line(self) -> str:
+        """Distribution, largest gap and its bound in one line (printed on a pass too)."""
+        if not self.rows:
+            return "gold positions: no rows"
+        shares = ", ".join(f"{k} {c / self.rows:.0%}" for k, c in self.counts.items())
+        verdict = ">" if self.deviation_bound > self.tolerance else "≤"
+        line = (
+            f"gold positions over {self.rows} items: {shares}; largest gap {self.max_deviation:.3f}"
+            f" ({self.gap_letter}), {self.confidence:.0%} lower bound {self.deviation_bound:.3f} "
+            f"{verdict} tolerance {self.tolerance:.2f}"
+        )
+        if self.warning:
+            half = WARN_SHARE * self.tolerance
+            line += (
+                f"; warning: the bound is past half the tolerance ({half:.3f}), a real skew "
+                "toward one position (options.shuffle: {seed} removes it)"
+            )
+        return line
 
     def rule(self) -> str:
         """The decision rule in words."""

@@ -49,6 +49,9 @@ class Validation:
                 f"  dropped {d.file}, row {d.row} ({d.item_id}), column '{d.column}': {d.message}"
                 for d in counts.dropped[:10]
             ]
+        for on, gold in self.gold().items():
+            if gold.get("success"):
+                lines.append(f"{'WARNING' if gold.get('warning') else 'ok'} [{on}] {gold['line']}")
         for entry in self.failing:
             lines.append(f"FAIL [{entry['on']}] {entry['expectation']}: {entry['detail']}")
         for entry in self.reported:
@@ -56,6 +59,19 @@ class Validation:
         for on, report in self.reports.items():
             lines += [f"CRASHED [{on}] {c['expectation']}: {c['detail']}" for c in report.crashes]
         return lines
+
+    def gold(self) -> dict[str, dict[str, Any]]:
+        """The gold-balance facts per suite run (``source``, ``sample``) that have them."""
+        found = {on: _gold(r) for on, r in self.reports.items()}
+        return {on: g for on, g in found.items() if g}
+
+    def warnings(self) -> list[dict[str, Any]]:
+        """Passing checks that still show a real skew (gold gap past half the tolerance)."""
+        return [
+            {"on": on, "expectation": GOLD_BALANCE, "detail": gold["line"]}
+            for on, gold in self.gold().items()
+            if gold.get("warning")
+        ]
 
     def summary(self, root: Path) -> dict[str, Any]:
         """The JSON written to ``metrics/validate/<name>.json`` (a DVC-tracked output).
@@ -75,6 +91,7 @@ class Validation:
             "success": self.ok,
             "failing": self.failing,
             "reported": self.reported,
+            "warnings": self.warnings(),
             "gold_balance": {on: _gold(r) for on, r in self.reports.items()},
             "suites": {on: asdict(r) for on, r in self.reports.items()},
         }
@@ -87,7 +104,7 @@ def validate_benchmark(spec: BenchmarkSpec, root: Path, style: str) -> Validatio
     suite = root / spec.expectations
     _check_severity(spec, suite, root)
     templates = preflight(spec, root, style)
-    loaded = load_checked(spec, root)
+    loaded = load_checked(spec, root, keep_items=False)
     overrides = suite_overrides(spec)
     reports = {"source": run_suite(suite, loaded.whole_frame, overrides, root=root)}
     if loaded.sampled:

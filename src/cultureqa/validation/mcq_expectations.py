@@ -49,24 +49,32 @@ def duplicate_questions(frame: pd.DataFrame, columns: list[str]) -> dict[str, st
     """Item id → the item it repeats, for every later item with the same ``columns`` values."""
     first: dict[tuple[str, ...], str] = {}
     problems: dict[str, str] = {}
-    for row in frame.to_dict("records"):
-        key = tuple(" ".join(str(row[c]).split()).casefold() for c in columns)
-        item = str(row["item_id"])
+    values = [frame[c].astype(str).tolist() for c in columns]
+    for item, language, *cells in zip(
+        frame["item_id"].astype(str).tolist(), _languages(frame), *values, strict=True
+    ):
+        key = tuple(" ".join(c.split()).casefold() for c in cells)
         if key in first and first[key] != item:
-            problems[f"{item} ({row.get('language', '')})"] = (
-                f"same {'/'.join(columns)} as {first[key]}"
-            )
+            problems[f"{item} ({language})"] = f"same {'/'.join(columns)} as {first[key]}"
         first.setdefault(key, item)
     return problems
+
+
+def _languages(frame: pd.DataFrame) -> list[str]:
+    """The language column as text, or "" per row (column lists, not a million row dicts)."""
+    if "language" in frame.columns:
+        return [str(v) for v in frame["language"].tolist()]
+    return [""] * len(frame)
 
 
 def option_problems(frame: pd.DataFrame) -> dict[str, str]:
     """Item id → why its options are broken (empty, duplicated, or not a JSON list)."""
     problems: dict[str, str] = {}
-    for row in frame.to_dict("records"):
-        key = f"{row['item_id']} ({row.get('language', '')})"
+    ids = frame["item_id"].tolist()
+    for item, language, cell in zip(ids, _languages(frame), frame["options"].tolist(), strict=True):
+        key = f"{item} ({language})"
         try:
-            options = json.loads(str(row["options"]))
+            options = json.loads(str(cell))
         except json.JSONDecodeError:
             problems[key] = "options are not a JSON list"
             continue
@@ -83,15 +91,18 @@ def option_problems(frame: pd.DataFrame) -> dict[str, str]:
 
 def option_count_problems(frame: pd.DataFrame, allow_mixed: bool) -> dict[str, str]:
     """Item id → how its option count is inconsistent (across languages, or with the others)."""
-    per_item = frame.groupby("item_id")["n_options"].agg(lambda s: sorted(set(map(int, s))))
+    counts = frame[["item_id", "n_options"]].astype({"n_options": int})
+    distinct = counts.drop_duplicates()
+    several = distinct["item_id"].duplicated(keep=False)
     problems = {
-        str(i): f"{c} options in different languages" for i, c in per_item.items() if len(c) > 1
+        str(i): f"{sorted(g['n_options'].tolist())} options in different languages"
+        for i, g in distinct[several].groupby("item_id")
     }
     if not allow_mixed and len(frame):
-        usual = int(frame["n_options"].astype(int).mode().iloc[0])
-        for item, found in per_item.items():
-            if str(item) not in problems and found != [usual]:
-                problems[str(item)] = f"{found[0]} options where most items have {usual}"
+        usual = int(counts["n_options"].mode().iloc[0])
+        odd = distinct[~several & (distinct["n_options"] != usual)]
+        for item, found in zip(odd["item_id"].tolist(), odd["n_options"].tolist(), strict=True):
+            problems[str(item)] = f"{found} options where most items have {usual}"
     return problems
 
 

@@ -12,9 +12,8 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from cultureqa.benchmarks.load import LoadCounts, load_kept
-from cultureqa.benchmarks.sources import keep_mask
-from cultureqa.benchmarks.spec import BenchmarkSpec
+from cultureqa.benchmarks.load import LoadCounts, TooManyInvalid, load_benchmark
+from cultureqa.benchmarks.spec import BenchmarkSpec, SampleSpec
 from cultureqa.io import SourceError
 
 
@@ -41,21 +40,19 @@ class Trial:
 
 def trial_load(spec: BenchmarkSpec, frame: pd.DataFrame, origin: str) -> Trial:
     """Load ``frame`` through ``spec`` with every invalid row dropped and counted."""
-    frame = frame.reset_index(drop=True)
-    frame["_n"] = range(1, len(frame) + 1)
-    skipped = 0
-    if spec.rows.keep is not None:
-        mask = keep_mask(frame, spec.rows.keep, origin)
-        skipped = len(frame) - sum(mask)
-        frame = frame[mask].reset_index(drop=True)
-    lenient = replace(spec, rows=replace(spec.rows, invalid="drop", max_invalid_share=0.999))
-    counts = LoadCounts()
+    lenient = replace(
+        spec,
+        rows=replace(spec.rows, invalid="drop", max_invalid_share=0.999),
+        sample=SampleSpec(),
+    )
     try:
-        kept = load_kept(lenient, frame, origin, counts)
+        loaded = load_benchmark(lenient, rows=(frame, origin))
     except SourceError as exc:
+        counts = exc.counts if isinstance(exc, TooManyInvalid) else LoadCounts()
         raise SourceError(origin, _unread(len(frame), counts, str(exc))) from exc
-    return Trial(frame.iloc[kept].reset_index(drop=True), len(frame), skipped,
-                 counts.dropped_by_reason())  # fmt: skip
+    counts = loaded.counts
+    kept = counts.rows_read - counts.skipped
+    return Trial(loaded.source, kept, counts.skipped, counts.dropped_by_reason())
 
 
 def _unread(rows: int, counts: LoadCounts, error: str) -> str:

@@ -79,7 +79,7 @@ def _commands_of(page: Path) -> list[Command]:
     name = page.relative_to(ROOT).as_posix()
     found: list[Command] = []
     for lang, body in FENCE.findall(text):
-        if lang not in ("bash", "sh", ""):
+        if lang not in ("bash", "sh"):  # ```text / ```yaml blocks hold output and config
             continue
         for raw in body.splitlines():
             if not raw.strip() or raw.lstrip().startswith("#"):

@@ -5,9 +5,10 @@ target, CLI subcommand or script breaks this test rather than a reader's first r
 
 - each `dvc exp run -S …` (and each inline `-S …`) composes into params that pass the key check
   the stages apply; sweeps (``a,b``) are expanded the way Hydra's basic sweeper does;
-- each `make <target>` names a target of the Makefile; each `cultureqa …` (or
-  ``python -m cultureqa.cli …``) parses with the CLI's own parser; each ``stages/…py`` and
-  ``bench/…py`` exists, and the `--help` of a stage script runs.
+- each `make <target>` names a target of the Makefile; each `dvc …` parses with DVC's own parser
+  (subcommand and flags); each `cultureqa …` (or ``python -m cultureqa.cli …``) parses with the
+  CLI's own parser; each ``stages/…py`` and ``bench/…py`` exists, and the `--help` of a stage
+  script runs.
 
 **Convention for commands that cannot run offline.** A line of a code block that needs an API
 key, a server or a cloud bucket ends with a shell comment that starts ``# needs:`` and says what
@@ -215,6 +216,26 @@ def test_every_documented_cultureqa_command_parses(command: Command) -> None:
         assert exc.code == 0, command.label
 
 
+DVC = [c for c in COMMANDS if c.text.startswith("dvc ") and "…" not in c.text]
+
+
+@pytest.mark.parametrize("command", DVC, ids=lambda c: c.label)
+def test_every_documented_dvc_command_parses(command: Command) -> None:
+    """DVC's own parser takes the subcommand and every flag (placeholders such as EXP_A pass)."""
+    from dvc.cli import DvcParserError
+    from dvc.cli.parser import get_main_parser
+
+    argv = shlex.split(command.text)[1:]
+    if not command.fenced and not any(w.startswith("-") for w in argv) and len(argv) <= 2:
+        argv = [*argv, "--help"]  # a name in prose (`dvc exp apply`): the subcommand exists
+    try:
+        get_main_parser().parse_args(argv)
+    except SystemExit as exc:
+        assert exc.code == 0, f"{command.label}: DVC refuses it"
+    except DvcParserError:
+        pytest.fail(f"{command.label}: DVC refuses it")
+
+
 SCRIPTS = sorted(
     {m for c in COMMANDS for m in re.findall(r"\b((?:stages|bench)/\w+\.py)\b", c.text)}
 )
@@ -247,6 +268,11 @@ def test_the_checks_catch_planted_mistakes(tmp_path: Path) -> None:
         _parser().parse_args(shlex.split(cli.text)[1:])
     assert refused.value.code != 0
     assert _overrides(inline) == ["prompt=cot"]
+    from dvc.cli import DvcParserError
+    from dvc.cli.parser import get_main_parser
+
+    with pytest.raises((SystemExit, DvcParserError)):
+        get_main_parser().parse_args(["exp", "show", "--only-changd"])
 
 
 def test_mocqa_human_help_runs() -> None:

@@ -6,9 +6,9 @@ target, CLI subcommand or script breaks this test rather than a reader's first r
 - each `dvc exp run -S …` (and each inline `-S …`) composes into params that pass the key check
   the stages apply; sweeps (``a,b``) are expanded the way Hydra's basic sweeper does;
 - each `make <target>` names a target of the Makefile; each `dvc …` parses with DVC's own parser
-  (subcommand and flags); each `cultureqa …` (or ``python -m cultureqa.cli …``) parses with the
-  CLI's own parser; each ``stages/…py`` and ``bench/…py`` exists, and the `--help` of a stage
-  script runs.
+  (subcommand and flags), each `mlflow …` with MLflow's, each `cultureqa …` (or
+  ``python -m cultureqa.cli …``) with the CLI's; each ``stages/…py`` and ``bench/…py`` exists,
+  and the `--help` of a stage script runs.
 
 **Convention for commands that cannot run offline.** A line of a code block that needs an API
 key, a server or a cloud bucket ends with a shell comment that starts ``# needs:`` and says what
@@ -236,6 +236,35 @@ def test_every_documented_dvc_command_parses(command: Command) -> None:
         pytest.fail(f"{command.label}: DVC refuses it")
 
 
+MLFLOW = [
+    c
+    for c in COMMANDS
+    if re.match(r"(\w+=\S+ )*mlflow [a-z]", c.text) and "…" not in c.text and "--" in c.text
+]
+
+
+def _mlflow_refuses(text: str) -> str | None:
+    """Click's error for an ``mlflow <command> …`` line (env assignments first are skipped)."""
+    import click
+    from mlflow.cli import cli
+
+    argv = [w for w in shlex.split(text) if not re.match(r"\w+=", w)][1:]
+    command = cli.get_command(click.Context(cli), argv[0])
+    if command is None:
+        return f"no mlflow command {argv[0]!r}"
+    try:
+        command.make_context(argv[0], argv[1:])
+    except click.ClickException as exc:
+        return exc.format_message()
+    return None
+
+
+@pytest.mark.parametrize("command", MLFLOW, ids=lambda c: c.label)
+def test_every_documented_mlflow_command_parses(command: Command) -> None:
+    """MLflow's own (click) parser takes the command and every option; nothing is started."""
+    assert _mlflow_refuses(command.text) is None, command.label
+
+
 SCRIPTS = sorted(
     {m for c in COMMANDS for m in re.findall(r"\b((?:stages|bench)/\w+\.py)\b", c.text)}
 )
@@ -273,6 +302,7 @@ def test_the_checks_catch_planted_mistakes(tmp_path: Path) -> None:
 
     with pytest.raises((SystemExit, DvcParserError)):
         get_main_parser().parse_args(["exp", "show", "--only-changd"])
+    assert _mlflow_refuses("mlflow server --backend-store-uri sqlite:///x --nope 1")
 
 
 def test_mocqa_human_help_runs() -> None:

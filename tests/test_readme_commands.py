@@ -75,9 +75,9 @@ def _split(line: str) -> tuple[str, str | None]:
     return line.strip(), None
 
 
-def _commands_of(page: Path) -> list[Command]:
+def _commands_of(page: Path, root: Path = ROOT) -> list[Command]:
     text = page.read_text(encoding="utf-8")
-    name = page.relative_to(ROOT).as_posix()
+    name = page.relative_to(root).as_posix()
     found: list[Command] = []
     for lang, body in FENCE.findall(text):
         if lang not in ("bash", "sh"):  # ```text / ```yaml blocks hold output and config
@@ -282,13 +282,7 @@ def test_the_checks_catch_planted_mistakes(tmp_path: Path) -> None:
         "make nonesuch && cultureqa nonesuch\n```\nand `dvc exp run -S 'prompt=cot'` inline\n",
         encoding="utf-8",
     )
-    global ROOT
-    saved, ROOT = ROOT, tmp_path
-    try:
-        found = _commands_of(page)
-    finally:
-        ROOT = saved
-    online, offline, make, cli, inline = found
+    online, offline, make, cli, inline = _commands_of(page, tmp_path)
     assert (online.needs, offline.needs, inline.fenced) == (None, "a key", False)
     assert _online(compose_params(ROOT / "conf", _overrides(online)))
     assert not _online(compose_params(ROOT / "conf", _overrides(offline)))

@@ -11,7 +11,7 @@ import _environment  # noqa: F401  (before pandas, cultureqa: one line outside t
 from cultureqa.cases.evaluate import CasesFamily
 from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.evaluation.engine import RunSpec, run_and_write
-from cultureqa.paths import state_dir
+from cultureqa.llm.store import store_location
 from cultureqa.spend import budget_from
 
 
@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     run = RunSpec(
         args.model,
         select(params, args.model),
-        state_dir() / "responses.sqlite",
+        store_location(),
         float(ev["max_error_share"]),
         progress=bool(ev["progress"]),
         budget_usd=budget_from(params),

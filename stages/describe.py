@@ -1,7 +1,8 @@
 """DVC stage: describe a benchmark's items (IndoCulture Table 2 and Figure 2) from its source.
 
 Loads the configured source exactly as evaluation does (``benchmarks.<name>``: sample, CSV or
-Hugging Face), keeps one language, and writes per-group statistics, the topic distribution, its
+Hugging Face), keeps one language, and writes per-group statistics (lengths of the premise
+with its correct continuation, as the paper's Table 2 counts), the topic distribution, its
 figure and a markdown digest under ``reports/datasets/<name>/``.
 """
 
@@ -15,7 +16,13 @@ import _environment  # noqa: F401  (before pandas, cultureqa: one line outside t
 
 from cultureqa.analysis.tables import to_markdown
 from cultureqa.benchmarks.checks import load_checked
-from cultureqa.benchmarks.describe import group_statistics, plot_topics, topic_distribution
+from cultureqa.benchmarks.describe import (
+    INSTANCE,
+    group_statistics,
+    instance_text,
+    plot_topics,
+    topic_distribution,
+)
 from cultureqa.benchmarks.load import items_frame
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.config import load_params, run_stage, select, setup_stage
@@ -38,8 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     loaded = load_checked(spec, root)
     if args.language not in loaded.items:
         raise KeyError(f"no '{args.language}' items; the settings load {sorted(loaded.items)}")
-    items = items_frame(loaded.items[args.language])
-    groups = group_statistics(items, args.group, args.flag)
+    items = instance_text(items_frame(loaded.items[args.language]))
+    groups = group_statistics(items, args.group, args.flag, text=INSTANCE)
     topics = topic_distribution(items, args.topic, args.flag)
     out = root / "reports" / "datasets" / args.benchmark
     write_csv(out / f"by_{args.group}.csv", groups)
@@ -48,8 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     plot_topics(topics, args.topic, args.flag, out / f"{args.topic}_distribution.png", title)
     digest = (
         f"# {args.benchmark}: the items\n\nSource: `{loaded.origin}`, language `{args.language}`, "
-        f"{len(items)} items. Words are whitespace-separated tokens of the question text, "
-        "characters its Unicode code points.\n\n"
+        f"{len(items)} items. Lengths are of the instance as the IndoCulture paper counts it: the "
+        "premise followed by its correct continuation (the gold option), not the premise alone; "
+        "words are whitespace-separated tokens, characters Unicode code points.\n\n"
         f"## Per {args.group}\n\n{to_markdown(groups, 1)}\n## Per {args.topic}\n\n"
         f"{to_markdown(topics, 1)}\n![](./{args.topic}_distribution.png)\n"
     )

@@ -18,7 +18,7 @@ from cultureqa.mocqa.answers import read_answer_sheets, score_human_sheets
 from cultureqa.mocqa.evaluate import load_dataset
 from cultureqa.mocqa.question_analysis import analyze_questions
 from cultureqa.mocqa.report import ReportPaths, collect_predictions, write_report
-from cultureqa.mocqa.schema import CLUE_TYPES
+from cultureqa.mocqa_shared.schema import CLUE_TYPES
 from cultureqa.spend import budget_from, build_guard
 
 

@@ -11,9 +11,9 @@ from omegaconf import OmegaConf
 
 from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.evaluation.engine import RunSpec, run_and_write
+from cultureqa.llm.store import store_location
 from cultureqa.mocqa.answers import PROMPT_STYLES
 from cultureqa.mocqa.evaluate import MocqaFamily
-from cultureqa.paths import state_dir
 from cultureqa.spend import budget_from
 
 
@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     run = RunSpec(
         args.model,
         select(params, args.model),
-        state_dir() / "responses.sqlite",
+        store_location(),
         float(select(params, "mocqa_eval").get("max_error_share", 0.1)),
         args.prompt,
         bool(OmegaConf.select(params, "evaluate.progress", default=True)),

@@ -13,8 +13,8 @@ import _environment  # noqa: F401  (before pandas, cultureqa: one line outside t
 
 from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import write_json
+from cultureqa.mocqa_build.hop_stage import hop_config, run_hop
 from cultureqa.mocqa_build.pipeline import MocqaSettings
-from cultureqa.mocqa_build.runners import run_hop
 from cultureqa.runlog import write_predictions
 from cultureqa.spend import budget_from, build_guard
 
@@ -26,7 +26,7 @@ def main() -> int:
     settings = MocqaSettings.from_params(params, root)
     # three conditions: the ledger sums them
     with build_guard(settings.out_dir("hop"), budget_from(params)):
-        predictions, summary = run_hop(settings, select(params, settings.hop.model))
+        predictions, summary = run_hop(settings, select(params, hop_config(settings).model))
         # latencies and cache flags go to the run log: they differ between a fresh run and a rerun
         write_predictions(settings.out_dir("hop"), predictions)
         write_json(settings.metrics_dir / "hop.json", summary)

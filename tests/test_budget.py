@@ -19,7 +19,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from cultureqa.llm.base import GenerateRequest, Message
-from cultureqa.mocqa.models import run_models
+from cultureqa.mocqa_shared.models import run_models
 from cultureqa.runlog import runlog_dir
 from cultureqa.spend import BUDGET, ApiStopped, budget_from
 from cultureqa.testing import FakeOpenAIServer

@@ -3,7 +3,8 @@
 Every stage depends on exactly the ``src/cultureqa`` subpackages and top-level modules its script
 imports (transitively, lazy imports included), each path declared once; and real ``dvc status``
 in a temp copy shows that editing ID-MoCQA build code leaves the evaluation stages of
-every family, ID-MoCQA's own included, up to date.
+every family, ID-MoCQA's own included, up to date, and editing its evaluation code leaves the
+build up to date (the shared types live in ``mocqa_shared``).
 """
 
 from __future__ import annotations
@@ -85,12 +86,24 @@ def test_every_stage_depends_on_exactly_the_code_it_imports() -> None:
 
 def test_a_stage_missing_an_imported_package_is_caught() -> None:
     deps = sorted(code_deps(ROOT, "stages/mocqa_ingest.py"))
-    assert "src/cultureqa/mocqa" in deps and "src/cultureqa/cases" not in deps
-    doctored = [d for d in deps if d != "src/cultureqa/mocqa"] + ["src/cultureqa/cases"]
+    assert "src/cultureqa/mocqa_shared" in deps and "src/cultureqa/cases" not in deps
+    doctored = [d for d in deps if d != "src/cultureqa/mocqa_shared"] + ["src/cultureqa/cases"]
     assert missing_or_extra(doctored, "stages/mocqa_ingest.py") == [
-        "- src/cultureqa/mocqa", "+ src/cultureqa/cases",
+        "- src/cultureqa/mocqa_shared", "+ src/cultureqa/cases",
     ]  # fmt: skip
     assert missing_or_extra([*deps, deps[0]], "stages/mocqa_ingest.py") == [f"+ {deps[0]} (twice)"]
+
+
+BUILD_STAGES = ("ingest", "expand", "judge", "verify", "rebalance", "finalize", "validate", "human")
+
+
+def test_no_build_stage_but_hop_imports_the_evaluation_package() -> None:
+    """The build shares types through ``mocqa_shared``; only ``mocqa_hop`` evaluates a model."""
+    evaluation = "src/cultureqa/mocqa"
+    for step in BUILD_STAGES:
+        deps = code_deps(ROOT, f"stages/mocqa_{step}.py")
+        assert evaluation not in deps and "src/cultureqa/mocqa_shared" in deps, (step, deps)
+    assert evaluation in code_deps(ROOT, "stages/mocqa_hop.py")
 
 
 def _dvc(cwd: Path, *args: str) -> str:
@@ -144,3 +157,10 @@ def test_an_edit_in_mocqa_build_code_leaves_evaluation_up_to_date(tmp_path: Path
     assert not any(
         s.startswith(("evaluate@", "cases_evaluate@", "mocqa_evaluate@")) for s in changed
     ), changed
+    # and the other way: an edit in evaluation code leaves the build up to date
+    _dvc(tmp_path, "commit", "-f", "-q", *targets)
+    with (tmp_path / "src/cultureqa/mocqa/evaluate.py").open("a", encoding="utf-8") as f:
+        f.write("# an edit in ID-MoCQA evaluation code\n")
+    changed = set(json.loads(_dvc(tmp_path, "status", "--json", *targets)))
+    assert any(s.startswith("mocqa_evaluate@") for s in changed), changed
+    assert "mocqa_ingest" not in changed, changed

@@ -285,19 +285,19 @@ def test_a_full_disk_under_a_healthy_store_is_not_called_damage(
     Moving the store aside (the old advice) would have paid for every stored answer again.
     """
     from cultureqa.errors import integrity
-    from cultureqa.llm.store import ResponseStore
+    from cultureqa.llm.store_sqlite import SqliteStore
 
     store = workspace / ".cultureqa" / "responses.sqlite"
     for path in store.parent.glob("responses.sqlite*"):
         path.unlink()  # every answer is a miss, so the run writes
-    real = ResponseStore._put_rows
+    real = SqliteStore._put_rows
 
-    def no_room(self: ResponseStore, *args: Any) -> None:
+    def no_room(self: SqliteStore, *args: Any) -> None:
         pages = self._conn.execute("PRAGMA page_count").fetchone()[0]
         self._conn.execute(f"PRAGMA max_page_count = {pages}")  # what a full disk leaves
         real(self, *args)
 
-    monkeypatch.setattr(ResponseStore, "_put_rows", no_room)
+    monkeypatch.setattr(SqliteStore, "_put_rows", no_room)
     capsys.readouterr()
     assert _run("evaluate", ENTRY) == 2
     line = _one_error_line(capsys)

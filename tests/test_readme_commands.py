@@ -15,9 +15,11 @@ key, a server or a cloud bucket ends with a shell comment that starts ``# needs:
 (``# needs: OPENAI_API_KEY``). Such a line is checked up to its composition and never run. For
 `dvc exp run` lines the marker is checked both ways: a composition that reaches a model over the
 network (a node with ``backend: litellm``) must carry it, and a line that carries it must need it.
-The unmarked, offline ones run for real in ``tests/evaluation/test_cot.py`` (prompt=cot on every
-benchmark on the baselines) and, as whole DVC experiments, in ``tests/test_sweep.py`` and
-``test_documented_sweep_runs_as_dvc_experiments`` (slow).
+A line shown failing on purpose ends with ``# fails: <why>``: its overrides must really be
+refused, with the "did you mean" line. Placeholders in angle brackets (``=<name>``) are prose and
+are not composed. The unmarked, offline ones run for real in ``tests/evaluation/test_cot.py``
+(prompt=cot on every benchmark on the baselines) and, as whole DVC experiments, in
+``tests/test_sweep.py`` and ``test_documented_sweep_runs_as_dvc_experiments`` (slow).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ OVERRIDE = re.compile(r"-S\s+(?:'([^']*)'|(\S+))")
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 NEEDS = "# needs:"
+FAILS = "# fails:"
 
 
 @dataclass(frozen=True)
@@ -54,14 +57,15 @@ class Command:
     text: str
     needs: str | None  # what a `# needs:` comment says it needs; None: offline
     fenced: bool
+    fails: bool = False  # shown failing on purpose (`# fails: why`): the check must refuse it
 
     @property
     def label(self) -> str:
         return f"{self.page}: {self.text}"[:90]
 
 
-def _split(line: str) -> tuple[str, str | None]:
-    """``cmd  # needs: KEY`` → (``cmd``, ``KEY``); a ``#`` in quotes or in a word is kept."""
+def _split(line: str) -> tuple[str, str | None, bool]:
+    """``cmd  # needs: KEY`` → (``cmd``, ``KEY``, False); ``# fails: …`` → (``cmd``, None, True)."""
     quote = ""
     for i, char in enumerate(line):
         if quote:
@@ -71,8 +75,8 @@ def _split(line: str) -> tuple[str, str | None]:
         elif char == "#" and (i == 0 or line[i - 1].isspace()):
             comment = line[i:]
             needs = comment.split(NEEDS, 1)[1].strip() if comment.startswith(NEEDS) else None
-            return line[:i].strip(), needs
-    return line.strip(), None
+            return line[:i].strip(), needs, comment.startswith(FAILS)
+    return line.strip(), None, False
 
 
 def _commands_of(page: Path, root: Path = ROOT) -> list[Command]:
@@ -85,9 +89,9 @@ def _commands_of(page: Path, root: Path = ROOT) -> list[Command]:
         for raw in body.splitlines():
             if not raw.strip() or raw.lstrip().startswith("#"):
                 continue
-            command, needs = _split(raw)
+            command, needs, fails = _split(raw)
             for part in command.split(" && "):
-                found.append(Command(name, part.strip(), needs, fenced=True))
+                found.append(Command(name, part.strip(), needs, fenced=True, fails=fails))
     prose = FENCE.sub("", text)
     for span in SPAN.findall(prose):
         found.extend(Command(name, part.strip(), None, fenced=False) for part in span.split(" && "))
@@ -107,6 +111,7 @@ SWEEPS = [
     if ("dvc exp run" in c.text or c.text.startswith(("cultureqa cost", "-S ")))
     and "-S" in c.text
     and "…" not in c.text  # prose about the syntax, not a command
+    and "<" not in c.text  # a placeholder (`-S twohop.region_set=<name>`)
 ]
 
 
@@ -166,11 +171,16 @@ def test_the_readme_stays_short() -> None:
 @pytest.mark.parametrize("command", SWEEPS, ids=lambda c: c.label)
 def test_every_documented_override_composes_and_passes_the_key_check(command: Command) -> None:
     schema = conf_schema(ROOT / "conf")
+    if command.fails:  # an error shown on purpose must really be one
+        with pytest.raises(Exception, match="did you mean"):
+            for combo in _expand(_overrides(command)):
+                _compose(tuple(combo))
+        return
     for combo in _expand(_overrides(command)):
         assert check_keys(_compose(tuple(combo)), schema) == [], combo
 
 
-RUNS = [c for c in SWEEPS if c.fenced and c.text.startswith("dvc exp run")]
+RUNS = [c for c in SWEEPS if c.fenced and c.text.startswith("dvc exp run") and not c.fails]
 
 
 @pytest.mark.parametrize("command", RUNS, ids=lambda c: c.label)
@@ -219,21 +229,27 @@ def test_every_documented_cultureqa_command_parses(command: Command) -> None:
 DVC = [c for c in COMMANDS if c.text.startswith("dvc ") and "…" not in c.text]
 
 
-@pytest.mark.parametrize("command", DVC, ids=lambda c: c.label)
-def test_every_documented_dvc_command_parses(command: Command) -> None:
-    """DVC's own parser takes the subcommand and every flag (placeholders such as EXP_A pass)."""
+def _dvc_accepts(argv: list[str]) -> bool:
     from dvc.cli import DvcParserError
     from dvc.cli.parser import get_main_parser
 
-    argv = shlex.split(command.text)[1:]
-    if not command.fenced and not any(w.startswith("-") for w in argv) and len(argv) <= 2:
-        argv = [*argv, "--help"]  # a name in prose (`dvc exp apply`): the subcommand exists
     try:
         get_main_parser().parse_args(argv)
     except SystemExit as exc:
-        assert exc.code == 0, f"{command.label}: DVC refuses it"
+        return exc.code == 0
     except DvcParserError:
-        pytest.fail(f"{command.label}: DVC refuses it")
+        return False
+    return True
+
+
+@pytest.mark.parametrize("command", DVC, ids=lambda c: c.label)
+def test_every_documented_dvc_command_parses(command: Command) -> None:
+    """DVC's own parser takes the subcommand and every flag (placeholders such as EXP_A pass)."""
+    argv = shlex.split(command.text)[1:]
+    if not command.fenced and not _dvc_accepts(argv):
+        # a name in prose (`dvc exp apply`, `dvc exp run -S`): the subcommand exists
+        argv = [*[w for w in argv if not w.startswith("-")][:2], "--help"]
+    assert _dvc_accepts(argv), f"{command.label}: DVC refuses it"
 
 
 MLFLOW = [
@@ -291,11 +307,13 @@ def test_the_checks_catch_planted_mistakes(tmp_path: Path) -> None:
         _parser().parse_args(shlex.split(cli.text)[1:])
     assert refused.value.code != 0
     assert _overrides(inline) == ["prompt=cot"]
-    from dvc.cli import DvcParserError
-    from dvc.cli.parser import get_main_parser
-
-    with pytest.raises((SystemExit, DvcParserError)):
-        get_main_parser().parse_args(["exp", "show", "--only-changd"])
+    assert not _dvc_accepts(["exp", "show", "--only-changd"])
+    assert not _dvc_accepts(["exp", "shw", "--help"])
+    assert _split("dvc exp run -S prompt=cott  # fails: a typo") == (
+        "dvc exp run -S prompt=cott",
+        None,
+        True,
+    )
     assert _mlflow_refuses("mlflow server --backend-store-uri sqlite:///x --nope 1")
 
 

@@ -10,6 +10,8 @@ roster entry of a sweep, built by the stages' own code, minus what the response 
 ``cultureqa compare [--baseline EXP]`` prints one row per DVC experiment: headline accuracy per
 benchmark with its 95% CI and the difference to a baseline experiment (paired where items match).
 ``cultureqa ui-links`` prints the address of each MLflow experiment's runs table.
+``cultureqa store copy SOURCE TARGET`` moves a response store (``sqlite:///…`` ↔ ``postgresql://…``);
+``cultureqa store report`` prints requests sent per machine and prompts paid twice (docs/team.md).
 User errors print one ``error: …`` line and exit with code 2.
 """
 
@@ -97,7 +99,52 @@ def _parser() -> argparse.ArgumentParser:
     links = groups.add_parser("ui-links", help="addresses of each experiment's MLflow runs table")
     links.add_argument("--base", default="http://127.0.0.1:5000", help="the UI's address")
     links.set_defaults(func=_ui_links)
+    store = groups.add_parser("store", help="the response store: copy it, report its spend")
+    store_verbs = store.add_subparsers(dest="verb", required=True)
+    copy = store_verbs.add_parser("copy", help="copy every stored answer into another store")
+    copy.add_argument("source", help="sqlite:///path/responses.sqlite or postgresql://…")
+    copy.add_argument("target", help="sqlite:///path/responses.sqlite or postgresql://…")
+    copy.set_defaults(func=_store_copy)
+    report = store_verbs.add_parser(
+        "report", help="requests sent per machine, prompts paid twice or lost (exit 1 if any)"
+    )
+    report.add_argument(
+        "location", nargs="?", help="store URL or path (default: CULTUREQA_STORE_URL, else the "
+        "project's .cultureqa/responses.sqlite)",
+    )  # fmt: skip
+    report.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    report.set_defaults(func=_store_report)
     return parser
+
+
+def _store_copy(args: argparse.Namespace, root: Path) -> int:
+    from cultureqa.llm.store import StoreLocationError, parse_location, shown
+    from cultureqa.llm.store_admin import CopyError, copy_store
+
+    try:
+        source, target = parse_location(args.source), parse_location(args.target)
+        done = copy_store(source, target)
+    except (StoreLocationError, CopyError) as exc:
+        raise UserError(f"store copy: {exc}") from exc
+    print(
+        f"copied {done.rows} rows ({done.ok} ok, {done.errors} errors) and {done.sends} sends "
+        f"from {shown(source)} to {shown(target)}: it held {done.target_before} rows, now "
+        f"{done.target_after}; every row of the source is in the target (checked key by key)"
+    )
+    return 0
+
+
+def _store_report(args: argparse.Namespace, root: Path) -> int:
+    from cultureqa.llm.store import StoreLocationError, parse_location, store_location
+    from cultureqa.llm.store_admin import render_report, report
+
+    try:
+        location = parse_location(args.location) if args.location else store_location()
+    except StoreLocationError as exc:
+        raise UserError(f"store report: {exc}") from exc
+    rep = report(location)
+    print(json.dumps(rep.as_dict(), indent=2) if args.json else render_report(rep))
+    return 1 if rep.duplicates or rep.lost else 0
 
 
 def _ui_links(args: argparse.Namespace, root: Path) -> int:
@@ -206,6 +253,15 @@ def _check(args: argparse.Namespace, root: Path) -> int:
 
 
 def _params(args: argparse.Namespace, root: Path) -> int:
+    from cultureqa.compose import OverrideError
+
+    try:
+        return _params_verb(args, root)
+    except OverrideError as exc:  # a typo in conf/: one line with the nearest valid names
+        raise UserError(f"cannot compose conf/: {exc}") from exc
+
+
+def _params_verb(args: argparse.Namespace, root: Path) -> int:
     if args.verb == "compose":
         return _params_compose(root, args.force)
     state = _params_fresh(root)

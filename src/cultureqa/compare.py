@@ -34,7 +34,7 @@ from scipy import stats
 NOT_AVAILABLE = "n/a"
 """The cell of a benchmark whose predictions the experiment does not have (not run, or not in the
 local DVC cache: ``dvc pull``)."""
-UNITS = {"cases": "case_id"}
+UNITS = {"cases": "case_id", "twohop": "case_id"}
 """Item id column per benchmark family (default ``item_id``)."""
 
 
@@ -107,6 +107,9 @@ def prediction_files(params: Mapping[str, Any], slot: str) -> Iterator[tuple[str
             yield "mocqa", f"data/eval/mocqa/{slot}/{prompt}/predictions.parquet"
     if slot in ((params.get("cases") or {}).get("roster") or []):
         yield "cases", f"data/eval/cases/{slot}/predictions.parquet"
+    twohop = params.get("twohop") or {}
+    if slot == (twohop.get("hop") or {}).get("model"):  # the two-hop items as built (clue shown)
+        yield "twohop", f"{(twohop.get('paths') or {}).get('build')}/hop/clue/predictions.parquet"
 
 
 def item_scores(root: Path, exp: Experiment, slot: str) -> dict[str, pd.Series | str]:

@@ -20,7 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from cultureqa.config import select
 from cultureqa.cost import Group, Recorder, estimate
-from cultureqa.paths import state_dir
+from cultureqa.llm.store import StoreLocation, store_location
 
 if TYPE_CHECKING:
     from cultureqa.evaluation.engine import Family
@@ -58,10 +58,12 @@ def _compose(root: Path, overrides: list[str]) -> DictConfig:
     """``conf/`` with one experiment's overrides; Hydra's complaint as one line."""
     from hydra.errors import HydraException
 
-    from cultureqa.compose import compose_params
+    from cultureqa.compose import OverrideError, compose_params
 
     try:
         return OmegaConf.create(compose_params(root / "conf", overrides))
+    except OverrideError as exc:  # names the override at fault and the nearest valid names
+        raise ValueError(str(exc)) from exc
     except HydraException as exc:
         raise ValueError(f"-S {' -S '.join(overrides)}: {_first_line(exc)}") from exc
 
@@ -83,7 +85,7 @@ def plan(
     groups: list[Group] = []
     notes: dict[str, list[str]] = {}  # note → experiments it applies to
     recorder = Recorder()  # one for the sweep: a key planned once is free for later experiments
-    with _store(state_dir() / "responses.sqlite") as store:
+    with _store(store_location()) as store:
         experiments = expand_sweep(sets)
         for overrides in experiments:
             label = " ".join(overrides) or "params.yaml"
@@ -111,9 +113,9 @@ def _scoped(note: str, labels: list[str], experiments: int) -> str:
 
 
 @contextlib.contextmanager
-def _store(path: Path) -> Iterator[Path]:
+def _store(path: StoreLocation) -> Iterator[StoreLocation]:
     """The response store, or an empty temporary one where none exists yet (nothing created)."""
-    if path.exists():
+    if not isinstance(path, Path) or path.exists():  # a server's store is read where it is
         yield path
         return
     with tempfile.TemporaryDirectory(prefix="cultureqa-cost-") as tmp:
@@ -121,7 +123,7 @@ def _store(path: Path) -> Iterator[Path]:
 
 
 def _estimate(recorder: Recorder, group: Group, family: Family, entry: str, cfg: Any,
-              store: Path, prompt: str = "") -> None:  # fmt: skip
+              store: StoreLocation, prompt: str = "") -> None:  # fmt: skip
     """Run ``family`` through the evaluation engine with the dry-run hook recording requests."""
     from cultureqa.evaluation.engine import RunSpec, evaluate
 
@@ -129,8 +131,8 @@ def _estimate(recorder: Recorder, group: Group, family: Family, entry: str, cfg:
         evaluate(family, RunSpec(entry, cfg, store, 1.0, prompt))
 
 
-def _plan_evaluate(recorder: Recorder, params: DictConfig, root: Path, store: Path, label: str,
-                   notes: list[str]) -> None:  # fmt: skip
+def _plan_evaluate(recorder: Recorder, params: DictConfig, root: Path, store: StoreLocation,
+                   label: str, notes: list[str]) -> None:  # fmt: skip
     from cultureqa.evaluation.task import McqFamily
 
     style = str(params.prompt.style)
@@ -144,8 +146,8 @@ def _plan_evaluate(recorder: Recorder, params: DictConfig, root: Path, store: Pa
             _estimate(recorder, group, family, str(entry), cfg, store, style)
 
 
-def _plan_mocqa(recorder: Recorder, params: DictConfig, root: Path, store: Path, label: str,
-                notes: list[str]) -> None:  # fmt: skip
+def _plan_mocqa(recorder: Recorder, params: DictConfig, root: Path, store: StoreLocation,
+                label: str, notes: list[str]) -> None:  # fmt: skip
     from cultureqa.mocqa.evaluate import MocqaFamily
 
     cfg = select(params, "mocqa_eval")
@@ -163,8 +165,8 @@ def _plan_mocqa(recorder: Recorder, params: DictConfig, root: Path, store: Path,
             _estimate(recorder, group, family, str(entry), model_cfg, store, str(style))
 
 
-def _plan_cases(recorder: Recorder, params: DictConfig, root: Path, store: Path, label: str,
-                notes: list[str]) -> None:  # fmt: skip
+def _plan_cases(recorder: Recorder, params: DictConfig, root: Path, store: StoreLocation,
+                label: str, notes: list[str]) -> None:  # fmt: skip
     from cultureqa.cases.evaluate import CasesFamily
 
     cfg = select(params, "cases")

@@ -111,8 +111,10 @@ def declared_float(value: float) -> float:
 
 
 def declared(value: Any) -> Any:
-    """``value`` with every float in it (nested lists, tuples, dicts, numpy scalars and arrays)
-    at the declared precision; anything else unchanged."""
+    """``value`` with every float in it at the declared precision; anything else unchanged.
+
+    Floats are found inside nested lists, tuples and dicts, and as numpy scalars and arrays.
+    """
     if isinstance(value, bool | int | str) or value is None:
         return value
     if isinstance(value, float | np.floating):
@@ -153,8 +155,11 @@ def declared_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_json(target: str | Path, payload: Any) -> Path:
-    """Write pretty, key-sorted JSON atomically, floats at the declared precision (stable diffs
-    for DVC metrics in git, stable hashes across machines)."""
+    """Write pretty, key-sorted JSON atomically, floats at the declared precision.
+
+    Sorted keys give stable diffs for DVC metrics in git; the precision, stable hashes across
+    machines.
+    """
     text = (
         json.dumps(declared(payload), indent=2, sort_keys=True, ensure_ascii=False, default=str)
         + "\n"

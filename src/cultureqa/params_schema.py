@@ -245,13 +245,14 @@ RANGES: dict[str, Range] = {
     "min_answer_words": _COUNT0, "ok": Range(0, 16, integer=True),
     "minor": Range(0, 16, integer=True), "moderate": Range(0, 16, integer=True),
     # analysis
-    "fdr_alpha": Range(0, 1, open_low=True), "min_models": _COUNT, "min_topic_n": _COUNT0,
+    "fdr_alpha": Range(0, 1, open_low=True), "alpha": Range(0, 1, open_low=True),
+    "min_models": _COUNT, "min_topic_n": _COUNT0,
     "small_cell_n": _COUNT0, "min_category_n": _COUNT0, "min_fragment_length": _COUNT0,
     "robustness_threshold_pp": Range(0, 100), "bootstrap": _COUNT, "resamples": _COUNT,
     # published benchmarks: the share of invalid rows a run may drop
     "max_invalid_share": _SHARE,
     # ID-MoCQA clue margins
-    "min_gap_share": _SHARE,
+    "min_gap_share": _SHARE, "min_condition_holders": _COUNT,
     # WEIRD levels: reference years of the official files, proxy neighbours
     "gdp_year": _YEAR, "mys_year": _YEAR, "income_fiscal_year": _YEAR, "freedom_edition": _YEAR,
     "proxy_neighbours": _COUNT,

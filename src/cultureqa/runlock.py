@@ -64,7 +64,7 @@ def lock_path(outputs: Path) -> Path:
 
 
 @contextlib.contextmanager
-def output_lock(outputs: Path, store: Path | None = None) -> Iterator[LockInfo]:
+def output_lock(outputs: Path, store: Path | str | None = None) -> Iterator[LockInfo]:
     """Hold the lock for ``outputs`` while the block runs; refuse if a live process holds it.
 
     ``store`` (the response store the run uses) is written into the lock, so a run refused
@@ -94,14 +94,24 @@ def output_lock(outputs: Path, store: Path | None = None) -> Iterator[LockInfo]:
         os.close(fd)  # closing the descriptor releases the flock
 
 
-def _busy(outputs: Path, path: Path, pid: int | None, theirs: str | None, ours: Path | None) -> str:
+def _shown(store: Path | str) -> str:
+    """The store as a lock file names it (a URL without its password)."""
+    from cultureqa.llm.store import shown  # cultureqa.llm imports this module
+
+    return shown(store)
+
+
+def _busy(
+    outputs: Path, path: Path, pid: int | None, theirs: str | None, ours: Path | str | None
+) -> str:
     """The refusal: who writes ``outputs``, and both stores when they differ."""
     who = f"PID {pid}" if pid else "another process"
-    if theirs and ours is not None and Path(theirs) != ours.resolve():
+    if theirs and ours is not None and theirs != _shown(ours):
         return (
             f"{outputs} is being written by {who} with response store {theirs}, while this run "
-            f"uses {ours.resolve()} (CULTUREQA_STATE_DIR differs): both would pay for the same "
-            f"prompts; wait or kill it, and run with its store (lock file {path})"
+            f"uses {_shown(ours)} (CULTUREQA_STATE_DIR or CULTUREQA_STORE_URL differs): both "
+            f"would pay for the same prompts; wait or kill it, and run with its store "
+            f"(lock file {path})"
         )
     return f"{outputs} is being written by {who}; wait or kill it (lock file {path})"
 
@@ -115,10 +125,10 @@ def _read_owner(fd: int) -> tuple[int | None, str | None]:
     return pid, store
 
 
-def _write_owner(fd: int, store: Path | None) -> None:
+def _write_owner(fd: int, store: Path | str | None) -> None:
     os.ftruncate(fd, 0)
     os.lseek(fd, 0, os.SEEK_SET)
-    text = f"{os.getpid()}\n" + (f"{store.resolve()}\n" if store is not None else "")
+    text = f"{os.getpid()}\n" + (f"{_shown(store)}\n" if store is not None else "")
     os.write(fd, text.encode())
 
 
@@ -206,7 +216,7 @@ def stop_gracefully_on_signals() -> Callable[[], None]:
 
 
 @contextlib.contextmanager
-def stage_guard(outputs: Path, store: Path | None = None) -> Iterator[LockInfo]:
+def stage_guard(outputs: Path, store: Path | str | None = None) -> Iterator[LockInfo]:
     """Everything a spending stage needs: parent watchdog, graceful stop, output lock."""
     restore = stop_gracefully_on_signals()
     watchdog = exit_with_parent()

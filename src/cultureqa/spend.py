@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cultureqa.io import write_json
-from cultureqa.paths import state_dir
 from cultureqa.runlock import LockInfo, stage_guard
 from cultureqa.runlog import runlog_dir
 
@@ -245,14 +244,16 @@ LEDGER = ApiLedger()
 
 
 def guard(
-    out_dir: Path, budget_usd: float | None = None, store: Path | None = None
+    out_dir: Path, budget_usd: float | None = None, store: Path | str | None = None
 ) -> contextlib.AbstractContextManager[LockInfo]:
     """:func:`stage_guard` on ``out_dir`` (lock beside it); sets the budget cap.
 
     ``store`` is the response store the stage uses (default: the project's), named in the lock.
     """
+    from cultureqa.llm.store import store_location  # cultureqa.llm imports this module
+
     BUDGET.reset(budget_usd)
-    return stage_guard(out_dir, store or state_dir() / "responses.sqlite")
+    return stage_guard(out_dir, store or store_location())
 
 
 @contextlib.contextmanager

@@ -6,6 +6,7 @@ The fixture is counted by hand; the configured sample is recounted independently
 
 from __future__ import annotations
 
+import ast
 import csv
 import runpy
 import shutil
@@ -14,7 +15,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from cultureqa.benchmarks.describe import group_statistics, topic_distribution
+from cultureqa.benchmarks.describe import (
+    INSTANCE,
+    group_statistics,
+    instance_text,
+    topic_distribution,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,6 +42,22 @@ def test_group_statistics_by_hand() -> None:
     # Bali: "satu dua tiga" 3 words 13 chars, "empat  lima" 2 words 11 chars; 1 of 2
     assert table.loc["Bali"].tolist() == pytest.approx([2, 50.0, 2.5, 12.0])
     assert table.loc["All"].tolist() == pytest.approx([5, 60.0, 11 / 5, (13 + 11 + 35) / 5])
+
+
+def test_the_instance_is_the_premise_with_its_correct_continuation() -> None:
+    items = ITEMS.assign(
+        options=['["x y", "z"]', '["p", "q r s"]', '["m", "n"]', '["o", "u"]', '["v", "w"]'],
+        answer=["A", "B", "B", "A", "B"],
+    )
+    got = instance_text(items)
+    assert got[INSTANCE].tolist()[:2] == ["satu dua tiga x y", "empat  lima q r s"]
+    table = group_statistics(got, "province", "is_province_specific", text=INSTANCE)
+    # Bali: 3 + 2 words and 2 + 3 words; "satu dua tiga x y" 17 chars, "empat  lima q r s" 17
+    assert table.set_index("province").loc["Bali", ["mean_words", "mean_chars"]].tolist() == (
+        pytest.approx([5.0, 17.0])
+    )
+    with pytest.raises(ValueError, match=r"item c: gold letter 'D'"):
+        instance_text(items.assign(answer=["A", "B", "D", "A", "B"]))
 
 
 def test_topic_distribution_by_hand() -> None:
@@ -75,9 +97,15 @@ def test_the_stage_describes_the_configured_source(
         rows = list(csv.DictReader(handle))
     aceh = [r for r in rows if r["province"] == "Aceh"]
     assert got.loc["Aceh", "items"] == len(aceh)
-    words = sum(len(r["context"].split()) for r in aceh) / len(aceh)
+    # the instance is the premise with its correct continuation ("A. tor-tor" → "tor-tor")
+    gold = [ast.literal_eval(r["options"])["ABC".index(r["answer"])][3:] for r in aceh]
+    pairs = list(zip(aceh, gold, strict=True))
+    words = sum(len(r["context"].split()) + len(g.split()) for r, g in pairs) / len(aceh)
+    chars = sum(len(r["context"]) + 1 + len(g) for r, g in pairs) / len(aceh)
     assert got.loc["Aceh", "mean_words"] == pytest.approx(words)
+    assert got.loc["Aceh", "mean_chars"] == pytest.approx(chars)
     specific = sum(r["is_province_specific"] == "True" for r in rows) / len(rows)
     assert got.loc["All", "pct_is_province_specific"] == pytest.approx(100 * specific)
     assert (out / "topic_distribution.png").stat().st_size > 1000
-    assert "| Aceh |" in (out / "tables.md").read_text(encoding="utf-8")
+    digest = (out / "tables.md").read_text(encoding="utf-8")
+    assert "| Aceh |" in digest and "premise followed by its correct continuation" in digest

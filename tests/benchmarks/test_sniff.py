@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,7 @@ def test_letter_prefixed_options_and_labelled_golds(tmp_path: Path) -> None:
     assert _golds(items) == [g for _, _, g, _ in DISHES]
 
 
-def test_labelled_gold_that_names_another_options_text_is_refused(tmp_path: Path) -> None:
+def test_labelled_gold_that_names_another_options_text_is_dropped(tmp_path: Path) -> None:
     rows = [{"question": f"Where is {d} from?", "choices": [f"{x}. {o}" for x, o in
              zip("ABCD", opts, strict=True)], "answer": f"{'ABCD'[g]}. {opts[g]}"}
             for d, opts, g, _ in DISHES]  # fmt: skip
@@ -69,9 +70,12 @@ def test_labelled_gold_that_names_another_options_text_is_refused(tmp_path: Path
     assert drafted.proposal.columns["answer_format"] == "letter"
     assert any("1 of 6 sampled golds are not a letter answer" in n for n in drafted.proposal.notes)
     assert drafted.trial.dropped == {"answer_label_mismatch": 1}
+    assert drafted.proposal.rows == {"invalid": "drop", "max_invalid_share": 0.2}
+    assert len(_items(drafted)) == 5  # the defective row is dropped, and only it
+    strict = replace(drafted.spec, rows=replace(drafted.spec.rows, invalid="error"))
     with pytest.raises(SourceError, match=r"answer 'B. Manado' names option B, whose text is "
                        r"'Palembang'"):  # fmt: skip
-        _items(drafted)
+        load_rows(strict, drafted.sample.frame, ["en"], "planted")
 
 
 def test_labels_out_of_order_propose_by_label(tmp_path: Path) -> None:

@@ -32,6 +32,16 @@ def test_census_and_count_totals_match_the_published_national_figures() -> None:
     regencies = sum(p.statistics["regencies_count"].value for p in national)
     cities = sum(p.statistics["cities_count"].value for p in national)
     assert (regencies, cities) == (416, 98)  # Jakarta's administrative units included
+    autonomous = [
+        sum(p.statistics[f"autonomous_{n}"].value for p in national)
+        for n in ("regencies_count", "cities_count")
+    ]
+    assert autonomous == [415, 93]  # Law 29/2007: Jakarta's regency and five cities are not
+    jakarta = national["Jakarta"].statistics
+    assert (
+        jakarta["autonomous_regencies_count"].value,
+        jakarta["autonomous_cities_count"].value,
+    ) == (0, 0)
 
 
 def test_every_empty_cell_is_explained_and_never_guessed() -> None:

@@ -39,7 +39,7 @@ EXPECTED = {
     ("src/cultureqa/llm/batch.py", "acreate_batch"),
     # the callers: evaluation, the ID-MoCQA build's model jobs, case construction
     ("src/cultureqa/evaluation/engine.py", "open_client"),
-    ("src/cultureqa/mocqa/models.py", "open_client"),
+    ("src/cultureqa/mocqa_shared/models.py", "open_client"),
     ("stages/cases_construct.py", "open_client"),
 }
 
@@ -84,7 +84,7 @@ def _api_model(api_base: str, **extra: object) -> dict[str, object]:
 
 def test_a_five_million_token_prompt_is_an_item_error_and_never_sent(tmp_path: Path) -> None:
     from cultureqa.llm.base import GenerateRequest, Message
-    from cultureqa.mocqa.models import run_models
+    from cultureqa.mocqa_shared.models import run_models
     from cultureqa.spend import LEDGER
     from cultureqa.testing import FakeOpenAIServer
 
@@ -106,7 +106,7 @@ def test_a_five_million_token_prompt_is_an_item_error_and_never_sent(tmp_path: P
 def test_a_configured_maximum_refuses_before_pricing_and_is_counted(tmp_path: Path) -> None:
     """``max_prompt_tokens`` on the model; the refused prompt is not priced by the budget either."""
     from cultureqa.llm.base import GenerateRequest, Message
-    from cultureqa.mocqa.models import run_models
+    from cultureqa.mocqa_shared.models import run_models
     from cultureqa.spend import BUDGET
     from cultureqa.testing import FakeOpenAIServer
 

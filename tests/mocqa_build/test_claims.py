@@ -9,7 +9,6 @@ from types import MappingProxyType
 import pytest
 
 from cultureqa.knowledge.provinces import KnowledgeBase, Statistic, load_knowledge_base
-from cultureqa.mocqa.schema import CLUE_TYPES
 from cultureqa.mocqa_build import claims
 from cultureqa.mocqa_build.templates import (
     MIN_TEMPLATES,
@@ -17,6 +16,7 @@ from cultureqa.mocqa_build.templates import (
     load_templates,
     placeholders,
 )
+from cultureqa.mocqa_shared.schema import CLUE_TYPES
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,6 +36,34 @@ def _with_stat(kb: KnowledgeBase, province: str, name: str, value: float) -> Kno
             p = dataclasses.replace(p, statistics=MappingProxyType(stats))
         provinces.append(p)
     return KnowledgeBase(tuple(provinces), kb.source_dir)
+
+
+def test_a_count_claim_must_name_one_province_whether_or_not_jakartas_units_count() -> None:
+    """Issue 34: NTT is the only province of more than 5 million with fewer than 2 cities only
+    if Jakarta's five administrative cities count; counting autonomous cities, Jakarta (0)
+    joins it. Such a claim is refused with its reason, and the stored old claim fails."""
+    from cultureqa.knowledge.national import load_national
+
+    national = load_national()
+    alt = claims.autonomous_reading(national)
+    assert alt is not None and alt["Jakarta"].statistics["cities_count"].value == 0
+    assert claims.autonomous_reading(alt) is None  # the readings agree there
+    found = claims.intersection_claims(national, "East Nusa Tenggara", 0.02)
+    pair = {"cities_count_below:2", "population_above:5"}
+    refused = [e for e in found if {e["s1"]["id"], e["s2"]["id"]} == pair]
+    assert len(refused) == 2 and all(e["refusal"] == claims.ADMIN_REASON for e in refused)
+    assert all(e["intersection"] == ["East Nusa Tenggara"] for e in refused)  # BPS reading holds
+    assert all(e["autonomous_intersection"] == [] and not e["unique"] for e in refused)
+    assert not claims.verify_evidence(national, refused[0], "East Nusa Tenggara", 0.02)
+    kept = [e for e in found if not e["refusal"]]
+    assert kept and all(
+        claims.verify_evidence(national, e, "East Nusa Tenggara", 0.02) for e in kept
+    )
+    fewest = claims.comparison_evidence(national, "cities_count", "min1", "Java")
+    assert fewest["holder"] == "Yogyakarta" and fewest["autonomous_holder"] == "Jakarta"
+    assert fewest["refusal"] == claims.ADMIN_REASON and not fewest["unique"]
+    most = claims.comparison_evidence(national, "regencies_count", "max1", "Sumatra")
+    assert most["unique"] and "autonomous_holder" not in most  # North Sumatra either way
 
 
 def test_rank_holder_needs_a_strict_winner() -> None:

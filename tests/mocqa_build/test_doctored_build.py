@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 
 from cultureqa.knowledge.provinces import load_knowledge_base
-from cultureqa.mocqa.schema import dumps_evidence
 from cultureqa.mocqa_build import claims, runners
 from cultureqa.mocqa_build.pipeline import MocqaSettings, write_stage
 from cultureqa.mocqa_build.verify import STATEMENT_LEAK, template_repairer, verify_variants
+from cultureqa.mocqa_shared.schema import dumps_evidence
 
 SUITE = Path(__file__).resolve().parents[2] / "expectations" / "mocqa_dataset.json"
 RUMOH = {

@@ -50,6 +50,39 @@ def test_leaked_province_name_fails(dataset: pd.DataFrame) -> None:
     assert "expect_questions_to_not_leak_province(" in report.message()
 
 
+def test_a_citation_inside_a_question_fails(dataset: pd.DataFrame) -> None:
+    doctored = dataset.copy()
+    row = doctored.index[doctored["clue_type"] == "comparison"][0]
+    doctored.loc[row, "question"] = doctored.loc[row, "question"].replace(
+        ".", " (BPS, Statistik Indonesia 2021, 2020).", 1
+    )
+    failed = _failed(_run(doctored))
+    assert set(failed) == {"expect_column_values_to_not_match_regex"}, failed
+
+
+def test_a_count_claim_that_needs_jakartas_administrative_cities_fails(
+    dataset: pd.DataFrame,
+) -> None:
+    """Issue 34: "more than 5 million, fewer than 2 cities" is NTT only if Jakarta's five
+    administrative cities count; the stored claim fails the national recomputation."""
+    from cultureqa.knowledge.national import load_national
+    from cultureqa.mocqa_build import claims
+    from cultureqa.mocqa_shared.schema import dumps_evidence
+
+    found = claims.intersection_claims(load_national(), "East Nusa Tenggara", 0.02)
+    refused = next(e for e in found if e["refusal"] == claims.ADMIN_REASON)
+    claim = {**refused, "unique": True, "refusal": ""}  # as an older build stored it
+    claim.pop("autonomous_intersection")
+    doctored = dataset.copy()
+    mask = (doctored["province"] == "East Nusa Tenggara") & (
+        doctored["clue_type"] == "intersection"
+    )
+    row = doctored.index[mask][0]
+    doctored.loc[row, "clue_evidence"] = dumps_evidence(claim)
+    failed = _failed(_run(doctored))
+    assert set(failed) == {"expect_claims_to_hold_nationally"}, failed
+
+
 def test_missing_translation_fails(dataset: pd.DataFrame) -> None:
     victim = dataset[dataset["language"] == "id"].iloc[0]
     doctored = dataset[dataset["item_id"] != victim["item_id"]]
@@ -92,6 +125,10 @@ def test_copied_option_and_broken_options_fail(dataset: pd.DataFrame) -> None:
         ("North Sumatra", "en", "At a Batak wedding, ", "Batak (people Batak)"),
         ("South Sulawesi", "id", "Coto Makassar disajikan. ", "Makassar (capital Makassar)"),
         ("Central Java", "id", "Lumpia Semarang dijual. ", "Semarang (capital Semarang)"),
+        # issue 34: a historic polity of the province, also one of its regencies
+        ("South Sulawesi", "en", "A fort of the Gowa kingdom. ", "Gowa (polity Gowa (sultanate))"),
+        ("South Sulawesi", "id", "Dahulu Kerajaan Bone berjaya. ", "Bone (polity Bone (kingdom))"),
+        ("East Java", "en", "Think of Majapahit. ", "Majapahit (polity Majapahit (empire))"),
     ],
 )
 def test_own_province_names_fail_without_an_allowlist_exemption(
@@ -143,7 +180,8 @@ def test_the_suite_margin_is_the_configured_one() -> None:
 
     import yaml
 
-    conf = yaml.safe_load((SUITE.parents[1] / "conf" / "mocqa" / "default.yaml").read_text())
+    # composed: conf/mocqa reads the margin from the Indonesian region set by interpolation
+    conf = yaml.safe_load((SUITE.parents[1] / "params.yaml").read_text())["mocqa"]
     spec = json.loads(SUITE.read_text(encoding="utf-8"))
     kwargs = next(
         e["kwargs"] for e in spec["expectations"] if e["type"] == "expect_claims_to_hold_nationally"

@@ -19,11 +19,10 @@ from cultureqa.mocqa.hop import (
     HopConfig,
     ablate,
     gain_interval,
-    reading,
     with_oracle,
     without_clue,
 )
-from cultureqa.mocqa_build import runners
+from cultureqa.mocqa_build import hop_stage, runners
 
 
 def test_without_clue_and_with_oracle_replace_the_clue_or_say_they_cannot() -> None:
@@ -66,29 +65,6 @@ def test_gain_is_the_share_of_the_oracle_gain_the_clue_delivers() -> None:
     assert again[1] == (low, high)  # seeded: the interval does not move between runs
 
 
-def _cell(**values: float) -> dict[str, float]:
-    base = {"none_low": 0.1, "clue_minus_none_low": -0.1, "clue_minus_none_high": 0.1}
-    base.update({"oracle_minus_none_low": -0.1, "oracle_minus_none_high": 0.1})
-    return {**base, **values}
-
-
-def test_the_reading_rule_decides_on_the_intervals() -> None:
-    assert reading(_cell(clue_minus_none_low=0.05, clue_minus_none_high=0.4), False) == (
-        "clue needed"
-    )
-    assert reading(_cell(clue_minus_none_low=-0.4, clue_minus_none_high=-0.1), False) == (
-        "clue misleads"
-    )
-    assert reading(_cell(oracle_minus_none_low=0.2, oracle_minus_none_high=0.6), False) == (
-        "clue unused"
-    )
-    assert reading(_cell(none_low=0.6), False) == "statement suffices"
-    assert reading(_cell(), False) == "too weak to tell"
-    assert reading(_cell(clue_minus_none_low=0.5, clue_minus_none_high=0.9), True) == (
-        "chance model"
-    )
-
-
 def _options(prompt: str) -> dict[str, str]:
     return dict(re.findall(r"^([ABC])\. (.*)$", prompt, flags=re.MULTILINE))
 
@@ -98,6 +74,15 @@ def _statement(text: str) -> str:
     found = re.findall(r'"([^"]+?) …"', text)
     assert found, text
     return found[-1]
+
+
+TOLD = {
+    "none": ("neither names the province nor describes it", "tidak menyebutkan nama provinsinya"),
+    "clue": ("an indirect clue describes it", "petunjuk tidak langsung menggambarkannya"),
+    "oracle": ("the question names the province", "nama provinsinya disebutkan dalam"),
+}
+"""What each condition's prompt tells the model about the province, per language."""
+respond_seen: dict[str, list[tuple[str, list[str]]]] = {}
 
 
 def _scripted(dataset: pd.DataFrame, behaviour: str) -> Callable[[list[dict[str, Any]]], str]:
@@ -113,6 +98,9 @@ def _scripted(dataset: pd.DataFrame, behaviour: str) -> Callable[[list[dict[str,
         ORACLE[lang].format(name=n) for p in kb for lang, n in (("en", p.name), ("id", p.name_id))
     ]
 
+    seen: list[tuple[str, list[str]]] = []
+    respond_seen[behaviour] = seen
+
     def respond(messages: list[dict[str, Any]]) -> str:
         prompt = str(messages[-1]["content"])
         options = _options(prompt)
@@ -121,6 +109,9 @@ def _scripted(dataset: pd.DataFrame, behaviour: str) -> Callable[[list[dict[str,
         wrong = next(k for k in options if k != right)
         named = any(sentence in prompt for sentence in oracles)
         clue = next((c for c in clues if c in prompt), None)
+        told = [k for k, v in TOLD.items() if any(t in prompt for t in v)]
+        condition = "oracle" if named else "clue" if clue is not None else "none"
+        seen.append((condition, told))
         knows = {
             "uses_clue": named or clue is not None,
             "ignores_clue": named,
@@ -147,7 +138,9 @@ def test_scripted_models_produce_the_three_readings(  # type: ignore[no-untyped-
 
     monkeypatch.setenv("CULTUREQA_STATE_DIR", str(tmp_path / "state"))  # private response store
     settings, results = template_build
-    settings = dataclasses.replace(settings, hop=HopConfig(limit=12, bootstrap=400, seed=3))
+    settings = dataclasses.replace(
+        settings, hop={**settings.hop, "limit": 12, "bootstrap": 400, "seed": 3}
+    )
     dataset = results["finalize"].frame
     with FakeOpenAIServer(responder=_scripted(dataset, behaviour)) as server:
         model = {
@@ -157,12 +150,16 @@ def test_scripted_models_produce_the_three_readings(  # type: ignore[no-untyped-
                         "api_key_env": None, "drop_params": True},
             "retry": {"attempts": 1, "initial_wait_s": 0.01, "max_wait_s": 0.05, "timeout_s": 5},
         }  # fmt: skip
-        predictions, summary = runners.run_hop(settings, model)
+        predictions, summary = hop_stage.run_hop(settings, model)
     assert set(predictions["condition"]) == set(CONDITIONS)
     table = pd.DataFrame(summary["table"])
     overall = table[table["clue_type"] == "all"]
     assert set(overall["reading"]) == {expected}, overall[["language", "reading"]]
     assert summary["chance_model"] is False and summary["dropped_clue_not_found"] == 0
+    seen = respond_seen[behaviour]  # every prompt told the truth about its own condition
+    assert {c for c, _ in seen} == set(CONDITIONS)
+    assert all(told == [condition] for condition, told in seen), seen[:3]
+    assert summary["prompts"]["none"] == "prompts/mocqa/hop/none" and "Holm" in summary["rule"]
     if behaviour == "uses_clue":
         assert (overall["first_hop"] == 1.0).all() and (overall["gain"] == 1.0).all()
         assert (overall["p_clue_vs_none"] < 0.05).all()
@@ -174,7 +171,7 @@ def test_a_chance_baseline_reaches_the_card_and_says_it_cannot_read_the_table(
     monkeypatch.setenv("CULTUREQA_STATE_DIR", str(tmp_path / "state"))  # private response store
     settings, results = template_build
     params = mocqa_helpers["compose"](settings.build_dir.parent)
-    predictions, summary = runners.run_hop(settings, params["baselines"]["random"])
+    predictions, summary = hop_stage.run_hop(settings, params["baselines"]["random"])
     assert set(predictions["condition"]) == set(CONDITIONS)
     table = pd.DataFrame(summary["table"])
     assert len(table) == 14  # 6 clue types + all, per language
@@ -210,7 +207,7 @@ def test_a_refused_key_stops_the_hop_diagnostic_after_the_first_condition(  # ty
             "retry": {"attempts": 2, "initial_wait_s": 0.01, "max_wait_s": 0.05, "timeout_s": 5},
         }  # fmt: skip
         with pytest.raises(ApiStopped, match=r"refused-hop: stopped after 10 .*HTTP 401"):
-            runners.run_hop(settings, model)
+            hop_stage.run_hop(settings, model)
         sent = refusing.hits
     assert 10 <= sent <= 14  # the first condition only: 10 refusals plus those in flight
 
@@ -252,3 +249,33 @@ def test_hop_proportions_use_the_same_wilson_interval_as_the_analysis_package() 
     share = proportion([True, True, True, False])
     assert (share.value, share.n) == (0.75, 4)
     assert (share.low, share.high) == pytest.approx(wilson_ci(3, 4))
+
+
+@pytest.mark.parametrize("style", ["zero_shot", "cot"])
+@pytest.mark.parametrize("language", ["en", "id"])
+def test_every_condition_has_a_prompt_that_tells_the_truth_about_it(
+    style: str, language: str
+) -> None:
+    from cultureqa.mocqa.answers import load_template
+    from cultureqa.paths import project_root
+
+    config = HopConfig()
+    texts = {
+        c: load_template(project_root(), style, language, config.prompts[c]).text
+        for c in CONDITIONS
+    }
+    for condition, text in texts.items():
+        said = {k for k, phrases in TOLD.items() if any(p in text for p in phrases)}
+        assert said == {condition}, (condition, language, style)
+    # the three differ only in what they say about the province: same question and reply form
+    tails = {text.split("\n\n", 1)[1].split("\n")[0] for text in texts.values()}
+    assert len(tails) == 1
+
+
+def test_hop_config_names_a_missing_or_unknown_condition() -> None:
+    with pytest.raises(ValueError, match=r"lacks condition\(s\) \['oracle'\]"):
+        HopConfig(prompts={"none": "a", "clue": "b"})
+    with pytest.raises(ValueError, match=r"unknown condition\(s\) \['options_only'\]"):
+        HopConfig(prompts={"none": "a", "clue": "b", "oracle": "c", "options_only": "d"})
+    with pytest.raises(ValueError, match="alpha must lie in"):
+        HopConfig(alpha=0.0)

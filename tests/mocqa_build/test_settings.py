@@ -29,7 +29,7 @@ def test_default_params_parse_into_typed_settings() -> None:
     settings = MocqaSettings.from_params(_params(), ROOT)
     assert settings.generator.kind == "template" and settings.generator.model is None
     assert settings.human_per_stratum == 5
-    assert settings.hop.model == "baselines.random" and settings.hop.limit is None
+    assert settings.hop["model"] == "baselines.random" and settings.hop["limit"] is None
     assert settings.templates == ROOT / "data/knowledge/clue_templates.yaml"
     assert settings.judge.kind == "rules" and settings.judge.min_acceptable == 1
 

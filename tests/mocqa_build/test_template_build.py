@@ -7,9 +7,9 @@ import json
 import pandas as pd
 
 from cultureqa.knowledge.gazetteer import has_location_leak
-from cultureqa.mocqa.schema import CLUE_TYPES, DATASET_COLUMNS, LANGUAGES
 from cultureqa.mocqa_build import runners
 from cultureqa.mocqa_build.textchecks import copied_option, shortcut_terms
+from cultureqa.mocqa_shared.schema import CLUE_TYPES, DATASET_COLUMNS, LANGUAGES
 
 
 def test_ingest_keeps_province_specific_rows(template_build) -> None:
@@ -109,6 +109,22 @@ def test_comparison_and_intersection_evidence_is_stored_and_verified(template_bu
         data.loc[data["clue_type"] == "intersection", "clue_evidence"].iloc[0]
     )
     assert len(intersection["s1"]["provinces"]) >= 3 and len(intersection["intersection"]) == 1
+
+
+def test_questions_carry_no_citation_and_clue_source_does(template_build) -> None:
+    """Issue 34: "(BPS, Statistik Indonesia 2021, 2020)" left the question for ``clue_source``."""
+    _, results = template_build
+    data = results["finalize"].frame
+    assert not data["question"].str.contains(r"BPS|Statistik Indonesia|Sensus Penduduk").any()
+    assert (data["clue_source"] != "").all()
+    comparison = data.loc[data["clue_type"] == "comparison"]
+    for text, source in zip(comparison["clue_evidence"], comparison["clue_source"], strict=True):
+        evidence = json.loads(text)
+        assert source.startswith(f"BPS, {evidence['source'][5:]}")  # the figure's publication
+        assert str(evidence["year"]) in source  # and its year, added unless the title holds it
+    named = data.loc[data["clue_type"] == "entity"]
+    for text, source in zip(named["clue_evidence"], named["clue_source"], strict=True):
+        assert source == json.loads(text)["national"]["source"]
 
 
 def test_final_dataset_shape_and_balanced_gold(template_build) -> None:

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from cultureqa.knowledge.provinces import CANONICAL_PROVINCES
-from cultureqa.mocqa.schema import CLUE_TYPES
+from cultureqa.mocqa_shared.schema import CLUE_TYPES
 
 TOPICS = ("food", "wedding", "art")
 

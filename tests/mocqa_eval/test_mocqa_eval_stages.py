@@ -62,7 +62,7 @@ def _responder(dataset: pd.DataFrame) -> Callable[[list[dict[str, Any]]], str]:
 def workspace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make_dataset: Callable[..., pd.DataFrame]
 ) -> Path:
-    for folder in ("prompts", "data/knowledge"):
+    for folder in ("prompts", "data/knowledge", "tests/gold"):
         shutil.copytree(ROOT / folder, tmp_path / folder)
     (tmp_path / DATASET).parent.mkdir(parents=True)
     make_dataset(3).to_parquet(tmp_path / DATASET, index=False)
@@ -155,6 +155,8 @@ def test_evaluate_analyze_track_with_baselines_and_an_api_model(
     summary = json.loads((workspace / "metrics/mocqa/analysis/summary.json").read_text())
     taggers = json.loads((workspace / "metrics/mocqa/analysis/question_taggers.json").read_text())
     assert set(taggers) == {"en", "id"} and taggers["id"]["heldout_accuracy"] > 0.9
+    assert taggers["en"]["gold_agreement"]["questions"] == 30  # hand-tagged gold, per measure
+    assert set(taggers["id"]["gold_agreement"]["verbs"]) >= {"bias_pct", "exact_share"}
     assert summary["api-model"]["cot"]["all"]["first_hop"] == 0.5
     headline = json.loads((workspace / "metrics/mocqa/headline.json").read_text())["multi_hop"]
     assert set(headline) == {"model", "baselines.first_option", "baselines.random", "human"}

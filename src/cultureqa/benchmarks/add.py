@@ -6,9 +6,9 @@ written, so an ``error:`` leaves the project as it was.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -16,8 +16,12 @@ from cultureqa.benchmarks import scaffold
 from cultureqa.benchmarks.fixture import ROWS, write_fixture
 from cultureqa.benchmarks.sniff import Proposal, Sample, propose, read_sample
 from cultureqa.benchmarks.sniff.trial import Trial, trial_load
-from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.io import write_text
+from cultureqa.benchmarks.spec import BenchmarkSpec, RowPolicy
+from cultureqa.io import SourceError, write_text
+
+MAX_PROPOSED_DROP = 0.25
+"""Largest share of sampled rows ``add`` proposes to drop; more means its proposal is wrong."""
+DEFAULT_MAX_INVALID_SHARE = RowPolicy().max_invalid_share
 
 
 @dataclass
@@ -48,9 +52,44 @@ def draft(root: Path, name: str, source: str, language: str) -> Drafted:
     proposal = propose(sample, language)
     path = scaffold.target_path(source, root, name)
     text = scaffold.benchmark_yaml(name, proposal, path, language, root)
-    raw: Any = yaml.safe_load(text)
-    spec = BenchmarkSpec.from_config(raw)
-    return Drafted(sample, proposal, path, text, spec, trial_load(spec, sample.frame, source))
+    spec = BenchmarkSpec.from_config(yaml.safe_load(text))
+    trial = trial_load(spec, sample.frame, source)
+    if trial.dropped:
+        _drop_defective(proposal, trial, source)
+        text = scaffold.benchmark_yaml(name, proposal, path, language, root)
+        spec = BenchmarkSpec.from_config(yaml.safe_load(text))
+    return Drafted(sample, proposal, path, text, spec, trial)
+
+
+def _drop_defective(proposal: Proposal, trial: Trial, origin: str) -> None:
+    """Propose ``rows.invalid: drop`` for the few sampled rows the proposal cannot load.
+
+    A few such rows are defects of the file (a gold that is no option, an empty option); many are
+    a sign that the proposal reads a field wrongly, which ``add`` says instead of dropping them.
+    """
+    dropped = sum(trial.dropped.values())
+    share = dropped / trial.kept
+    reasons = ", ".join(f"{k} {v}" for k, v in sorted(trial.dropped.items()))
+    if share > MAX_PROPOSED_DROP:
+        raise SourceError(
+            origin,
+            f"the proposed config reads {trial.kept - dropped} of {trial.kept} sampled rows "
+            f"(not loadable: {reasons}); add could not tell how to read the other {dropped}: "
+            "write conf/benchmark/<name>.yaml by hand (docs/adding-a-benchmark.md)",
+        )
+    rows = dict(proposal.rows or {})
+    rows["invalid"] = "drop"
+    limit = DEFAULT_MAX_INVALID_SHARE
+    if share > limit:
+        limit = math.ceil(share * 20) / 20  # the next multiple of 5 %
+        rows["max_invalid_share"] = limit
+    proposal.rows = rows
+    proposal.notes.append(
+        f"{dropped} of {trial.kept} sampled rows are defective ({reasons}): proposed "
+        f"rows.invalid: drop (each dropped row is listed with its reason by validate"
+        + (f"; rows.max_invalid_share: {limit}" if "max_invalid_share" in rows else "")
+        + ")"
+    )
 
 
 def add(root: Path, name: str, source: str, language: str) -> Added:

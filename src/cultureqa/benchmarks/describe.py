@@ -4,8 +4,10 @@ Computed from the configured source as loaded for evaluation (sample, CSV or Hug
 row per item in one language:
 
 * :func:`group_statistics` — per group (IndoCulture: province) the number of items, the share
-  with a boolean flag set (``is_province_specific``) and the mean length of the question text in
+  with a boolean flag set (``is_province_specific``) and the mean length of a text column in
   words (whitespace-separated tokens) and characters (Unicode code points), plus an ``All`` row;
+  the stage counts :func:`instance_text`, the premise with its correct continuation, because
+  that is what the IndoCulture paper's Table 2 counts (an instance is the completed sentence);
 * :func:`topic_distribution` — items per topic, split by the flag, with shares (Figure 2).
 
 Nothing here reads model output, so the tables describe the data whatever the roster.
@@ -13,16 +15,20 @@ Nothing here reads model output, so the tables describe the data whatever the ro
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
 
 from cultureqa.io import atomic_path
 
-__all__ = ["ALL", "group_statistics", "plot_topics", "topic_distribution"]
+__all__ = ["ALL", "INSTANCE", "group_statistics", "instance_text", "plot_topics",
+           "topic_distribution"]  # fmt: skip
 
 ALL = "All"
 """Label of the row over every group."""
+INSTANCE = "instance"
+"""Column :func:`instance_text` adds: the premise followed by its (first-listed) gold option."""
 
 
 def _check(frame: pd.DataFrame, columns: tuple[str, ...]) -> None:
@@ -37,6 +43,26 @@ def _flag(frame: pd.DataFrame, flag: str) -> pd.Series:
             f"'{flag}' must be boolean on every item (declare it `bool` in the config)"
         )
     return values.astype(bool)
+
+
+def instance_text(items: pd.DataFrame) -> pd.DataFrame:
+    """``items`` with :data:`INSTANCE` = question + " " + the gold option's text.
+
+    ``options`` is the JSON list and ``answer`` the first-listed gold letter of
+    :func:`cultureqa.benchmarks.load.items_frame`; a letter outside the options is an error
+    naming the item (a count over a missing continuation would silently shrink).
+    """
+    _check(items, ("item_id", "question", "options", "answer"))
+    texts = []
+    for item_id, question, options, letter in zip(
+        items["item_id"], items["question"], items["options"], items["answer"], strict=True
+    ):
+        choices = json.loads(options) if isinstance(options, str) else list(options)
+        index = ord(str(letter).strip().upper()) - ord("A") if str(letter).strip() else -1
+        if not 0 <= index < len(choices):
+            raise ValueError(f"item {item_id}: gold letter {letter!r} is not one of its options")
+        texts.append(f"{question} {choices[index]}")
+    return items.assign(**{INSTANCE: texts})
 
 
 def group_statistics(

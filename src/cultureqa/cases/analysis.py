@@ -305,12 +305,49 @@ def dimension_logits(
     return pd.DataFrame(rows)
 
 
+SHRINKAGE_TOLERANCE = 0.05
+"""|OR_raw − 1| below this leaves the shrinkage's denominator too near 0 to divide by."""
+SHRINKAGE_NA = "n/a (raw OR ≈ 1)"
+
+
+def shrinkage_pct(or_raw: Any, or_fe: Any) -> Any:
+    """The seed's Table 9 shrinkage: 100 · (OR_raw − OR_FE) / (OR_raw − 1).
+
+    The share of the raw odds ratio's distance from 1 that continent fixed effects remove
+    (0 = unchanged, 100 = gone, negative = the effect grows). Its rows fit this definition (W:
+    1.86 → 2.56 gives −81.4 %, printed −80.7 % from unrounded ORs), not one on the log scale.
+    Works on scalars and arrays alike; no guard here (see :func:`shrinkage_guarded`).
+    """
+    raw, fe = np.asarray(or_raw, dtype=float), np.asarray(or_fe, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 100 * (raw - fe) / (raw - 1)
+
+
+def shrinkage_guarded(
+    or_raw: pd.Series, or_fe: pd.Series, ci_low: pd.Series, ci_high: pd.Series
+) -> tuple[pd.Series, pd.Series]:
+    """(shrinkage %, why it is withheld or ""): a raw OR near 1 has no effect to shrink.
+
+    Withheld where |OR_raw − 1| < :data:`SHRINKAGE_TOLERANCE` (a ratio over ~0: the default run
+    printed −3279 % and 1983 %) or the raw OR's 95% CI covers 1, and where either fit failed.
+    """
+    value = pd.Series(shrinkage_pct(or_raw, or_fe), index=or_raw.index)
+    near_one = (or_raw - 1).abs() < SHRINKAGE_TOLERANCE
+    covers_one = (ci_low <= 1) & (ci_high >= 1)
+    failed = or_raw.isna() | or_fe.isna()
+    reason = pd.Series("", index=or_raw.index, dtype=object)
+    reason[covers_one] = "raw OR's 95% CI covers 1"
+    reason[near_one] = f"|raw OR − 1| < {SHRINKAGE_TOLERANCE}"
+    reason[failed] = "a fit failed"
+    return value.where(reason == ""), reason
+
+
 def odds_ratio_shrinkage(logits: pd.DataFrame) -> pd.DataFrame:
     """The paper's Table 9 columns: each OR without and with continent FE, and the shrinkage.
 
-    ``shrinkage_pct`` = 100 · (1 − β_continent / β_none) with β = ln OR: the share of the
-    dimension's log-odds effect that continent fixed effects absorb (0 = unchanged, 100 = gone,
-    negative = the effect grows). NaN where either fit failed or β_none is 0.
+    ``shrinkage_pct`` = 100 · (OR_none − OR_continent) / (OR_none − 1) (:func:`shrinkage_pct`),
+    NaN with ``shrinkage_withheld`` saying why where the raw OR is ≈ 1; ``shrinkage`` is the
+    printed form: the percentage to one decimal, or :data:`SHRINKAGE_NA`.
     """
     if logits.empty:
         return pd.DataFrame()
@@ -322,9 +359,13 @@ def odds_ratio_shrinkage(logits: pd.DataFrame) -> pd.DataFrame:
         for column in ("odds_ratio", "ci_low", "ci_high"):
             out[f"{column}_{fe}"] = wide[(column, fe)].astype(float)
     out["n"] = wide[("n", "none")]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        beta_none, beta_fe = np.log(out["odds_ratio_none"]), np.log(out["odds_ratio_continent"])
-        out["shrinkage_pct"] = (100 * (1 - beta_fe / beta_none)).where(beta_none != 0)
+    out["shrinkage_pct"], out["shrinkage_withheld"] = shrinkage_guarded(
+        out["odds_ratio_none"], out["odds_ratio_continent"], out["ci_low_none"], out["ci_high_none"]
+    )
+    out["shrinkage"] = [
+        SHRINKAGE_NA if reason else f"{value:.1f} %"
+        for value, reason in zip(out["shrinkage_pct"], out["shrinkage_withheld"], strict=True)
+    ]
     return out.reset_index()
 
 

@@ -16,7 +16,7 @@ import pandas as pd
 
 from cultureqa.analysis import plots
 from cultureqa.analysis.tables import to_markdown
-from cultureqa.cases.analysis import POOLED, CasesAnalysis
+from cultureqa.cases.analysis import POOLED, SHRINKAGE_NA, SHRINKAGE_TOLERANCE, CasesAnalysis
 from cultureqa.cases.trends import ERROR_TYPES
 from cultureqa.io import write_csv
 
@@ -108,10 +108,12 @@ SECTIONS: tuple[Section, ...] = (
     Section("odds_ratio_shrinkage", "Odds ratios without and with continent fixed effects, "
             f"and the shrinkage ({POOLED})", "odds_ratio_shrinkage", _pooled,
             ("dimension", "error_type", "n", "odds_ratio_none", "odds_ratio_continent",
-             "shrinkage_pct"), "odds_ratios.png",
-            "The paper's Table 9: shrinkage_pct = 100 · (1 − β_continent / β_none), β = ln OR, "
-            "the share of the dimension's effect that continent fixed effects absorb (negative: "
-            "the effect grows). CIs of both fits and per-model rows are in the CSV."),
+             "shrinkage"), "odds_ratios.png",
+            "The paper's Table 9: shrinkage = 100 · (OR_none − OR_continent) / (OR_none − 1), the "
+            "share of the raw OR's distance from 1 that continent fixed effects remove (negative: "
+            f"the effect grows); \"{SHRINKAGE_NA}\" where |OR_none − 1| < {SHRINKAGE_TOLERANCE} or "
+            "OR_none's 95% CI covers 1 (no effect to shrink; the reason is in shrinkage_withheld). "
+            "CIs of both fits and per-model rows are in the CSV."),
     Section("odds_ratios_per_model", "Logistic odds ratios per model (CSV only)",
             "dimension_logits", lambda f: f[f["model"] != POOLED], ("model",),
             note="Per-model fits are in the CSV; the markdown lists the models only."),

@@ -32,7 +32,7 @@ from cultureqa.llm.base import (
     ModelClient,
 )
 from cultureqa.llm.door import open_client
-from cultureqa.llm.store import ResponseStore
+from cultureqa.llm.store import ResponseStore, StoreLocation
 from cultureqa.paths import project_root
 from cultureqa.provenance import provenance
 from cultureqa.runlog import write_run
@@ -123,7 +123,7 @@ class RunSpec:
 
     roster_entry: str
     model_cfg: Mapping[str, Any]
-    store_path: Path
+    store_path: StoreLocation
     max_error_share: float
     prompt: str = ""
     progress: bool = False

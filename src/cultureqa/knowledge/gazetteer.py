@@ -28,7 +28,10 @@ Two jobs share one name index built from the knowledge base (DESIGN.md §5 verif
   name: for Papua they leak, since a reader sees "Papua" in them (issue 22); cue-required common
   words (Padang, Malang) need a
   locative cue or a cultural head noun before them; island names (Sumba, Madura) count only in a
-  people phrase.
+  people phrase. Historic polities of the province (``data/knowledge/polities.yaml``: Gowa, Tallo,
+  Samudera Pasai, Majapahit, …) leak too (issue 34), and any of its regency, people or polity
+  names leaks inside a polity phrase ("Kingdom of Bone", "Kerajaan Gowa", "raja-raja Gowa",
+  "the Gowa kings"), where no locative cue is needed.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from cultureqa.knowledge.peoples import People, load_peoples
+from cultureqa.knowledge.polities import Polity, load_polities
 from cultureqa.knowledge.provinces import CANONICAL_PROVINCES, KnowledgeBase, load_knowledge_base
 
 __all__ = [
@@ -56,7 +60,7 @@ __all__ = [
 ]
 
 PlaceKind = Literal["province", "city", "regency"]
-LeakKind = Literal["province", "capital", "city", "regency", "people"]
+LeakKind = Literal["province", "capital", "city", "regency", "people", "polity"]
 Language = Literal["en", "id"]
 _KIND_RANK: dict[PlaceKind, int] = {"province": 0, "city": 1, "regency": 2}
 
@@ -85,6 +89,19 @@ PEOPLE_TAILS_EN: frozenset[str] = frozenset({
     "mask", "masks", "gamelan", "weaving", "weavers", "chiefs", "clan", "clans",
 })  # fmt: skip
 """English words after a bare name that make it a reference to its people ("Sumba people")."""
+
+POLITY_HEADS_ID: frozenset[str] = frozenset({
+    "kerajaan", "kesultanan", "kedatuan", "kadatuan", "raja", "sultan", "keraton", "kraton",
+    "kemaharajaan", "kasunanan",
+})  # fmt: skip
+"""Indonesian words before a name that make it a polity ("Kerajaan Gowa", "raja-raja Gowa")."""
+
+POLITY_NOUNS_EN: frozenset[str] = frozenset({
+    "kingdom", "kingdoms", "sultanate", "sultanates", "empire", "king", "kings", "sultan",
+    "sultans", "ruler", "rulers", "court", "dynasty", "realm", "principality", "royal",
+})  # fmt: skip
+"""English words that make a name a polity after it ("the Gowa kings") or before "of" it
+("Kingdom of Bone")."""
 
 NON_LOCATION_TERMS: tuple[str, ...] = (
     "Papua New Guinea", "Papua Nugini", "West Papua", "Papua Barat", "Southwest Papua",
@@ -196,9 +213,12 @@ class _Term:
 class Gazetteer:
     """Name index over one knowledge base; build once and reuse (regexes are precompiled)."""
 
-    def __init__(self, kb: KnowledgeBase, peoples: Iterable[People] = ()) -> None:
+    def __init__(
+        self, kb: KnowledgeBase, peoples: Iterable[People] = (), polities: Iterable[Polity] = ()
+    ) -> None:
         self._own: dict[str, tuple[re.Pattern[str], dict[str, _Term]]] = {}
         self._peoples = tuple(peoples)
+        self._polities = tuple(polities)
         self._kb = kb
         self._places: dict[str, _Place] = {}
         surfaces: list[str] = []
@@ -289,7 +309,8 @@ class Gazetteer:
         """Terms in ``text`` that name ``province`` itself, in reading order.
 
         Its names, capital, cities and regencies (also inside cultural terms: "Rumoh Aceh",
-        "Coto Makassar") and its peoples ("Batak wedding", "Acehnese", "suku Makassar").
+        "Coto Makassar"), its peoples ("Batak wedding", "Acehnese", "suku Makassar") and its
+        historic polities ("Majapahit", "the Gowa kings", "Kingdom of Bone").
         """
         pattern, terms = self._own_index(province)
         found = []
@@ -312,16 +333,20 @@ class Gazetteer:
         before = _tokens_before(text, match.start())
         head = bool(before) and (before[-1] in CULTURAL_HEAD_NOUNS or before[-1] in PEOPLE_HEADS_ID)
         following = _TOKEN.match(text[match.end() :].lstrip())
-        tail = following is not None and following.group().lower() in PEOPLE_TAILS_EN
+        after = following.group().lower() if following is not None else ""
+        if _polity_phrase(before, after):
+            return True  # "Kerajaan Gowa", "Kingdom of Bone", "the Gowa kings"
+        tail = after in PEOPLE_TAILS_EN
         if entry.kind == "people":
             return head or tail
         cue = _cue(before, text[match.end() :], language)
-        return head or not entry.cue_required or cue is not None
+        polity_tail = entry.kind == "polity" and tail  # "Sunda people" for the bare "Sunda"
+        return head or polity_tail or not entry.cue_required or cue is not None
 
     def _own_index(self, province: str) -> tuple[re.Pattern[str], dict[str, _Term]]:
         """Per-province pattern and term table, built on first use."""
         if province not in self._own:
-            terms = _own_terms(self._kb[province], self._peoples)
+            terms = _own_terms(self._kb[province], self._peoples, self._polities)
             names = _alternation((_fold(n) for n in self._kb[province].names), folded=True)
             for polity in OTHER_POLITY_TERMS:
                 if names.search(_fold(polity)):  # "Papua New Guinea" names Papua to a reader
@@ -334,8 +359,10 @@ class Gazetteer:
         return self._own[province]
 
 
-def _own_terms(province: Any, peoples: Iterable[People]) -> dict[str, _Term]:
-    """Surface → term for one province; people forms win over places of the same spelling."""
+def _own_terms(
+    province: Any, peoples: Iterable[People], polities: Iterable[Polity] = ()
+) -> dict[str, _Term]:
+    """Surface → term for one province; polities win over places, people forms over both."""
     terms: dict[str, _Term] = {}
     places: list[tuple[str, LeakKind]] = [(r, "regency") for r in province.regencies]
     places += [(c, "city") for c in province.city_aliases]
@@ -344,15 +371,32 @@ def _own_terms(province: Any, peoples: Iterable[People]) -> dict[str, _Term]:
     for surface, kind in places:  # later kinds win: Semarang is a capital before a regency
         cue = _fold(surface) in CUE_REQUIRED_NAMES
         terms[surface] = _Term(kind, surface, False, cue)
+    peoples = tuple(p for p in peoples if province.name in p.provinces)
+    named = {s for p in peoples for s in (*p.forms, *p.bare)}
+    for polity in (p for p in polities if p.province == province.name):
+        label = f"{polity.term} ({polity.kind})"
+        for surface in (b for b in polity.bare if b not in named):  # "Sunda" stays a people
+            place = terms.get(surface)  # a place of the same name keeps its cue rule
+            cue = place.cue_required if place is not None else True
+            terms[surface] = _Term("polity", label, False, cue)
+        for surface in polity.forms:
+            terms[surface] = _Term("polity", label, True)
     for people in peoples:
-        if province.name not in people.provinces:
-            continue
         for surface in people.bare:
             if surface not in terms:
                 terms[surface] = _Term("people", people.term, False)
         for surface in people.forms:
             terms[surface] = _Term("people", people.term, True)
     return terms
+
+
+def _polity_phrase(before: list[str], after: str) -> bool:
+    """Whether the words around a name make it a polity: "Kerajaan X", "Kingdom of X", "X kings"."""
+    if before and before[-1] in POLITY_HEADS_ID:
+        return True
+    if len(before) >= 2 and before[-1] == "of" and before[-2] in POLITY_NOUNS_EN:
+        return True
+    return after in POLITY_NOUNS_EN
 
 
 def _tokens_before(text: str, start: int) -> list[str]:
@@ -381,7 +425,7 @@ def _cue(before: list[str], after: str, language: Language) -> str | None:
 @lru_cache(maxsize=1)
 def default_gazetteer() -> Gazetteer:
     """The gazetteer over the default knowledge base, built on first use."""
-    return Gazetteer(load_knowledge_base(), load_peoples())
+    return Gazetteer(load_knowledge_base(), load_peoples(), load_polities())
 
 
 @lru_cache(maxsize=65536)

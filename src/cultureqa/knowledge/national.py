@@ -35,7 +35,8 @@ CLAIM_MAP = "2020"
 """Map year of the provinces claims range over (the census year of every figure)."""
 COLUMNS = (
     "province", "name_id", "map", "island", "neighbours", "border_countries",
-    "population_2020", "area_km2", "regencies", "cities", "notes",
+    "population_2020", "area_km2", "regencies", "cities", "admin_regencies", "admin_cities",
+    "notes",
 )  # fmt: skip
 _STATISTICS = {
     "population_2020": ("population", True),
@@ -43,6 +44,9 @@ _STATISTICS = {
     "regencies": ("regencies_count", True),
     "cities": ("cities_count", True),
 }
+ADMINISTRATIVE = {"regencies": "admin_regencies", "cities": "admin_cities"}
+"""Of the counted regencies and cities, those without autonomy (Jakarta's, Law 29/2007): a
+reader may not count them, so claims on these counts must hold either way (issue 34)."""
 
 
 def default_national_path() -> Path:
@@ -57,7 +61,7 @@ def _sources(path: Path) -> Mapping[str, Statistic]:
     except (OSError, yaml.YAMLError) as exc:
         raise KnowledgeBaseError(f"{path}: cannot read: {exc}") from exc
     out = {}
-    for column, (_, _) in _STATISTICS.items():
+    for column in (*_STATISTICS, *ADMINISTRATIVE.values()):
         entry = data.get(column) if isinstance(data, dict) else None
         if not isinstance(entry, dict) or not entry.get("source") or not entry.get("year"):
             raise KnowledgeBaseError(f"{path}: key '{column}': needs 'source' and 'year'")
@@ -86,6 +90,13 @@ def _row(row: Mapping[str, str], sources: Mapping[str, Statistic], where: str) -
             source = sources[column]
             value = _number(text, integer, f"{where}, column '{column}'")
             stats[name] = Statistic(value, source.year, _short(source.source))
+    for column, admin in ADMINISTRATIVE.items():
+        count, text = stats.get(_STATISTICS[column][0]), (row.get(admin) or "").strip()
+        if count is not None and text:
+            value = count.value - _number(text, True, f"{where}, column '{admin}'")
+            stats[f"autonomous_{_STATISTICS[column][0]}"] = Statistic(
+                value, count.year, f"{count.source}; {_short(sources[admin].source)}"
+            )
 
     def split(column: str) -> tuple[str, ...]:
         return tuple(v.strip() for v in (row.get(column) or "").split(";") if v.strip())

@@ -320,7 +320,11 @@ class CachedClient:
                     queue = []
                     continue
                 take, queue = queue[: room * self.chunk_size], queue[room * self.chunk_size :]
-                claimed = await self._claim(batch, take, since, held)
+                try:
+                    claimed = await self._claim(batch, take, since, held)
+                except Exception as exc:  # the store failed (its server went away): stop
+                    failure, queue = exc, []  # leasing; the chunks in flight end first
+                    continue
                 for s in range(0, len(claimed), self.chunk_size):
                     chunk = claimed[s : s + self.chunk_size]
                     task = asyncio.create_task(self._send_chunk(batch, chunk, first))
@@ -329,10 +333,10 @@ class CachedClient:
                 continue
             await wake.wait()
             wake.clear()
-            failure = failure or _first_failure(finished)
+            failure = _first_failure(finished, failure)
             if failure is not None:
                 queue = []  # stop leasing; let the chunks in flight store their answers
-        failure = failure or _first_failure(finished)
+        failure = _first_failure(finished, failure)
         if failure is not None:
             raise failure
         return held
@@ -395,14 +399,17 @@ class CachedClient:
             self.on_progress(replies)
 
 
-def _first_failure(tasks: list[asyncio.Task[None]]) -> BaseException | None:
-    """The first exception among finished tasks (the list is emptied).
+def _first_failure(
+    tasks: list[asyncio.Task[None]], earlier: BaseException | None = None
+) -> BaseException | None:
+    """``earlier``, else the first exception among finished tasks (the list is emptied).
 
-    Every task's exception is read, so asyncio never logs one as "never retrieved".
+    Every task's exception is read, even once a failure is known, so asyncio never logs one
+    as "never retrieved" (the chunks still in flight when the store's server went away).
     """
     errors = [t.exception() for t in tasks if not t.cancelled()]
     tasks.clear()
-    return next((e for e in errors if e is not None), None)
+    return earlier or next((e for e in errors if e is not None), None)
 
 
 @dataclass

@@ -1,15 +1,22 @@
-"""Content-addressed response store (DESIGN.md §4).
+"""Content-addressed response store (DESIGN.md §4): the interface, and where the store lives.
 
 Keyed by sha256 of the canonical JSON of everything that changes an answer (backend, model id,
 api_base, messages, decoding params, template version) and nothing that does not (retries,
 timeouts, concurrency). Each response is committed as it arrives, so a killed run loses at most the
-few replies still queued for writing, and a rerun calls the model only for what is missing. SQLite
-in WAL mode lets several DVC experiments share one store. Async callers write through one
-background thread, so a write never stalls the requests in flight on the event loop.
+few replies still queued for writing, and a rerun calls the model only for what is missing.
 
-Requests in flight are *leased* (table ``leases``: owner, host, PID, expiry), so two processes on
-one store never send the same unanswered prompt: the second waits for the first's answer. A lease
-whose owner died (same host, PID gone) or whose expiry passed is taken over.
+Requests in flight are *leased* (owner, host, PID, expiry), so two processes on one store never
+send the same unanswered prompt: the second waits for the first's answer. A lease whose owner died
+or whose expiry passed is taken over. Every stored answer is also logged as one *send* (machine,
+PID, status, cost): that log is the ledger ``cultureqa store report`` reads to show requests per
+machine and prompts paid twice.
+
+Two backends share this interface. ``ResponseStore(location)`` opens the one the location names:
+a path (or ``sqlite:///path``) opens SQLite (:mod:`cultureqa.llm.store_sqlite`, the embedded
+default: one machine, several processes); ``postgresql://…`` opens PostgreSQL
+(:mod:`cultureqa.llm.store_pg`: a team on several machines). :func:`store_location` says which a
+stage uses (``CULTUREQA_STORE_URL``). Async callers write through one background thread, so a
+write never stalls the requests in flight on the event loop.
 """
 
 from __future__ import annotations
@@ -20,43 +27,84 @@ import hashlib
 import json
 import os
 import socket
-import sqlite3
 import threading
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from cultureqa.errors import OPENED
+from cultureqa.paths import state_dir
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS responses (
-    key TEXT PRIMARY KEY,
-    kind TEXT NOT NULL,
-    model TEXT NOT NULL,
-    status TEXT NOT NULL,
-    payload TEXT NOT NULL,
-    created REAL NOT NULL
-)
-"""
+StoreLocation = Path | str
+"""A SQLite file (a path) or a PostgreSQL URL (``postgresql://user@host:port/db``)."""
 
-_LEASES = """
-CREATE TABLE IF NOT EXISTS leases (
-    key TEXT PRIMARY KEY,
-    owner TEXT NOT NULL,
-    host TEXT NOT NULL,
-    pid INTEGER NOT NULL,
-    expires REAL NOT NULL
-)
-"""
+STORE_URL_ENV = "CULTUREQA_STORE_URL"
+MACHINE_ENV = "CULTUREQA_MACHINE"
 
-LEASE_TTL_S = 900.0
+LEASE_TTL_S = float(os.environ.get("CULTUREQA_LEASE_TTL_S") or 900.0)
 """A lease outlives any one request (timeout × attempts plus backoff); renewed while its owner
-works, so only a lease whose owner stopped renewing (another host gone quiet) expires."""
+works, so only a lease whose owner stopped renewing (another host gone quiet) expires.
+``CULTUREQA_LEASE_TTL_S`` shortens it (tests that kill a worker)."""
 
-_RENEW_EVERY_S = 30.0
+RENEW_EVERY_S = min(30.0, LEASE_TTL_S / 3)
+
+_PG_SCHEMES = ("postgresql://", "postgres://")
+_SQLITE_SCHEME = "sqlite:///"
+
+
+class StoreLocationError(ValueError):
+    """``CULTUREQA_STORE_URL`` (or a copy argument) names no store this project can open."""
+
+
+class StoreSchemaError(RuntimeError):
+    """The database holds tables of the store's names that are not a response store."""
+
+
+def parse_location(text: str) -> StoreLocation:
+    """A path for ``sqlite:///path`` or a plain path; the URL itself for PostgreSQL."""
+    if text.startswith(_PG_SCHEMES):
+        return text
+    if text.startswith(_SQLITE_SCHEME):  # as SQLAlchemy: sqlite:///relative, sqlite:////absolute
+        return Path(text[len(_SQLITE_SCHEME) :])
+    if "://" in text:
+        raise StoreLocationError(
+            f"{text.split('://')[0]}://…: not a response store URL; use sqlite:///path/to/"
+            "responses.sqlite or postgresql://user@host:port/database"
+        )
+    return Path(text)
+
+
+def store_location() -> StoreLocation:
+    """The store a stage uses: ``CULTUREQA_STORE_URL``, else ``<state dir>/responses.sqlite``.
+
+    An environment variable, not a ``conf/`` key: the URL names a server of one team (and its
+    user), which must not enter params hashes or be committed with a password.
+    """
+    url = os.environ.get(STORE_URL_ENV, "").strip()
+    return parse_location(url) if url else state_dir() / "responses.sqlite"
+
+
+def shown(location: StoreLocation) -> str:
+    """The location for messages and lock files: a resolved path, or the URL without password."""
+    if isinstance(location, Path):
+        return str(location.resolve())
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        parts = conninfo_to_dict(location)
+    except Exception:  # psycopg.ProgrammingError for a malformed URL: show what was given
+        return location.split("@")[-1]
+    user = f"{parts['user']}@" if parts.get("user") else ""
+    host = parts.get("host") or "localhost"
+    port = f":{parts['port']}" if parts.get("port") else ""
+    host = "(socket)" if str(host).startswith("/") else host
+    return f"postgresql://{user}{host}{port}/{parts.get('dbname', '')}"
+
+
+def machine_name() -> str:
+    """The name a send is logged under: ``CULTUREQA_MACHINE``, else the host name."""
+    return os.environ.get(MACHINE_ENV, "").strip() or socket.gethostname()
 
 
 def request_key(identity: Mapping[str, Any], request: Mapping[str, Any]) -> str:
@@ -80,6 +128,28 @@ class StoredResponse(NamedTuple):
     payload: Mapping[str, Any]
 
 
+class RawRow(NamedTuple):
+    """A stored row as the tables hold it (payload as JSON text): what ``store copy`` moves."""
+
+    key: str
+    kind: str
+    model: str
+    status: str
+    payload: str
+    created: float
+
+
+class Send(NamedTuple):
+    """One logged send: which machine and process stored an answer for ``key``, and its cost."""
+
+    key: str
+    machine: str
+    pid: int
+    status: str
+    cost_usd: float
+    created: float
+
+
 @dataclass
 class Claim:
     """Outcome of :meth:`ResponseStore.claim` for a set of keys."""
@@ -94,50 +164,57 @@ class Claim:
     """Leases taken from dead or expired owners."""
 
 
-class ResponseStore:
-    """A persistent map from request key to the recorded response payload."""
+def payload_text(payload: Mapping[str, Any]) -> str:
+    """The stored JSON of a payload (sorted keys: equal payloads are equal text)."""
+    return json.dumps(payload, sort_keys=True, ensure_ascii=False)
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        OPENED.add(self.path)  # an error line names the databases this stage opened
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+
+def send_of(row: StoredResponse, machine: str, now: float) -> Send:
+    """The ledger entry of a stored answer (its cost from the reply's usage, 0 when unpriced)."""
+    usage = row.payload.get("usage") if isinstance(row.payload, Mapping) else None
+    cost = usage.get("cost_usd", 0.0) if isinstance(usage, Mapping) else 0.0
+    return Send(row.key, machine, os.getpid(), row.status, float(cost or 0.0), now)
+
+
+class ResponseStore:
+    """A persistent map from request key to the recorded response payload.
+
+    ``ResponseStore(location)`` returns the backend for ``location``; subclasses implement the
+    storage methods and share the write queue below.
+    """
+
+    location: StoreLocation
+
+    def __new__(cls, location: StoreLocation) -> ResponseStore:
+        """The backend ``location`` names (constructors of a backend class build that one)."""
+        if cls is ResponseStore:
+            if isinstance(location, str):
+                location = parse_location(location)
+            if isinstance(location, str):
+                from cultureqa.llm.store_pg import PostgresStore
+
+                return object.__new__(PostgresStore)
+            from cultureqa.llm.store_sqlite import SqliteStore
+
+            return object.__new__(SqliteStore)
+        return object.__new__(cls)
+
+    def _init_queue(self) -> None:
         self._lock = threading.Lock()
         self._writer: ThreadPoolExecutor | None = None
-        self._conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute(_SCHEMA)
-        self._conn.execute(_LEASES)
-        self._conn.commit()
-        self._host = socket.gethostname()
-        self._owners: set[str] = set()
-        self._renewed = 0.0
         self._queued: list[tuple[list[StoredResponse], str | None, asyncio.Future[None]]] = []
         self._flush_task: asyncio.Task[None] | None = None
+        self._machine = machine_name()
+
+    # -- storage: each backend implements these ------------------------------------------------
 
     def get_ok(self, key: str) -> dict[str, Any] | None:
         """The stored payload for ``key`` if the stored call succeeded (errors are retried)."""
-        self._settle()
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT payload FROM responses WHERE key = ? AND status = 'ok'", (key,)
-            ).fetchone()
-        return None if row is None else dict(json.loads(row[0]))
+        return self.get_many_ok([key]).get(key)
 
     def get_many_ok(self, keys: list[str]) -> dict[str, dict[str, Any]]:
         """Bulk lookup; only successful entries are returned."""
-        self._settle()
-        found: dict[str, dict[str, Any]] = {}
-        with self._lock:
-            for start in range(0, len(keys), 500):
-                chunk = keys[start : start + 500]
-                marks = ",".join("?" * len(chunk))
-                rows = self._conn.execute(
-                    f"SELECT key, payload FROM responses WHERE status = 'ok' AND key IN ({marks})",
-                    chunk,
-                ).fetchall()
-                found.update({k: json.loads(p) for k, p in rows})
-        return found
+        raise NotImplementedError
 
     def put(self, rows: Sequence[StoredResponse], owner: str | None = None) -> None:
         """Record responses now, in one transaction (an error never overwrites a success).
@@ -145,137 +222,57 @@ class ResponseStore:
         With ``owner``, the leases that owner holds on these keys are released in the same
         transaction, so no other process ever sees a key neither answered nor leased.
         """
-        with self._lock:
-            self._put_rows(rows, owner, time.time())
-            self._conn.commit()
+        self._put_groups([(rows, owner)])
 
     def _put_groups(self, groups: Sequence[tuple[Sequence[StoredResponse], str | None]]) -> None:
         """Several ``put`` calls' rows in one transaction and one commit."""
-        now = time.time()
-        with self._lock:
-            for rows, owner in groups:
-                self._put_rows(rows, owner, now)
-            self._conn.commit()
-
-    def _put_rows(self, rows: Sequence[StoredResponse], owner: str | None, now: float) -> None:
-        """Insert ``rows`` and release ``owner``'s leases on them (the caller commits)."""
-        values = [
-            (
-                r.key,
-                r.kind,
-                r.model,
-                r.status,
-                json.dumps(r.payload, sort_keys=True, ensure_ascii=False),
-                now,
-            )
-            for r in rows
-        ]
-        self._conn.executemany(
-            "INSERT INTO responses(key, kind, model, status, payload, created) "
-            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET "
-            "status = excluded.status, payload = excluded.payload, created = excluded.created "
-            "WHERE responses.status != 'ok'",
-            values,
-        )
-        if owner is not None:
-            self._conn.executemany(
-                "DELETE FROM leases WHERE key = ? AND owner = ?", [(r.key, owner) for r in rows]
-            )
-            self._renew(now)
+        raise NotImplementedError
 
     def claim(self, keys: Sequence[str], owner: str, since: float) -> Claim:
         """Lease the unanswered, unleased ``keys`` to ``owner`` in one write transaction.
 
-        ``BEGIN IMMEDIATE`` takes SQLite's write lock before reading, so two processes can
-        never both see a key as free. Errors recorded by others after ``since`` (this run's
-        start) count as answered: the other process already paid for them.
+        Errors recorded by others after ``since`` (this run's start) count as answered: the
+        other process already paid for them.
         """
-        now = time.time()
-        result = Claim()
-        with self._lock:
-            self._owners.add(owner)
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                for chunk in _chunks(list(keys)):
-                    self._claim_chunk(chunk, owner, since, now, result)
-                self._renew(now)
-                self._conn.commit()
-            except BaseException:
-                self._conn.rollback()
-                raise
-        return result
+        raise NotImplementedError
 
-    def _claim_chunk(
-        self, keys: list[str], owner: str, since: float, now: float, out: Claim
-    ) -> None:
-        marks = ",".join("?" * len(keys))
-        rows = self._conn.execute(
-            f"SELECT key, payload FROM responses WHERE key IN ({marks}) "
-            "AND (status = 'ok' OR created >= ?)",
-            [*keys, since],
-        ).fetchall()
-        out.answered.update({k: json.loads(p) for k, p in rows})
-        leases = {
-            k: (o, h, p, e)
-            for k, o, h, p, e in self._conn.execute(
-                f"SELECT key, owner, host, pid, expires FROM leases WHERE key IN ({marks})", keys
-            ).fetchall()
-        }
-        fresh = []
-        for key in keys:
-            if key in out.answered:
-                continue
-            lease = leases.get(key)
-            if lease is not None and lease[0] != owner and self._lease_live(*lease[1:], now):
-                out.held.append(key)
-                continue
-            out.taken_over += int(lease is not None and lease[0] != owner)
-            fresh.append((key, owner, self._host, os.getpid(), now + LEASE_TTL_S))
-        self._conn.executemany(
-            "INSERT OR REPLACE INTO leases(key, owner, host, pid, expires) VALUES (?, ?, ?, ?, ?)",
-            fresh,
-        )
-        out.claimed.extend(k for k, *_ in fresh)
+    def release(self, keys: Sequence[str], owner: str) -> None:
+        """Drop ``owner``'s leases on ``keys`` (its requests failed before any answer)."""
+        raise NotImplementedError
 
-    def _lease_live(self, host: str, pid: int, expires: float, now: float) -> bool:
-        if expires < now:
-            return False
-        return host != self._host or _pid_alive(pid)
+    def release_own(self) -> int:
+        """Drop every lease this process holds (its requests ended unanswered); returns count."""
+        raise NotImplementedError
 
-    def _renew(self, now: float) -> None:
-        """Extend this process's leases (inside the caller's transaction), every 30 s at most."""
-        if now - self._renewed < _RENEW_EVERY_S or not self._owners:
-            return
-        self._renewed = now
-        self._conn.execute(
-            "UPDATE leases SET expires = ? WHERE host = ? AND pid = ?",
-            (now + LEASE_TTL_S, self._host, os.getpid()),
-        )
+    def count(self) -> int:
+        """Number of stored entries (any status)."""
+        raise NotImplementedError
+
+    def rows(self, batch: int = 2000) -> Iterator[RawRow]:
+        """Every stored row, in key order (for ``store copy``)."""
+        raise NotImplementedError
+
+    def sends(self) -> Iterator[Send]:
+        """The send log (for ``store report`` and ``store copy``)."""
+        raise NotImplementedError
+
+    def add_raw(self, rows: Sequence[RawRow], sends: Sequence[Send] = ()) -> None:
+        """Insert rows as they are (an ok row is never replaced) and log ``sends``: a copy."""
+        raise NotImplementedError
+
+    def leases(self) -> int:
+        """Leases held now (by any process): nonzero while some worker has requests out."""
+        raise NotImplementedError
+
+    def _close_connection(self) -> None:
+        raise NotImplementedError
+
+    # -- shared: the async write queue ---------------------------------------------------------
 
     async def claim_async(self, keys: Sequence[str], owner: str, since: float) -> Claim:
         """``claim`` on the writer thread (after this store's queued writes)."""
         call = functools.partial(self.claim, list(keys), owner, since)
         return await asyncio.get_running_loop().run_in_executor(self._executor(), call)
-
-    def release(self, keys: Sequence[str], owner: str) -> None:
-        """Drop ``owner``'s leases on ``keys`` (its requests failed before any answer)."""
-        with self._lock:
-            self._conn.executemany(
-                "DELETE FROM leases WHERE key = ? AND owner = ?", [(k, owner) for k in keys]
-            )
-            self._conn.commit()
-
-    def release_own(self) -> int:
-        """Drop every lease this process holds (its requests ended unanswered); returns count."""
-        self._settle()
-        with self._lock:
-            if not self._owners:
-                return 0
-            cursor = self._conn.execute(
-                "DELETE FROM leases WHERE host = ? AND pid = ?", (self._host, os.getpid())
-            )
-            self._conn.commit()
-            return int(cursor.rowcount)
 
     def _executor(self) -> ThreadPoolExecutor:
         if self._writer is None:
@@ -287,8 +284,8 @@ class ResponseStore:
 
         An SQLite commit costs ~0.3 ms; 2,000 of them on the event loop delay every reply
         that arrives meanwhile (measured: active-window efficiency 0.93 → 0.95 at concurrency 32).
-        One writer keeps commits in arrival order and off the loop (SQLite releases the GIL
-        while it writes). Once queued, a write completes even if the caller is cancelled.
+        One writer keeps commits in arrival order and off the loop (SQLite and psycopg release
+        the GIL while they write). Once queued, a write completes even if the caller is cancelled.
 
         Rows that arrive while a write runs are committed together by the next one: at 4,000
         requests × 256 in flight, a commit per reply kept the writer thread busy enough to slow
@@ -324,36 +321,22 @@ class ResponseStore:
         if self._writer is not None:
             self._writer.submit(lambda: None).result()
 
-    def count(self) -> int:
-        """Number of stored entries (any status)."""
-        self._settle()
-        with self._lock:
-            return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
-
     def close(self) -> None:
         """Finish pending writes, release this process's leases, close the connection."""
-        self.release_own()
-        if self._writer is not None:
-            self._writer.shutdown(wait=True)
-            self._writer = None
-        with self._lock:
-            self._conn.close()
+        try:
+            self.release_own()
+        finally:
+            if self._writer is not None:
+                self._writer.shutdown(wait=True)
+                self._writer = None
+            with self._lock:
+                self._close_connection()
 
+    def __enter__(self) -> ResponseStore:
+        return self
 
-def _chunks(keys: list[str], size: int = 400) -> list[list[str]]:
-    """Key lists small enough for SQLite's bound-parameter limit."""
-    return [keys[i : i + size] for i in range(0, len(keys), size)]
-
-
-def _pid_alive(pid: int) -> bool:
-    """Whether a process with this PID exists on this host."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else
-        return True
-    return True
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _settle_all(futures: list[asyncio.Future[None]], error: Exception | None) -> None:

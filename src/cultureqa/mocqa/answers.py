@@ -64,12 +64,16 @@ _QUOTED_PROVINCE = _quoted(PROVINCE_KEYS)
 _QUOTED_ANSWER = _quoted(ANSWER_KEYS)
 
 
-def load_template(root: Path, style: str, language: str) -> Template:
-    """``prompts/mocqa/evaluate/<style>.<language>.txt``, its placeholders validated.
+TEMPLATE_DIR = "prompts/mocqa/evaluate"
+
+
+def load_template(root: Path, style: str, language: str, directory: str = TEMPLATE_DIR) -> Template:
+    """``<directory>/<style>.<language>.txt`` (default: the evaluation prompts), validated.
 
     There is no fallback to English: an Indonesian item must never silently get an English prompt.
+    The hop diagnostic passes its own directory per condition (:mod:`cultureqa.mocqa.hop`).
     """
-    path = root / "prompts" / "mocqa" / "evaluate" / f"{style}.{language}.txt"
+    path = root / directory / f"{style}.{language}.txt"
     if style not in PROMPT_STYLES or not path.exists():
         raise TemplateError(f"no ID-MoCQA template {path} (styles: {list(PROMPT_STYLES)})")
     template = Template(path, path.read_text(encoding="utf-8").rstrip("\n"))

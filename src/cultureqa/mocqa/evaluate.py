@@ -51,6 +51,7 @@ from cultureqa.llm.base import (
 )
 from cultureqa.mocqa.answers import (
     LETTERS,
+    TEMPLATE_DIR,
     ParsedReply,
     load_template,
     parse_reply,
@@ -88,6 +89,8 @@ class EvalConfig:
     """Generation budget floor; the model's own ``max_tokens`` wins when larger (CoT needs room)."""
     limit: int | None = None
     """Evaluate only the first N items per language (smoke runs)."""
+    template_dir: str = TEMPLATE_DIR
+    """Where ``<style>.<language>.txt`` lives (the hop diagnostic has one folder per condition)."""
 
 
 def load_dataset(path: Path) -> pd.DataFrame:
@@ -150,7 +153,10 @@ class MocqaFamily:
     def plan(self, model: ModelView) -> list[Batch]:
         """Log-likelihood where the backend can (two requests per item), else generate."""
         cfg = self.cfg
-        templates = {lang: load_template(self.root, cfg.style, lang) for lang in cfg.languages}
+        templates = {
+            lang: load_template(self.root, cfg.style, lang, cfg.template_dir)
+            for lang in cfg.languages
+        }
         items = balanced_subset(
             self.dataset[self.dataset["language"].isin(cfg.languages)], cfg.limit
         )

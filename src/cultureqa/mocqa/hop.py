@@ -7,33 +7,32 @@ configured model every item three ways, on the item's own options and gold:
 * ``clue``: the question as built;
 * ``oracle``: the clue replaced by a sentence naming the province outright.
 
+Each condition has its own prompt that tells the truth about it (``mocqa.hop.prompts``: one
+folder of ``<style>.<language>.txt`` per condition): under ``none`` the model is told the
+province is neither named nor described, under ``oracle`` that the question names it, under
+``clue`` that an indirect clue describes it. One prompt for all three would tell the model about
+a clue that is not there.
+
 Per language and clue type it reports accuracy under each condition (Wilson 95% intervals),
-first-hop accuracy (province named correctly under ``clue``), the paired differences clue − none
-and oracle − none with bootstrap intervals over items, the clue gain (clue − none) / (oracle −
-none) with its paired bootstrap interval (the share of what naming the province is worth that
-the clue delivers; left empty unless oracle − none's interval lies above 0, since a ratio over
-a denominator near 0 means nothing), and exact McNemar p-values for clue vs none and clue vs
-oracle.
+first-hop accuracy (province named correctly under ``clue``), the paired differences clue − none,
+oracle − none and oracle − clue with bootstrap intervals over items (effect sizes), the clue gain
+(clue − none) / (oracle − none) with its paired bootstrap interval (the share of what naming the
+province is worth that the clue delivers; left empty unless oracle > none is decided, since a
+ratio over a denominator near 0 means nothing), and exact McNemar p-values for each comparison,
+raw and Holm-adjusted over the whole table.
 
-The reading decides on the intervals, never on point estimates:
-
-* ``clue needed``: clue − none excludes 0 upwards (the clue carries information the model uses);
-* ``clue misleads``: clue − none excludes 0 downwards;
-* ``clue unused``: naming the province helps (oracle − none excludes 0) but the clue does not:
-  the model does not get the province from the clue, or ignores it;
-* ``statement suffices``: naming the province does not help and the statement alone is above
-  chance: the answer is reachable without the first hop, for this model;
-* ``too weak to tell``: naming the province does not help and the statement alone is not above
-  chance: the model cannot answer the second hop, so the table says nothing about the clue.
-
-A chance baseline (random or fixed position) cannot read the table at all; its rows say so.
+The readings (:mod:`cultureqa.mocqa.hop_reading`) decide on the Holm-adjusted McNemar p, one test
+per comparison, never on intervals or point estimates: clue needed, clue helps beyond the
+province (clue above oracle too: lexical hints), clue misleads, clue unused, and the two
+no-difference readings, statement suffices and too weak to tell. A chance baseline (random or
+fixed position) cannot read the table at all; its rows say so.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +41,11 @@ import pandas as pd
 
 from cultureqa.evaluation.engine import RunSpec, evaluate
 from cultureqa.knowledge.provinces import KnowledgeBase
+from cultureqa.llm.store import StoreLocation
 from cultureqa.mocqa.evaluate import EvalConfig, MocqaFamily, balanced_subset
+from cultureqa.mocqa.hop_reading import ALPHA, COMPARISONS, READINGS, RULE, read_table
 from cultureqa.mocqa.paired import (
     bootstrap_means,
-    excludes_zero,
     mcnemar_p,
     paired_difference,
     percentile_interval,
@@ -55,21 +55,11 @@ from cultureqa.spend import ApiStopped, stopped_reason
 
 CONDITIONS = ("none", "clue", "oracle")
 ORACLE = {"en": "The province is {name}.", "id": "Provinsi yang dimaksud adalah {name}."}
-CHANCE = 1 / 3
 CHANCE_BACKENDS = frozenset({"random", "fixed"})
 """Backends that pick an option without reading the question (the plumbing check)."""
-READINGS = {
-    "clue needed": "clue − none > 0 (95% CI excludes 0): the clue carries the province",
-    "clue misleads": "clue − none < 0 (95% CI excludes 0): the clue lowers accuracy (a wrong "
-    "first hop pulls the answer away)",
-    "clue unused": "oracle − none > 0 but clue − none's CI includes 0: naming the province "
-    "helps, the clue does not (first hop fails or is ignored)",
-    "statement suffices": "oracle − none's CI includes 0 and the statement alone is above "
-    "chance: the answer is reachable without the first hop",
-    "too weak to tell": "oracle − none's CI includes 0 and the statement alone is not above "
-    "chance: the model cannot answer even with the province named",
-    "chance model": "a chance baseline ignores the question: it checks the plumbing only",
-}
+PROMPTS = {c: f"prompts/mocqa/hop/{c}" for c in CONDITIONS}
+"""Default prompt folder per condition (each holds ``<style>.<language>.txt``)."""
+__all__ = ["CONDITIONS", "ORACLE", "READINGS", "HopConfig", "ablate", "hop_table", "run_hop"]
 
 
 @dataclass(frozen=True)
@@ -83,6 +73,24 @@ class HopConfig:
     """Item resamples for the paired intervals."""
     seed: int = 13
     """Seed of the bootstrap (the intervals are deterministic)."""
+    prompts: Mapping[str, str] = field(default_factory=lambda: dict(PROMPTS))
+    """Condition → prompt folder relative to the project root; every condition needs one."""
+    alpha: float = ALPHA
+    """Family-wise error rate of the whole table's readings (Holm)."""
+
+    def __post_init__(self) -> None:
+        prompts = {str(k): str(v) for k, v in dict(self.prompts).items()}
+        if missing := [c for c in CONDITIONS if c not in prompts]:
+            raise ValueError(
+                f"mocqa.hop.prompts lacks condition(s) {missing}; it needs {CONDITIONS}"
+            )
+        if unknown := sorted(set(prompts) - set(CONDITIONS)):
+            raise ValueError(
+                f"mocqa.hop.prompts: unknown condition(s) {unknown}; known {CONDITIONS}"
+            )
+        if not 0 < self.alpha < 1:
+            raise ValueError(f"mocqa.hop.alpha must lie in (0, 1), got {self.alpha}")
+        object.__setattr__(self, "prompts", prompts)
 
 
 def without_clue(question: str, clue: str) -> str | None:
@@ -163,18 +171,6 @@ def gain_interval(
     return point, percentile_interval(gains), undefined
 
 
-def reading(cell: Mapping[str, Any], chance_model: bool) -> str:
-    """The verdict of one cell, from its intervals (module docstring)."""
-    if chance_model:
-        return "chance model"
-    clue_gap = (cell["clue_minus_none_low"], cell["clue_minus_none_high"])
-    if excludes_zero(clue_gap):
-        return "clue needed" if clue_gap[0] > 0 else "clue misleads"
-    if excludes_zero((cell["oracle_minus_none_low"], cell["oracle_minus_none_high"])):
-        return "clue unused"
-    return "statement suffices" if cell["none_low"] > CHANCE else "too weak to tell"
-
-
 DIFFERENCES = {
     "clue_minus_none": ("clue", "none"),
     "oracle_minus_none": ("oracle", "none"),
@@ -182,8 +178,8 @@ DIFFERENCES = {
 }
 
 
-def cell_stats(items: pd.DataFrame, config: HopConfig, chance_model: bool) -> dict[str, Any]:
-    """Every number of one (language, clue type) cell; keys are the table's columns."""
+def cell_stats(items: pd.DataFrame, config: HopConfig) -> dict[str, Any]:
+    """Every number of one (language, clue type) cell but the table-wide reading."""
     arrays = {c: items[c].to_numpy(dtype=bool) for c in (*CONDITIONS, "first_hop")}
     out: dict[str, Any] = {"n": len(items)}
     for name, values in arrays.items():
@@ -195,25 +191,25 @@ def cell_stats(items: pd.DataFrame, config: HopConfig, chance_model: bool) -> di
     gain, (g_low, g_high), undefined = gain_interval(
         arrays["none"], arrays["clue"], arrays["oracle"], config.bootstrap, config.seed
     )
-    if not out["oracle_minus_none_low"] > 0:  # naming the province is worth nothing measurable
-        gain, g_low, g_high = math.nan, math.nan, math.nan  # a ratio over ~0 means nothing
     out.update({"gain": gain, "gain_low": g_low, "gain_high": g_high})
     out["gain_undefined_share"] = undefined
-    out["p_clue_vs_none"] = mcnemar_p(arrays["clue"], arrays["none"])
-    out["p_clue_vs_oracle"] = mcnemar_p(arrays["clue"], arrays["oracle"])
-    out["reading"] = reading(out, chance_model)
+    for key, (a, b) in COMPARISONS.items():
+        out[f"p_{key}"] = mcnemar_p(arrays[a], arrays[b])
     return out
 
 
 def hop_table(paired: pd.DataFrame, config: HopConfig, chance_model: bool) -> pd.DataFrame:
-    """One row per language × clue type, plus an ``all`` row per language."""
+    """One row per language × clue type, plus an ``all`` row per language, read as one family.
+
+    Holm runs on the unrounded p-values; the table is rounded afterwards.
+    """
     rows = []
     for language, by_language in paired.groupby("language", sort=True):
         groups = [*by_language.groupby("clue_type", sort=True), ("all", by_language)]
         for clue_type, items in groups:
-            stats = cell_stats(items, config, chance_model)
+            stats = cell_stats(items, config)
             rows.append({"language": language, "clue_type": clue_type, **stats})
-    table = pd.DataFrame(rows)
+    table = read_table(pd.DataFrame(rows), chance_model, config.alpha)
     p_values = [c for c in table.columns if c.startswith("p_")]
     numeric = [c for c in table.select_dtypes("number").columns if c not in p_values]
     table[numeric] = table[numeric].round(4)
@@ -226,16 +222,17 @@ def run_hop(
     model_cfg: Mapping[str, Any],
     config: HopConfig,
     root: Path,
-    store_path: Path,
+    store_path: StoreLocation,
     kb: KnowledgeBase,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
     """(table, all predictions with a ``condition`` column, summary metrics)."""
     items = balanced_subset(dataset, config.limit)
-    eval_cfg = EvalConfig(style=config.prompt, languages=tuple(sorted(items["language"].unique())))
+    languages = tuple(sorted(items["language"].unique()))
     run = RunSpec(config.model, model_cfg, store_path, max_error_share=1.0, prompt=config.prompt)
     predictions, dropped = {}, {}
     for condition in CONDITIONS:
         frame, dropped[condition] = ablate(items, condition, kb)
+        eval_cfg = EvalConfig(config.prompt, languages, template_dir=config.prompts[condition])
         record, preds = evaluate(MocqaFamily(frame, eval_cfg, root, kb), run)
         if (reason := stopped_reason(record.api)) is not None:
             raise ApiStopped(reason)  # refused requests are not wrong answers; skip the rest
@@ -270,6 +267,9 @@ def _summary(
         "paired_items": len(paired),
         "dropped_clue_not_found": max(dropped.values()),
         "bootstrap": {"resamples": config.bootstrap, "seed": config.seed},
+        "prompts": dict(config.prompts),
+        "alpha": config.alpha,
+        "rule": RULE.format(alpha=config.alpha, pct=100 * config.alpha),
         "accuracy": accuracy,
         "errors": {c: int((p["status"] == "error").sum()) for c, p in predictions.items()},
         "readings": READINGS,

@@ -18,7 +18,7 @@ import pandas as pd
 
 from cultureqa.analysis.stats import accuracy_table
 from cultureqa.mocqa.paired import mcnemar_p, paired_difference
-from cultureqa.mocqa.schema import CLUE_TYPES, LANGUAGES
+from cultureqa.mocqa_shared.schema import CLUE_TYPES, LANGUAGES
 
 KEYS = ["model", "prompt"]
 OUTCOMES = ("both_right", "province_only", "answer_only", "both_wrong")

@@ -304,8 +304,8 @@ def analyze_questions(
 ) -> QuestionAnalysis:
     """Lexical analysis of every item; the semantic one when ``cfg['model']`` is a model config.
 
-    Semantic requests go through :func:`cultureqa.mocqa.models.run_models` (the shared response
-    store, so a rerun makes no calls; failures come back as error rows, counted per cell).
+    Semantic requests go through :func:`cultureqa.mocqa_shared.models.run_models` (the shared
+    response store, so a rerun makes no calls; failures come back as error rows, counted per cell).
     """
     lexical = lexical_table(dataset)
     note = "" if "clue" in dataset.columns else (
@@ -315,20 +315,27 @@ def analyze_questions(
     if cfg.get("word_classes", True):
         taggers = default_taggers(sorted(set(dataset["language"].astype(str))))
         word_classes = word_class_table(dataset, taggers)
-    described = tuple(t.describe() for t in taggers.values())
+    sentences = {lang: t.describe() for lang, t in taggers.items()}
     records = {lang: t.record() for lang, t in taggers.items()}
+    if taggers and cfg.get("gold"):  # agreement with the hand-tagged questions, per measure
+        from cultureqa.mocqa.question_gold import describe_agreement, gold_agreement
+
+        for lang, measured in gold_agreement(root, str(cfg["gold"]), taggers).items():
+            records[lang]["gold_agreement"] = measured
+            sentences[lang] += describe_agreement(measured)
+    described = tuple(sentences.values())
     model_cfg = cfg.get("model")
     if not model_cfg:
         return QuestionAnalysis(lexical=lexical, note=note, word_classes=word_classes,
                                 taggers=described, tagger_records=records)  # fmt: skip
     if note:
         raise KeyError("mocqa_eval.question_analysis.model is set but the dataset has no clue")
-    from cultureqa.mocqa.models import run_models
-    from cultureqa.paths import state_dir
+    from cultureqa.llm.store import store_location
+    from cultureqa.mocqa_shared.models import run_models
 
     items = _subset(dataset, cfg.get("limit"))
     requests = semantic_requests(items, load_rubric(root), int(cfg.get("max_tokens", 256)))
-    replies = run_models({"semantic": (model_cfg, requests)}, state_dir() / "responses.sqlite")
+    replies = run_models({"semantic": (model_cfg, requests)}, store_location())
     rows = semantic_rows(items, replies["semantic"])
     model_id = str(model_cfg.get("id", "?"))
     return QuestionAnalysis(lexical, semantic_table(rows), rows, model_id, note, word_classes,

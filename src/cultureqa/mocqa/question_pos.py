@@ -116,7 +116,7 @@ def cultural_terms_pattern() -> re.Pattern[str]:
 
 def item_counts(question: str, language: str, tagger: Tagger) -> dict[str, int]:
     """The Table 6 counts of one question."""
-    counts = count_classes(tagger.tag(question), language)
+    counts = count_classes(tagger.words(question), language)
     counts["persons"] = len(person_pattern(language).findall(question))
     counts["locations"] = len(location_pattern(language).findall(question))
     counts["cultural_terms"] = len(cultural_terms_pattern().findall(question))

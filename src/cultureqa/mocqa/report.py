@@ -24,7 +24,7 @@ from cultureqa.knowledge.provinces import CANONICAL_PROVINCES
 from cultureqa.mocqa import metrics as m
 from cultureqa.mocqa.paired import excludes_zero
 from cultureqa.mocqa.question_analysis import QuestionAnalysis
-from cultureqa.mocqa.schema import CLUE_TYPES
+from cultureqa.mocqa_shared.schema import CLUE_TYPES
 from cultureqa.tracking import SLICE, metric_key, usage_metrics
 
 _COLOURS = {

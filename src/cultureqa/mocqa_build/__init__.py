@@ -5,5 +5,6 @@ ingest → expand (template or LLM clue generator) → judge (rules or LLM panel
 option copying, structure) → rebalance (both languages per pair) → finalize (ids, balanced gold
 positions, dataset card) → validate (GX suite ``expectations/mocqa_dataset.json``). ``human``
 exports annotation sheets and scores agreement. The LLM clue generator lives in :mod:`.llm`.
-Imports flow one way: build → :mod:`cultureqa.mocqa` (shared types, hop diagnostic), never back.
+Imports flow one way: build → :mod:`cultureqa.mocqa_shared` (shared types), never back; only
+:mod:`.hop_stage` (the ``mocqa_hop`` stage, which evaluates) imports :mod:`cultureqa.mocqa`.
 """

@@ -168,6 +168,12 @@ def _p(value: Any) -> str:
     return "—" if value is None else f"{value:.3g}"
 
 
+def _p_holm(row: Mapping[str, Any], key: str) -> str:
+    """``0.012 (Holm 0.41)``: the raw McNemar p beside its table-wide adjustment."""
+    raw, adjusted = row.get(f"p_{key}"), row.get(f"p_{key}_holm")
+    return _p(raw) if adjusted is None else f"{_p(raw)} (Holm {_p(adjusted)})"
+
+
 def hop_markdown_table(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """The card's hop table: accuracies and differences with their 95% intervals, readings."""
     rows = [
@@ -182,8 +188,9 @@ def hop_markdown_table(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
             "clue − none": _ci(r, "clue_minus_none"),
             "oracle − none": _ci(r, "oracle_minus_none"),
             "gain": _ci(r, "gain"),
-            "p clue/none": _p(r.get("p_clue_vs_none")),
-            "p clue/oracle": _p(r.get("p_clue_vs_oracle")),
+            "p clue/none": _p_holm(r, "clue_vs_none"),
+            "p oracle/none": _p_holm(r, "oracle_vs_none"),
+            "p clue/oracle": _p_holm(r, "clue_vs_oracle"),
             "reading": r["reading"],
         }
         for r in records
@@ -203,10 +210,18 @@ def _hop_section(hop: Mapping[str, Any] | None) -> list[str]:
         "**This model is a chance baseline: it shows the plumbing only and cannot read the "
         "table** (configure a real model, `mocqa.hop.model`, e.g. `-S mocqa.hop.model=model`)."
         if hop.get("chance_model")
-        else "Readings decide on the 95% intervals (paired bootstrap over items, "
-        f"{dict(hop.get('bootstrap', {})).get('resamples')} resamples; McNemar exact p), cell "
-        "by cell with no multiplicity correction: among 14 cells about one in 20 intervals "
-        "misses by chance, so read the `all` rows first."
+        else str(
+            hop.get("rule")
+            or "(hop.json predates the Holm-corrected readings: `dvc repro mocqa_hop`)"
+        )
+        + " Intervals: paired bootstrap over items, "
+        f"{dict(hop.get('bootstrap', {})).get('resamples')} resamples."
+    )
+    prompts = dict(hop.get("prompts") or {})
+    told = (
+        "Each condition has its own prompt: " + ", ".join(f"`{k}` {v}" for k, v in prompts.items())
+        if prompts
+        else "(one prompt for every condition: hop.json predates the per-condition prompts)"
     )
     return [
         f"Model `{hop.get('model')}` ({hop.get('roster_entry')}, {hop.get('prompt')}), "
@@ -214,6 +229,7 @@ def _hop_section(hop: Mapping[str, Any] | None) -> list[str]:
         "Conditions: `none` = statement only (clue removed), `clue` = the item, `oracle` = the "
         "clue replaced by the province's name; chance is 1/3. gain = (clue − none) / "
         "(oracle − none): the share of what naming the province is worth that the clue gives.",
+        told + ".",
         chance,
         f"Dropped (clue not found in the question): {hop.get('dropped_clue_not_found', 0)}.",
         "",

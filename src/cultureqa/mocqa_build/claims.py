@@ -12,13 +12,20 @@ reader cannot know it, and the next census may flip it. With ``min_gap_share`` s
 statistic (population, area, density, growth; not the legal counts of regencies and cities)
 must clear it: a comparison whose deciding gap to a rank neighbour is smaller, or an
 intersection with a province that close to a threshold, is refused with that reason.
+
+Counts of regencies and cities follow BPS, which counts Jakarta's administrative regency and
+five administrative cities; a reader who counts only autonomous ones (Law 29/2007 gives Jakarta's
+none) reads "fewer than 2 cities" differently. A claim on a count must therefore name the same
+single province under both readings, or it is refused as :data:`ADMIN_REASON` (issue 34).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from cultureqa.knowledge.provinces import KnowledgeBase, Province
@@ -40,6 +47,9 @@ MEASURED = frozenset({"population", "area_km2", "density", "growth"})
 _SCALE = {"population": 1e6}
 _AT_LEAST = {"regencies_count", "cities_count"}  # "at least t" rather than "more than t"
 _SIMPLE_NAME = re.compile(r"^[A-Za-z][A-Za-z \-]*$")
+COUNTS = ("regencies_count", "cities_count")
+ADMIN_REASON = "holds only if Jakarta's administrative regency and cities count"
+"""Refusal of a count claim whose province changes when only autonomous units are counted."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +138,30 @@ def scope_islands(kb: KnowledgeBase) -> list[str]:
     return [s for s in scopes(kb) if s not in ("all", OUTSIDE)]
 
 
+_AUTONOMOUS: dict[int, tuple[KnowledgeBase, KnowledgeBase | None]] = {}
+
+
+def autonomous_reading(kb: KnowledgeBase) -> KnowledgeBase | None:
+    """``kb`` with regency and city counts of autonomous units only; None when nothing differs.
+
+    The national table records them as ``autonomous_<count>`` (Jakarta: 0 and 0); the
+    eleven-province files do not, and there the readings agree.
+    """
+    cached = _AUTONOMOUS.get(id(kb))
+    if cached is None or cached[0] is not kb:
+        changed, provinces = False, []
+        for province in kb:
+            stats = dict(province.statistics)
+            for name in COUNTS:
+                alt = stats.get(f"autonomous_{name}")
+                if alt is not None and name in stats and alt.value != stats[name].value:
+                    stats[name], changed = alt, True
+            provinces.append(dataclasses.replace(province, statistics=MappingProxyType(stats)))
+        other = KnowledgeBase(tuple(provinces), kb.source_dir) if changed else None
+        cached = _AUTONOMOUS[id(kb)] = (kb, other)
+    return cached[1]
+
+
 def comparison_evidence(
     kb: KnowledgeBase, statistic: str, rank: str, scope: str, min_gap_share: float = 0.0
 ) -> dict[str, Any]:
@@ -139,6 +173,11 @@ def comparison_evidence(
     gap = deciding_gap(values, rank) if holder is not None else None
     thin = gap is not None and statistic in MEASURED and gap < min_gap_share
     first = next((v for v in found.values() if v is not None), None)
+    alt = autonomous_reading(kb) if statistic in COUNTS and holder is not None else None
+    alt_holder = holder
+    if alt is not None:
+        alt_holder = comparison_evidence(alt, statistic, rank, scope, min_gap_share)["holder"]
+    admin = alt_holder != holder
     return {
         "claim": "comparison",
         "statistic": statistic,
@@ -150,8 +189,9 @@ def comparison_evidence(
         "holder": holder,
         "gap_share": None if gap is None else round(gap, 6),
         "min_gap_share": min_gap_share,
-        "unique": holder is not None and not thin,
-        "refusal": margin_reason(min_gap_share) if thin else "",
+        "unique": holder is not None and not thin and not admin,
+        "refusal": margin_reason(min_gap_share) if thin else (ADMIN_REASON if admin else ""),
+        **({"autonomous_holder": alt_holder} if admin else {}),
     }
 
 
@@ -318,8 +358,33 @@ def intersection_claims(
             evidence = intersection_evidence(kb, margined[i], margined[j], (s1, s2))
             evidence["min_gap_share"] = min_gap_share
             evidence["refusal"] = "" if evidence["unique"] else margin_reason(min_gap_share)
+            alt = _autonomous_intersection(kb, s1.id, s2.id, min_gap_share)
+            if alt is not None and alt != [province]:
+                evidence["autonomous_intersection"] = alt
+                evidence["refusal"] = evidence["refusal"] or ADMIN_REASON
+                evidence["unique"] = False
             found.append(evidence)
     return _spread(sorted(found, key=_intersection_rank), lambda e: e["s1"]["id"].split(":")[0])
+
+
+def _autonomous_intersection(
+    kb: KnowledgeBase, s1_id: str, s2_id: str, min_gap_share: float
+) -> list[str] | None:
+    """The provinces S1 ∩ S2 names when only autonomous units count.
+
+    None when the readings cannot differ (no count condition, or no administrative units in
+    ``kb``); an S1 that falls under three provinces or an undecided cell reads as no single
+    province (``[]``).
+    """
+    alt = autonomous_reading(kb)
+    families = (i.split(":")[0].rsplit("_", 1)[0] for i in (s1_id, s2_id))  # cities_count_above
+    if alt is None or not any(f in COUNTS for f in families):
+        return None
+    p1, p2 = predicate_by_id(alt, s1_id, min_gap_share), predicate_by_id(alt, s2_id, min_gap_share)
+    if p1 is None or p2 is None:
+        return []
+    again = intersection_evidence(alt, p1, p2)
+    return list(again["intersection"]) if again["unique"] else []
 
 
 def _intersection_rank(evidence: Mapping[str, Any]) -> tuple[bool, bool, str, str]:
@@ -379,5 +444,7 @@ def verify_evidence(
         if s1 is None or s2 is None:
             return False
         again = intersection_evidence(kb, s1, s2)
-        return bool(again["unique"]) and bool(again["intersection"] == [province])
+        alt = _autonomous_intersection(kb, s1.id, s2.id, min_gap_share)
+        held = bool(again["unique"]) and bool(again["intersection"] == [province])
+        return held and alt in (None, [province])
     return False

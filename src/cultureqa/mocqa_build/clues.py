@@ -20,11 +20,11 @@ from typing import Any
 from cultureqa.knowledge.gazetteer import find_own_province_leaks, has_location_leak
 from cultureqa.knowledge.national_clues import KB_SHARED, ClueFactTable, load_clue_facts
 from cultureqa.knowledge.provinces import KnowledgeBase
-from cultureqa.mocqa.schema import CLUE_TYPES, LANGUAGES
 from cultureqa.mocqa_build import claims
 from cultureqa.mocqa_build.facts import NAMED_FACTS, Fact
 from cultureqa.mocqa_build.templates import TemplateBook, format_number, render
 from cultureqa.mocqa_build.textchecks import shortcut_terms
+from cultureqa.mocqa_shared.schema import CLUE_TYPES, LANGUAGES
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,7 @@ class ClueGenerator:
 
         Args:
             province: Canonical province the clue must identify.
-            clue_type: One of :data:`~cultureqa.mocqa.schema.CLUE_TYPES`.
+            clue_type: One of :data:`~cultureqa.mocqa_shared.schema.CLUE_TYPES`.
             rotation: The item's index among its province's items (picks fact and wording).
             options: Options per language (a clue must not repeat their distinctive words).
             exclude: Fact keys already tried (verify regenerates with the next fact).

@@ -13,7 +13,10 @@ from typing import Any
 
 import pandas as pd
 
-from cultureqa.mocqa.schema import (
+from cultureqa.mocqa_build.clues import Clue, ClueGenerator
+from cultureqa.mocqa_build.question import build_question, clean_stem
+from cultureqa.mocqa_build.stage import StageResult, stage_metrics
+from cultureqa.mocqa_shared.schema import (
     CLUE_TYPES,
     VARIANT_COLUMNS,
     as_options,
@@ -22,9 +25,6 @@ from cultureqa.mocqa.schema import (
     removed_rows,
     variant_id,
 )
-from cultureqa.mocqa_build.clues import Clue, ClueGenerator
-from cultureqa.mocqa_build.question import build_question, clean_stem
-from cultureqa.mocqa_build.stage import StageResult, stage_metrics
 
 
 def rotations(items: pd.DataFrame) -> pd.Series:
@@ -53,7 +53,7 @@ def variant_row(
     template_id: str,
     fact_key: str,
 ) -> dict[str, Any]:
-    """One row in the :data:`~cultureqa.mocqa.schema.VARIANT_COLUMNS` shape."""
+    """One row in the :data:`~cultureqa.mocqa_shared.schema.VARIANT_COLUMNS` shape."""
     return {
         "variant_id": variant_id(item["source_id"], clue_type, language),
         "pair_id": pair_id(item["source_id"], clue_type),

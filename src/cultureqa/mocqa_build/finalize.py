@@ -9,20 +9,22 @@ is recorded in the card.
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
 import pandas as pd
 
-from cultureqa.mocqa.schema import (
+from cultureqa.mocqa_build.stage import StageResult, stage_metrics
+from cultureqa.mocqa_build.textchecks import word_count
+from cultureqa.mocqa_shared.schema import (
     DATASET_COLUMNS,
     LETTERS,
     VARIANT_COLUMNS,
     as_options,
+    clue_source,
     require_columns,
 )
-from cultureqa.mocqa_build.stage import StageResult, stage_metrics
-from cultureqa.mocqa_build.textchecks import word_count
 
 
 def balanced_positions(n: int, k: int, rng: random.Random) -> list[int]:
@@ -59,6 +61,7 @@ def finalize(frame: pd.DataFrame, seed: int) -> StageResult:
                 "item_id": row["variant_id"],
                 "options": [options[i] for i in order],
                 "answer": LETTERS[order.index(gold)],
+                "clue_source": clue_source(json.loads(str(row["clue_evidence"]) or "{}")),
                 "n_words": word_count(str(row["question"])),
                 "option_order": "".join(LETTERS[i] for i in order),
             }

@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from cultureqa.io import SourceError, read_table
-from cultureqa.mocqa.schema import LETTERS, as_options
 from cultureqa.mocqa_build.judging import ACCEPTABLE, CATEGORIES
+from cultureqa.mocqa_shared.schema import LETTERS, as_options
 
 LABELS: dict[str, tuple[str, ...]] = {
     "quality": CATEGORIES,

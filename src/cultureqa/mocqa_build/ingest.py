@@ -17,7 +17,7 @@ import pandas as pd
 from cultureqa.benchmarks.load import load_items
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.io import SourceError
-from cultureqa.mocqa.schema import LANGUAGES, SOURCE_COLUMNS
+from cultureqa.mocqa_shared.schema import LANGUAGES, SOURCE_COLUMNS
 from cultureqa.records import McqItem
 
 _TRUE = {"true", "1", "yes"}
@@ -59,8 +59,8 @@ def ingest(
         normalizer: Maps a province label to one of the 11 canonical names (the gazetteer).
 
     Returns:
-        Items with :data:`~cultureqa.mocqa.schema.SOURCE_COLUMNS`; a language the source lacks
-        has empty text (rebalance later drops or translates those pairs).
+        Items with :data:`~cultureqa.mocqa_shared.schema.SOURCE_COLUMNS`; a language the source
+        lacks has empty text (rebalance later drops or translates those pairs).
 
     Raises:
         SourceError: A row is malformed or names an unknown province.

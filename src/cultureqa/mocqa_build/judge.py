@@ -17,17 +17,18 @@ import pandas as pd
 from cultureqa.evaluation.parsing import EMPTY, EMPTY_ERROR, is_empty_reply
 from cultureqa.knowledge.national_clues import ClueFactTable
 from cultureqa.knowledge.provinces import KnowledgeBase
-from cultureqa.mocqa.models import load_prompt, run_models
-from cultureqa.mocqa.schema import (
+from cultureqa.llm.store import StoreLocation
+from cultureqa.mocqa_build.judge_rules import RulesConfig, judge_rules
+from cultureqa.mocqa_build.judging import Judgement, decide, parse_reply
+from cultureqa.mocqa_build.stage import StageResult, required, stage_metrics
+from cultureqa.mocqa_shared.models import load_prompt, run_models
+from cultureqa.mocqa_shared.schema import (
     LETTERS,
     VARIANT_COLUMNS,
     as_options,
     removed_rows,
     require_columns,
 )
-from cultureqa.mocqa_build.judge_rules import RulesConfig, judge_rules
-from cultureqa.mocqa_build.judging import Judgement, decide, parse_reply
-from cultureqa.mocqa_build.stage import StageResult, required, stage_metrics
 
 LANGUAGE_NAMES = {"en": "English", "id": "Indonesian"}
 PANEL_SLOTS = ("question", "options", "answer", "province", "clue_type", "language")
@@ -62,7 +63,9 @@ def format_options(options: Sequence[str]) -> str:
     return "\n".join(f"{letter}. {text}" for letter, text in zip(LETTERS, options, strict=False))
 
 
-def judge_panel(variants: pd.DataFrame, config: JudgeConfig, store_path: Path) -> list[Judgement]:
+def judge_panel(
+    variants: pd.DataFrame, config: JudgeConfig, store_path: StoreLocation
+) -> list[Judgement]:
     """Ask every panel model about every variant; parse replies, record malformed ones."""
     assert config.prompt is not None
     prompt = load_prompt(config.prompt, PANEL_SLOTS)
@@ -101,7 +104,7 @@ def judge_variants(
     config: JudgeConfig,
     kb: KnowledgeBase,
     languages: Sequence[str],
-    store_path: Path,
+    store_path: StoreLocation,
     national: KnowledgeBase | None = None,
     items: pd.DataFrame | None = None,
     clue_facts: ClueFactTable | None = None,

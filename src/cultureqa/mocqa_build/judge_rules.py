@@ -18,7 +18,6 @@ import pandas as pd
 from cultureqa.knowledge.gazetteer import find_own_province_leaks, has_location_leak
 from cultureqa.knowledge.national_clues import ClueFactTable
 from cultureqa.knowledge.provinces import KnowledgeBase
-from cultureqa.mocqa.schema import LETTERS, N_OPTIONS, as_options
 from cultureqa.mocqa_build import claims
 from cultureqa.mocqa_build.facts import name_owners
 from cultureqa.mocqa_build.judging import CRITERIA, Judgement, category_from_scores
@@ -30,6 +29,7 @@ from cultureqa.mocqa_build.textchecks import (
     shortcut_terms,
     word_count,
 )
+from cultureqa.mocqa_shared.schema import LETTERS, N_OPTIONS, as_options
 
 CRITICAL = ("province_clue_accuracy", "answer_discrimination", "answer_quality")
 UNDECIDED = {

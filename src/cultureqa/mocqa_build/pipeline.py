@@ -19,12 +19,11 @@ from cultureqa.io import write_json, write_parquet
 from cultureqa.knowledge.national import load_national
 from cultureqa.knowledge.national_clues import ClueFactTable, load_clue_facts
 from cultureqa.knowledge.provinces import KnowledgeBase, load_knowledge_base
-from cultureqa.mocqa.hop import HopConfig
-from cultureqa.mocqa.schema import CLUE_TYPES, LANGUAGES, empty_removed
+from cultureqa.llm.store import StoreLocation, store_location
 from cultureqa.mocqa_build.judge import JudgeConfig
 from cultureqa.mocqa_build.stage import StageResult, required
 from cultureqa.mocqa_build.verify import VerifyConfig
-from cultureqa.paths import state_dir
+from cultureqa.mocqa_shared.schema import CLUE_TYPES, LANGUAGES, empty_removed
 
 MAIN_OUTPUT = {"ingest": "items.parquet", "finalize": "dataset.parquet"}
 PATH_KEYS = (
@@ -76,7 +75,8 @@ class MocqaSettings:
     metrics_dir: Path
     expectations: Path
     verify: VerifyConfig
-    hop: HopConfig
+    hop: Mapping[str, Any]
+    """``mocqa.hop`` as written: parsed by :mod:`.hop_stage`, the one stage that evaluates."""
     human_per_stratum: int
     generator: GeneratorSettings
     judge: JudgeConfig
@@ -115,7 +115,7 @@ class MocqaSettings:
             metrics_dir=path["metrics_dir"],
             expectations=path["expectations"],
             verify=VerifyConfig(**dict(required(m, "verify", "mocqa"))),
-            hop=HopConfig(**dict(required(m, "hop", "mocqa"))),
+            hop=dict(required(m, "hop", "mocqa")),
             human_per_stratum=int(
                 required(dict(required(m, "human", "mocqa")), "per_stratum", "mocqa.human")
             ),
@@ -129,9 +129,9 @@ class MocqaSettings:
         return self.generator.kind
 
     @property
-    def store_path(self) -> Path:
+    def store_path(self) -> StoreLocation:
         """The response store shared with evaluation (outside DVC outputs)."""
-        return state_dir() / "responses.sqlite"
+        return store_location()
 
     def kb(self) -> KnowledgeBase:
         """The province knowledge base the build is grounded in."""

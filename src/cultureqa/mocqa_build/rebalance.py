@@ -14,10 +14,10 @@ from typing import Any
 
 import pandas as pd
 
-from cultureqa.mocqa.schema import VARIANT_COLUMNS, removed_rows, require_columns, variant_id
 from cultureqa.mocqa_build.expand import source_side
 from cultureqa.mocqa_build.stage import StageResult, stage_metrics
 from cultureqa.mocqa_build.verify import phase1_issues
+from cultureqa.mocqa_shared.schema import VARIANT_COLUMNS, removed_rows, require_columns, variant_id
 
 Translator = Callable[[pd.DataFrame, list[str]], list[tuple[str, str] | None]]
 """(source rows, target language per row) → (question, clue) per row, or None if it failed."""

@@ -14,7 +14,6 @@ import pandas as pd
 from cultureqa.benchmarks.load import load_source_frame
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.knowledge.gazetteer import normalize_province
-from cultureqa.mocqa import hop
 from cultureqa.mocqa_build.card import card_json, card_markdown
 from cultureqa.mocqa_build.clues import ClueGenerator
 from cultureqa.mocqa_build.expand import expand_template
@@ -120,17 +119,6 @@ def run_rebalance(settings: MocqaSettings) -> StageResult:
         settings.read_removed(("expand", "judge", "verify")),
         settings.verify.copy_ngram,
     )
-
-
-def run_hop(
-    settings: MocqaSettings, model_cfg: Mapping[str, Any]
-) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Hop-necessity diagnostic on the items finalize will write (same shuffle, same seed)."""
-    items = finalize(settings.read("rebalance"), settings.seed).frame
-    _, predictions, summary = hop.run_hop(
-        items, model_cfg, settings.hop, settings.root, settings.store_path, settings.kb()
-    )
-    return predictions, summary
 
 
 def run_finalize(

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from cultureqa.mocqa.schema import empty_removed
+from cultureqa.mocqa_shared.schema import empty_removed
 
 
 @dataclass

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from cultureqa.mocqa.schema import CLUE_TYPES, LANGUAGES
+from cultureqa.mocqa_shared.schema import CLUE_TYPES, LANGUAGES
 
 MIN_TEMPLATES = 3
 """Every clue group and the question frames need at least this many templates per language."""

@@ -19,7 +19,10 @@ from typing import Any
 import pandas as pd
 
 from cultureqa.knowledge.gazetteer import find_location_mentions, find_own_province_leaks
-from cultureqa.mocqa.schema import (
+from cultureqa.mocqa_build.llm.parse import parse_labelled
+from cultureqa.mocqa_build.stage import StageResult, stage_metrics
+from cultureqa.mocqa_build.textchecks import copied_option, has_anaphor, shortcut_terms, word_count
+from cultureqa.mocqa_shared.schema import (
     LETTERS,
     N_OPTIONS,
     VARIANT_COLUMNS,
@@ -27,9 +30,6 @@ from cultureqa.mocqa.schema import (
     removed_rows,
     require_columns,
 )
-from cultureqa.mocqa_build.llm.parse import parse_labelled
-from cultureqa.mocqa_build.stage import StageResult, stage_metrics
-from cultureqa.mocqa_build.textchecks import copied_option, has_anaphor, shortcut_terms, word_count
 
 MAJOR = "[NEEDS MAJOR REVISION]"
 Repairer = Callable[[pd.DataFrame, Mapping[str, list[str]], int], pd.DataFrame]

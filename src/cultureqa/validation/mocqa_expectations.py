@@ -41,8 +41,8 @@ from great_expectations.expectations.metrics.map_metric_provider.column_map_metr
 
 import cultureqa.validation.expectations  # noqa: F401 - the uniform-shares expectation
 from cultureqa.knowledge.gazetteer import find_location_mentions, find_own_province_leaks
-from cultureqa.mocqa.schema import as_options
 from cultureqa.mocqa_build.textchecks import copied_option
+from cultureqa.mocqa_shared.schema import as_options
 from cultureqa.validation.gx_kit import pair_condition, table_metric
 
 

@@ -55,8 +55,8 @@ def find_format(answer: pd.Series, rows: list[list[str]], column: str, origin: s
     if misfits:
         first = pairs[misfits[0]][0]
         found.notes.append(
-            f"{len(misfits)} of {len(pairs)} sampled golds are not a {best} answer (first: "
-            f"{first}); the loader will refuse those rows (or drop them with rows.invalid: drop)"
+            f"{len(misfits)} of {len(pairs)} sampled golds are not {_article(best)} {best} answer "
+            f"(first: {first}); those rows do not load (the trial load counts them)"
         )
     if best in ("index", "one_based") and all(fits["text"]):
         found.notes.append("golds are numbers that are also option texts: check answer_format")
@@ -66,6 +66,10 @@ def find_format(answer: pd.Series, rows: list[list[str]], column: str, origin: s
     if best == "index" and numbers and min(numbers) > 0:
         found.notes.append("no sampled gold is 0: if the golds are 1-based, subtract 1 (README)")
     return found
+
+
+def _article(word: str) -> str:
+    return "an" if word[0] in "aeiou" else "a"
 
 
 def _parts(value: Any) -> list[str]:

@@ -30,8 +30,14 @@ MODEL_OUTPUT = re.compile(r"pred|output|response|completion|generated|model|logi
 MISSING = ("", "nan", "None", "<NA>")
 
 
-def fields_of(frame: pd.DataFrame, depth: int = 2) -> dict[str, pd.Series]:
-    """Every column, plus ``a.b`` for each key of a column whose cells are all records."""
+def fields_of(
+    frame: pd.DataFrame, depth: int = 2, partial: list[str] | None = None
+) -> dict[str, pd.Series]:
+    """Every column, plus ``a.b`` for each key that every record of a record column has.
+
+    A key only some records have (one annotator's ``reason.W1``) is no field: the loader would
+    refuse every row without it. Such keys are appended to ``partial`` for the user's notes.
+    """
     found: dict[str, pd.Series] = {}
     for column in frame.columns:
         if str(column) in ROW_COLUMNS:
@@ -39,10 +45,16 @@ def fields_of(frame: pd.DataFrame, depth: int = 2) -> dict[str, pd.Series]:
         values = frame[column].map(plain)
         found[str(column)] = values
         if depth > 1 and len(values) and values.map(lambda v: isinstance(v, Mapping)).all():
-            keys = sorted({str(k) for record in values for k in record})
-            nested = pd.DataFrame({k: values.map(lambda r, k=k: r.get(k)) for k in keys})
-            for name, series in fields_of(nested, depth - 1).items():
+            every = set.intersection(*({str(k) for k in record} for record in values))
+            if partial is not None:
+                seen = {str(k) for record in values for k in record}
+                partial.extend(f"{column}.{k}" for k in sorted(seen - every))
+            nested = pd.DataFrame({k: values.map(lambda r, k=k: r.get(k)) for k in sorted(every)})
+            inner: list[str] | None = [] if partial is not None else None
+            for name, series in fields_of(nested, depth - 1, inner).items():
                 found[f"{column}.{name}"] = series
+            if partial is not None and inner:
+                partial.extend(f"{column}.{k}" for k in inner)
     return found
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from cultureqa.benchmarks.sniff.fields import MODEL_OUTPUT, leaf, texts
+from cultureqa.benchmarks.sniff.ids import is_id_name
 from cultureqa.benchmarks.spec import FIXED_FIELDS
 
 SPLIT_NAMES = ("split", "subset", "partition", "fold")
@@ -147,8 +148,8 @@ def _maybe_slice(
     file of the pattern rather than the files sniffed.
     """
     shown = texts(values)
-    if MODEL_OUTPUT.search(name):
-        return
+    if MODEL_OUTPUT.search(name) or is_id_name(name):
+        return  # a model's answers, or ids of source questions (kept, but no dimension)
     count, repeats = shown.nunique(), shown.nunique() < len(shown)
     if over_files is not None:
         count, repeats = over_files[0], repeats or over_files[0] < over_files[1]

@@ -13,7 +13,9 @@ from typing import Any
 import pandas as pd
 
 from cultureqa.benchmarks.sniff.answers import Answers, find_format
-from cultureqa.benchmarks.sniff.fields import ANSWER_NAMES, ID_NAMES, fields_of, pick, texts
+from cultureqa.benchmarks.sniff.fields import ANSWER_NAMES, fields_of, leaf, pick
+from cultureqa.benchmarks.sniff.ids import find_id, is_id_name
+from cultureqa.benchmarks.sniff.instruction import find_instruction
 from cultureqa.benchmarks.sniff.metadata import find_extras
 from cultureqa.benchmarks.sniff.options import Options, find_options
 from cultureqa.benchmarks.sniff.question import find_question, ref
@@ -35,9 +37,10 @@ class Proposal:
 
 def propose(sample: Sample, language: str = "en") -> Proposal:
     """The config a user would write for ``sample``; raises SourceError for what it cannot tell."""
-    fields = fields_of(sample.frame)
+    partial: list[str] = []
+    fields = fields_of(sample.frame, partial=partial)
     origin = sample.path
-    answer = pick(fields, ANSWER_NAMES, set(sample.captures))
+    answer = _answer_field(fields, set(sample.captures))
     if answer is None:
         raise SourceError(
             origin,
@@ -48,8 +51,11 @@ def propose(sample: Sample, language: str = "en") -> Proposal:
     question = find_question(fields, {answer, *options.used, *sample.captures}, origin, language)
     answers = find_format(fields[answer], options.rows, answer, origin)
     taken = {answer, *options.used, *question.used}
-    columns: dict[str, Any] = {"id": _id(fields, taken, question.used[0])}
+    columns: dict[str, Any] = {"id": find_id(fields, taken, question.used[0])}
     columns["question"] = question.expr
+    instruction = find_instruction(fields[question.expr]) if question.expr in fields else None
+    if instruction is not None:
+        columns["question"] = instruction.template(ref(question.expr))
     label_notes = _options(columns, options)
     _answer(columns, answer, answers)
     roles = {"question": question.expr, "options": _one(options.config)}
@@ -60,8 +66,18 @@ def propose(sample: Sample, language: str = "en") -> Proposal:
     if extras.types:
         columns["metadata_types"] = extras.types
     notes = [*sample.notes, *question.notes, *label_notes, *answers.notes, *extras.notes]
+    if instruction is not None:
+        notes.extend(instruction.notes(question.expr))
+    if partial:
+        shown = ", ".join(f"'{p}'" for p in partial[:5]) + (", …" if len(partial) > 5 else "")
+        notes.append(f"{shown}: in only some sampled rows, so not proposed (a field every row "
+                     "has can be; add the others by hand with a template that allows their "
+                     "absence)")  # fmt: skip
     if columns["id"] is None:
         notes.append("no unique id column: ids are synthesized from the row")
+    elif not is_id_name(columns["id"]):
+        notes.append(f"id: '{columns['id']}', codes unique on every sampled row (no field is "
+                     "named as an id)")  # fmt: skip
     return Proposal(
         source=_source(sample),
         columns=columns,
@@ -95,15 +111,13 @@ def _answer(columns: dict[str, Any], answer: str, answers: Answers) -> None:
         columns["answer_sep"] = ","
 
 
-def _id(fields: dict[str, pd.Series], exclude: set[str], question: str) -> str | None:
-    """A known id name whose values are unique; blank only on rows with no question either."""
-    name = pick(fields, ID_NAMES, exclude)
-    if name is None:
-        return None
-    shown = texts(fields[name])
-    blank = fields[name].index.difference(shown.index)
-    separators = texts(fields[question]).index.intersection(blank).empty
-    return name if shown.is_unique and separators else None
+def _answer_field(fields: dict[str, pd.Series], exclude: set[str]) -> str | None:
+    """A known answer name, else a top-level name that abbreviates one (``Ans``, ``corr``)."""
+    found = pick(fields, ANSWER_NAMES, exclude)
+    if found is not None:
+        return found
+    short = [f for f in fields if f not in exclude and "." not in f and len(leaf(f)) >= 3]
+    return next((f for f in short if any(n.startswith(leaf(f)) for n in ANSWER_NAMES)), None)
 
 
 def _one(config: Any) -> str:

@@ -7,6 +7,7 @@ the ones that did (so the contract test runs on rows the config reads).
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, replace
 
 import pandas as pd
@@ -52,10 +53,24 @@ def trial_load(spec: BenchmarkSpec, frame: pd.DataFrame, origin: str) -> Trial:
     try:
         kept = load_kept(lenient, frame, origin, counts)
     except SourceError as exc:
-        raise SourceError(
-            origin,
-            f"the proposed config reads none of the {len(frame)} sampled rows ({exc}); "
-            "write conf/benchmark/<name>.yaml by hand (README: Add a benchmark by config)",
-        ) from exc
+        raise SourceError(origin, _unread(len(frame), counts, str(exc))) from exc
     return Trial(frame.iloc[kept].reset_index(drop=True), len(frame), skipped,
                  counts.dropped_by_reason())  # fmt: skip
+
+
+def _unread(rows: int, counts: LoadCounts, error: str) -> str:
+    """The refusal: which field of the proposal ``add`` could not make read the rows.
+
+    Every sampled row failing one way is the proposal's fault, not the rows', so the line names
+    the field and the first failure and never asks the user to fix the rows.
+    """
+    if counts.dropped:
+        column = Counter(d.column for d in counts.dropped).most_common(1)[0][0]
+        first = next(d for d in counts.dropped if d.column == column)
+        what = (f"'{column}' fails on {sum(d.column == column for d in counts.dropped)} of "
+                f"{rows} (first, row {first.row}: {first.message})")  # fmt: skip
+        decide = f"add could not tell how to read '{column}'"
+    else:
+        what, decide = error, "add could not tell how to read them"
+    return (f"the proposed config reads none of the {rows} sampled rows: {what}; {decide}: write "
+            "conf/benchmark/<name>.yaml by hand (docs/adding-a-benchmark.md)")  # fmt: skip

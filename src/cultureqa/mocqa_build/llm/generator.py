@@ -23,8 +23,7 @@ from cultureqa.evaluation.parsing import EMPTY_ERROR, is_empty_reply
 from cultureqa.knowledge.gazetteer import normalize_province
 from cultureqa.knowledge.provinces import KnowledgeBase
 from cultureqa.llm.base import GenerateRequest, Message
-from cultureqa.mocqa.models import Prompt, load_prompt, run_models
-from cultureqa.mocqa.schema import CLUE_TYPES, pair_id, variant_id
+from cultureqa.llm.store import StoreLocation
 from cultureqa.mocqa_build.expand import expand_result, source_side, variant_row
 from cultureqa.mocqa_build.judge import LANGUAGE_NAMES, format_options
 from cultureqa.mocqa_build.llm.kb_check import (
@@ -35,6 +34,8 @@ from cultureqa.mocqa_build.llm.kb_check import (
 )
 from cultureqa.mocqa_build.llm.parse import Reply, parse_labelled, verify_summary
 from cultureqa.mocqa_build.stage import StageResult
+from cultureqa.mocqa_shared.models import Prompt, load_prompt, run_models
+from cultureqa.mocqa_shared.schema import CLUE_TYPES, pair_id, variant_id
 
 GENERATE_SLOTS = ("province", "context", "options", "answer", "language", "topic", "answer_format")
 
@@ -155,7 +156,7 @@ def _revise(job: _Job, problem: str) -> GenerateRequest:
     )
 
 
-def _ask(jobs: list[_Job], config: LlmGeneratorConfig, store_path: Path) -> None:
+def _ask(jobs: list[_Job], config: LlmGeneratorConfig, store_path: StoreLocation) -> None:
     answers = run_models({"generator": (config.model, [j.request for j in jobs])}, store_path)
     for job, response in zip(jobs, answers["generator"], strict=True):
         job.reply, job.error = None, ""
@@ -172,7 +173,7 @@ def generate_llm(
     items: pd.DataFrame,
     kb: KnowledgeBase,
     config: LlmGeneratorConfig,
-    store_path: Path,
+    store_path: StoreLocation,
     clue_types: Sequence[str] = CLUE_TYPES,
     languages: Sequence[str] = ("en", "id"),
     national: KnowledgeBase | None = None,

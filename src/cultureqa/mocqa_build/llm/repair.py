@@ -13,11 +13,12 @@ from typing import Any
 
 import pandas as pd
 
-from cultureqa.mocqa.models import load_prompt, run_models
-from cultureqa.mocqa.schema import as_options
+from cultureqa.llm.store import StoreLocation
 from cultureqa.mocqa_build.judge import LANGUAGE_NAMES, format_options
 from cultureqa.mocqa_build.llm.parse import parse_labelled
 from cultureqa.mocqa_build.verify import Repairer, Reviewer
+from cultureqa.mocqa_shared.models import load_prompt, run_models
+from cultureqa.mocqa_shared.schema import as_options
 
 REWRITE_SLOTS = ("question", "issues", "options", "language")
 STRUCTURE_SLOTS = ("question", "options", "answer", "language")
@@ -30,7 +31,7 @@ class LlmSteps:
 
     model: Mapping[str, Any]
     prompts_dir: Path
-    store_path: Path
+    store_path: StoreLocation
 
     def _ask(
         self, prompt_name: str, slots: tuple[str, ...], fills: list[dict[str, Any]]

@@ -71,11 +71,16 @@ DATASET_COLUMNS: tuple[str, ...] = (
     "answer",
     "clue",
     "clue_evidence",
+    "clue_source",
     "generator",
     "template_id",
     "n_words",
 )
-"""The published dataset (finalize output, validated by ``expectations/mocqa_dataset.json``)."""
+"""The published dataset (finalize output, validated by ``expectations/mocqa_dataset.json``).
+
+``clue_source`` cites the publication behind the clue's claim (``BPS, Statistik Indonesia 2021
+(2020)``): item metadata, so the question itself carries no citation a reader would have to
+skip (issue 34)."""
 
 REMOVED_COLUMNS: tuple[str, ...] = (
     "variant_id",
@@ -130,6 +135,25 @@ def empty_removed() -> pd.DataFrame:
 def dumps_evidence(evidence: Mapping[str, Any]) -> str:
     """Canonical JSON for ``clue_evidence`` (sorted keys: identical facts give identical text)."""
     return json.dumps(evidence, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def clue_source(evidence: Mapping[str, Any]) -> str:
+    """The citation of a clue's claim, from its evidence; empty when none is recorded.
+
+    Comparison: the statistic's publication and the year of the figure. Intersection: the
+    publications of every statistic the conditions use. Named facts: the source of the national
+    claim (``national/clue_facts.csv``), else the knowledge-base page the fact came from.
+    """
+    national = evidence.get("national")
+    if isinstance(national, Mapping) and national.get("source"):
+        source, year = str(national["source"]), national.get("year")
+    else:
+        source, year = str(evidence.get("source") or ""), evidence.get("year")
+    if not source:
+        return ""
+    if evidence.get("claim") == "comparison" and year is not None and str(year) not in source:
+        return f"{source} ({year})"
+    return source
 
 
 def as_options(value: Any) -> list[str]:

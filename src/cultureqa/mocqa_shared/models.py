@@ -20,7 +20,7 @@ from typing import Any
 
 from cultureqa.llm.base import GenerateRequest, GenerateResponse, Message
 from cultureqa.llm.door import open_client
-from cultureqa.llm.store import ResponseStore
+from cultureqa.llm.store import ResponseStore, StoreLocation
 from cultureqa.spend import ApiStopped, api_stats, stopped_reason
 
 _SPLIT = "---user---"
@@ -86,7 +86,8 @@ async def _generate(
 
 
 def run_models(
-    jobs: Mapping[str, tuple[Mapping[str, Any], Sequence[GenerateRequest]]], store_path: Path
+    jobs: Mapping[str, tuple[Mapping[str, Any], Sequence[GenerateRequest]]],
+    store_path: StoreLocation,
 ) -> dict[str, list[GenerateResponse]]:
     """Run each named model on its requests concurrently; failures come back as error responses.
 
@@ -97,7 +98,7 @@ def run_models(
 
     Args:
         jobs: Name → (model config from ``conf/model``, requests).
-        store_path: The response store (SQLite) shared with evaluation.
+        store_path: The response store (SQLite file or PostgreSQL URL) shared with evaluation.
     """
     if not any(requests for _, requests in jobs.values()):
         return {name: [] for name in jobs}

@@ -1,0 +1,1 @@
+"""Region sets: the ID-MoCQA two-hop method for any set of regions (docs/region-sets.md)."""

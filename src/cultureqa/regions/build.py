@@ -1,0 +1,104 @@
+"""Two-hop items from single-hop source questions and verified clues (docs/region-sets.md §3).
+
+Each source question × each clue type the set declares: the region's own words are replaced in
+the context, question and options (:mod:`.scrub`), the clue sentence opens the background, and
+the item carries the clue's evidence. Every attempt that yields no item is a removal record with
+its reason; nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from cultureqa.regions.clues import ClueBook
+from cultureqa.regions.config import RegionSet
+from cultureqa.regions.scrub import scrub_all
+from cultureqa.regions.source import TYPE_COLUMNS
+from cultureqa.regions.tables import Knowledge
+
+ITEM_COLUMNS = (
+    "item_id", "source_id", "region", "language", "clue_type", "topic", "clue", "clue_key",
+    "narrative", "background_none", "background_oracle", "question", *TYPE_COLUMNS,
+    "clue_evidence", "replaced",
+)  # fmt: skip
+REMOVED_COLUMNS = (
+    "item_id",
+    "source_id",
+    "region",
+    "language",
+    "clue_type",
+    "stage",
+    "reason",
+    "detail",
+)
+
+
+@dataclass
+class Built:
+    """Items, removal records, and counts."""
+
+    items: pd.DataFrame
+    removed: pd.DataFrame
+
+
+def removal(
+    row: Mapping[str, Any], clue_type: str, stage: str, reason: str, detail: str = ""
+) -> dict[str, Any]:
+    """One removal record."""
+    return {
+        "item_id": f"{row['source_id']}.{clue_type}.{row['language']}",
+        "source_id": row["source_id"], "region": row["region"], "language": row["language"],
+        "clue_type": clue_type, "stage": stage, "reason": reason, "detail": detail,
+    }  # fmt: skip
+
+
+def _rotation(sources: pd.DataFrame) -> pd.Series:
+    """Each source's index among its region's sources: which of the region's clues it gets."""
+    ordered = sources.sort_values(["region", "source_id"])
+    return ordered.groupby(["region", "language"]).cumcount().reindex(sources.index)
+
+
+def build_items(sources: pd.DataFrame, book: ClueBook, rs: RegionSet, kb: Knowledge) -> Built:
+    """Every (source, clue type) attempt: an item, or a removal saying why not."""
+    items, removed = [], []
+    rotation = _rotation(sources)
+    for index, row in sources.sort_values(["source_id", "language"]).iterrows():
+        lang = str(row["language"])
+        region = kb.regions[str(row["region"])]
+        template = rs.templates[lang]
+        for clue_type in rs.clue_types:
+            clues = book.get(region.id, clue_type)
+            if not clues:
+                removed.append(removal(row, clue_type, "build", f"no verified {clue_type} clue"))
+                continue
+            clue = clues[int(rotation[index]) % len(clues)]
+            fields = [
+                str(row["context"]),
+                str(row["question"]),
+                *(str(row[c]) for c in TYPE_COLUMNS),
+            ]
+            clean, replaced = scrub_all(fields, region)
+            context, question, options = clean[0], clean[1], clean[2:]
+            clue_sentence = template["frame"].format(clue=clue.text[lang])
+            oracle = template["oracle"].format(name=region.names[lang])
+            items.append(
+                {
+                    "item_id": f"{row['source_id']}.{clue_type}.{lang}",
+                    "source_id": row["source_id"], "region": region.id, "language": lang,
+                    "clue_type": clue_type, "topic": row["topic"], "clue": clue.text[lang],
+                    "clue_key": clue.key, "narrative": f"{clue_sentence} {context}",
+                    "background_none": context, "background_oracle": f"{oracle} {context}",
+                    "question": question, **dict(zip(TYPE_COLUMNS, options, strict=True)),
+                    "clue_evidence": json.dumps(clue.evidence, sort_keys=True, ensure_ascii=False),
+                    "replaced": json.dumps(replaced, ensure_ascii=False),
+                }
+            )  # fmt: skip
+    return Built(
+        pd.DataFrame(items, columns=list(ITEM_COLUMNS)),
+        pd.DataFrame(removed, columns=list(REMOVED_COLUMNS)),
+    )

@@ -1,0 +1,99 @@
+"""Structure checks and the rule judge of two-hop region items (docs/region-sets.md §3).
+
+What rules can decide, each a removal with its reason:
+
+* own-region leak: any name, alias, demonym, capital or leak term of the target anywhere the
+  model reads (clue, background, question, options) after the repair;
+* clue re-check: the conditions stored in the evidence are decided again over the universe; the
+  item stays only if exactly its region holds (regions without a figure allowed only when the
+  clue says so, i.e. the evidence lists them);
+* structure: the clue opens the background exactly once, the question is a question of at least
+  ``min_question_words`` words, six distinct non-empty options;
+* option copying: the question shares ``copy_ngram`` consecutive words with an option.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from cultureqa.regions.build import REMOVED_COLUMNS
+from cultureqa.regions.conditions import decide
+from cultureqa.regions.scrub import leaks
+from cultureqa.regions.source import TYPE_COLUMNS
+from cultureqa.regions.tables import Knowledge
+
+OPTION_COLUMNS = tuple(f"option_{letter}" for letter in "ABCDEF")
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class CheckConfig:
+    """Thresholds of the rule checks."""
+
+    min_question_words: int = 5
+    copy_ngram: int = 6
+
+
+def _ngrams(text: str, n: int) -> set[tuple[str, ...]]:
+    words = [w.lower() for w in _WORD.findall(text)]
+    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
+
+
+def problems(
+    item: Mapping[str, Any], kb: Knowledge, complete: frozenset[str], config: CheckConfig
+) -> list[tuple[str, str]]:
+    """Every (reason, detail) that removes this item; empty when it passes."""
+    region = kb.regions[str(item["region"])]
+    columns = TYPE_COLUMNS if TYPE_COLUMNS[0] in item else OPTION_COLUMNS  # built or finalized
+    options = [str(item[c]) for c in columns]
+    out: list[tuple[str, str]] = []
+    if found := leaks([str(item["narrative"]), str(item["question"]), *options], region):
+        out.append(("own-region leak", "; ".join(found)))
+    evidence = json.loads(str(item["clue_evidence"]))
+    decision = decide(evidence["conditions"], kb, complete)
+    allowed = set(evidence.get("no_figure", []))
+    if decision.holders != (region.id,) or not set(decision.unknown) <= allowed:
+        detail = f"holders {list(decision.holders)}, undecided {list(decision.unknown)}"
+        out.append(("clue not unique on re-check", detail))
+    if str(item["narrative"]).count(str(item["clue"])) != 1:
+        out.append(("structure: clue not exactly once in the background", ""))
+    question = str(item["question"]).strip()
+    if not question.endswith("?") or len(question.split()) < config.min_question_words:
+        out.append(("structure: not a question of enough words", question[:80]))
+    if len({o.strip().casefold() for o in options if o.strip()}) != len(options):
+        out.append(("structure: empty or repeated option", ""))
+    grams = _ngrams(question, config.copy_ngram)
+    if copied := [
+        c
+        for c, o in zip(TYPE_COLUMNS, options, strict=True)
+        if grams & _ngrams(o, config.copy_ngram)
+    ]:
+        out.append(("option copied into the question", ", ".join(copied)))
+    return out
+
+
+def check_items(
+    items: pd.DataFrame, kb: Knowledge, complete: frozenset[str], config: CheckConfig
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(kept items, removal records: one per reason an item fails)."""
+    keep, removed = [], []
+    for item in items.to_dict("records"):
+        found = problems(item, kb, complete, config)
+        keep.append(not found)
+        for reason, detail in found:
+            removed.append(
+                {
+                    "item_id": item["item_id"], "source_id": item["source_id"],
+                    "region": item["region"], "language": item["language"],
+                    "clue_type": item["clue_type"], "stage": "check", "reason": reason,
+                    "detail": detail,
+                }
+            )  # fmt: skip
+    kept = items[pd.Series(keep, index=items.index, dtype=bool)].reset_index(drop=True)
+    return kept, pd.DataFrame(removed, columns=list(REMOVED_COLUMNS))

@@ -1,0 +1,321 @@
+"""Clues that single out one region of the universe, proved from tables (docs/region-sets.md §3).
+
+Every candidate is decided over the whole universe (:func:`.conditions.decide`)
+and kept only if exactly the target holds, nobody is undecided and no figure sits within the
+indicator's margin of what decides it. Refused candidates are returned with their reason, so the
+card can say how many of each type were tried and why they failed.
+
+* comparison: in the target's group, its figure lies strictly between its two rank neighbours'
+  (named regions X and Y); both gaps at least the indicator's ``min_gap_share``.
+* intersection: the group and two or three indicator ranges from the declared thresholds; every
+  condition is needed (dropping one admits another region) and the group with the first range
+  admits at least ``min_condition_holders`` regions (the first step narrows, the second decides).
+* geographical: one to three facts of the categories declared geographical, each needed.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cultureqa.regions.conditions import Condition, decide, near_bound, relative_gap
+from cultureqa.regions.config import RegionSet
+from cultureqa.regions.tables import Knowledge
+
+
+@dataclass(frozen=True)
+class Clue:
+    """A verified clue: its conditions, text per language and evidence."""
+
+    clue_type: str
+    target: str
+    conditions: tuple[Condition, ...]
+    text: Mapping[str, str]
+    evidence: Mapping[str, Any]
+
+    @property
+    def key(self) -> str:
+        """A stable identity (which facts the clue uses), for rotation and dedup."""
+        parts = []
+        for c in self.conditions:
+            parts.append("|".join(f"{k}={c[k]}" for k in sorted(c)))
+        return f"{self.clue_type}:" + ";".join(parts)
+
+
+@dataclass
+class ClueBook:
+    """Every clue of a region set, by target and type, and the refusals with reasons."""
+
+    clues: dict[tuple[str, str], list[Clue]] = field(default_factory=dict)
+    refused: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    """Candidates refused, by (target, clue type, reason): candidates, not items."""
+
+    def get(self, target: str, clue_type: str) -> list[Clue]:
+        """The verified clues of one target and type (may be empty)."""
+        return self.clues.get((target, clue_type), [])
+
+
+class Clues:
+    """Build the clues of one region set from its loaded knowledge."""
+
+    def __init__(self, region_set: RegionSet, kb: Knowledge) -> None:
+        self.rs = region_set
+        self.kb = kb
+        self.complete = frozenset(
+            c.table.id for c in region_set.categories if c.table.reader == "membership"
+        )
+        self.indicators = {i.table.id: i for i in region_set.indicators}
+        self.margins = {i.table.id: i.min_gap_share for i in region_set.indicators}
+
+    # -- rendering -------------------------------------------------------------------------
+    def _number(self, indicator: str, value: float) -> str:
+        return f"{value:,.{self.indicators[indicator].decimals}f}"
+
+    def phrase(self, cond: Condition, language: str) -> str:
+        """One condition in words."""
+        t = self.rs.templates[language]
+        if cond["kind"] == "category":
+            return self.rs.category(cond["category"]).phrase[language].format(value=cond["value"])
+        ind = self.indicators[cond["indicator"]]
+        words = {"indicator": ind.label[language], "year": ind.table.year}
+        if cond["kind"] == "between":
+            return t["comparison_condition"].format(
+                **words,
+                low=self.kb.name(cond["low_region"], language),
+                high=self.kb.name(cond["high_region"], language),
+            )
+        low, high = cond.get("low"), cond.get("high")
+        key = (
+            "range_between"
+            if low is not None and high is not None
+            else ("range_above" if low is not None else "range_below")
+        )
+        return t[key].format(
+            **words,
+            low="" if low is None else self._number(ind.table.id, low),
+            high="" if high is None else self._number(ind.table.id, high),
+        )
+
+    def render(self, clue_type: str, conditions: Sequence[Condition], language: str) -> str:
+        """The type's template: category facts fill ``{scope}``, figures fill ``{conditions}``."""
+        t = self.rs.templates[language]
+        scope = [self.phrase(c, language) for c in conditions if c["kind"] == "category"]
+        figures = [self.phrase(c, language) for c in conditions if c["kind"] != "category"]
+        return (
+            t[clue_type]
+            .format(
+                noun=self.rs.noun[language],
+                scope=_join(scope, t["and"]),
+                conditions=f" {t['and']} ".join(figures),
+            )
+            .strip()
+        )
+
+    # -- evidence --------------------------------------------------------------------------
+    def _cells(self, cond: Condition, target: str) -> dict[str, Any]:
+        if cond["kind"] == "category":
+            cells = self.kb.categories[cond["category"]].get(target, [])
+            cell = next(c for c in cells if c.value == cond["value"])
+            return {**cond, "target": {"value": cell.value, "file": cell.file, "row": cell.row}}
+        table = self.kb.indicators[cond["indicator"]]
+        ind = self.indicators[cond["indicator"]]
+        out = {**cond, "year": ind.table.year, "unit": ind.unit}
+        names = ["target"] + (["low_region", "high_region"] if cond["kind"] == "between" else [])
+        for name in names:
+            rid = target if name == "target" else cond[name]
+            cell = table[rid]
+            out[name.replace("_region", "")] = {
+                "id": rid, "value": cell.value, "file": cell.file, "row": cell.row,
+            }  # fmt: skip
+        if cond["kind"] == "between":
+            out["low_id"], out["high_id"] = cond["low_region"], cond["high_region"]
+        return out
+
+    def _make(
+        self, clue_type: str, target: str, conditions: Sequence[Condition], extra: dict[str, Any]
+    ) -> Clue:
+        decision = decide(conditions, self.kb, self.complete)
+        evidence = {
+            "clue_type": clue_type,
+            "target": target,
+            "conditions": [dict(c) for c in conditions],
+            "cells": [self._cells(c, target) for c in conditions],
+            "holders": list(decision.holders),
+            "unknown": list(decision.unknown),
+            "universe": len(self.kb.universe),
+            **extra,
+        }
+        text = {lang: self.render(clue_type, conditions, lang) for lang in self.rs.languages}
+        if decision.unknown:  # regions without a figure are outside the claim, and it says so
+            text = {lang: v + self.rs.templates[lang]["coverage"] for lang, v in text.items()}
+            evidence["no_figure"] = list(decision.unknown)
+        return Clue(clue_type, target, tuple(conditions), text, evidence)
+
+    def _refuse(self, clue_type: str, target: str, reason: str, detail: str = "") -> None:
+        del detail  # the reason is the count's key; details would make every candidate unique
+        self.book.refused[(target, clue_type, reason)] += 1
+
+    # -- generation ------------------------------------------------------------------------
+    def build(self, targets: Sequence[str]) -> ClueBook:
+        """Every clue type the set declares, for each target."""
+        self.book = ClueBook()
+        makers = {
+            "comparison": self._comparisons,
+            "intersection": self._intersections,
+            "geographical": self._geographicals,
+        }
+        for target in sorted(set(targets)):
+            for clue_type in self.rs.clue_types:
+                found = list(makers[clue_type](target))
+                self.book.clues[(target, clue_type)] = found
+        return self.book
+
+    def _facts(self, target: str, categories: Sequence[str]) -> list[Condition]:
+        """The target's facts in the named categories (one per value it has)."""
+        return [
+            {"kind": "category", "category": cid, "value": cell.value}
+            for cid in categories
+            for cell in self.kb.categories[cid].get(target, [])
+        ]
+
+    def _scopes(self, target: str) -> list[list[Condition]]:
+        """Each group fact alone, then with one more fact of another category (a finer scope)."""
+        groups = self._facts(target, self.rs.groups)
+        others = self._facts(
+            target, [c.table.id for c in self.rs.categories if c.table.id not in self.rs.groups]
+        )
+        return [[g] for g in groups] + [[g, o] for g in groups for o in others]
+
+    def _comparisons(self, target: str) -> Iterator[Clue]:
+        scopes = self._scopes(target)
+        if not scopes:
+            self._refuse("comparison", target, "target has no group")
+        for scope in scopes:
+            members = decide(scope, self.kb, self.complete).holders
+            for ind_id, table in self.kb.indicators.items():
+                if target not in table:
+                    self._refuse("comparison", target, "target has no value", ind_id)
+                    continue
+                ordered = sorted(
+                    (m for m in members if m in table), key=lambda m: float(table[m].value)
+                )
+                k = ordered.index(target)
+                if k == 0 or k == len(ordered) - 1:
+                    self._refuse("comparison", target, "target at the end of its scope", ind_id)
+                    continue
+                low, high = ordered[k - 1], ordered[k + 1]
+                value = float(table[target].value)
+                gap = min(
+                    relative_gap(value, float(table[low].value)),
+                    relative_gap(value, float(table[high].value)),
+                )
+                if gap < self.margins[ind_id]:
+                    self._refuse("comparison", target, "deciding gap under the margin", ind_id)
+                    continue
+                cond = {
+                    "kind": "between",
+                    "indicator": ind_id,
+                    "low_region": low,
+                    "high_region": high,
+                }
+                clue = self._make(
+                    "comparison", target, [*scope, cond],
+                    {"gap_share": round(gap, 6), "min_gap_share": self.margins[ind_id],
+                     "scope_size": len(ordered)},
+                )  # fmt: skip
+                if clue.evidence["holders"] == [target]:
+                    yield clue
+                else:
+                    self._refuse("comparison", target, "not unique", ind_id)
+
+    def _ranges(self, ind_id: str, value: float) -> list[Condition]:
+        """Ranges from the declared thresholds that contain ``value``: open ends first."""
+        ts = sorted(self.indicators[ind_id].thresholds)
+        lows = [t for t in ts if t < value]
+        highs = [t for t in ts if t > value]
+        out: list[Condition] = []
+        for low in lows[-2:]:
+            out.append({"kind": "range", "indicator": ind_id, "low": low, "high": None})
+        for high in highs[:2]:
+            out.append({"kind": "range", "indicator": ind_id, "low": None, "high": high})
+        for low, high in itertools.product(lows[-2:], highs[:2]):
+            out.append({"kind": "range", "indicator": ind_id, "low": low, "high": high})
+        return out
+
+    def _intersections(self, target: str) -> Iterator[Clue]:
+        groups = self._facts(target, self.rs.groups)
+        options = {
+            i: self._ranges(i, float(t[target].value))
+            for i, t in self.kb.indicators.items()
+            if target in t
+        }
+        if not groups or len(options) < 2:
+            self._refuse("intersection", target, "no group or fewer than two indicators")
+            return
+        for group in groups:
+            for size in (2, 3):
+                for combo in itertools.combinations(sorted(options), size):
+                    for ranges in itertools.product(*(options[i] for i in combo)):
+                        clue = self._intersection(target, [group, *ranges])
+                        if clue is not None:
+                            yield clue
+
+    def _intersection(self, target: str, conditions: list[Condition]) -> Clue | None:
+        decision = decide(conditions, self.kb, self.complete)
+        if not decision.unique_for(target, allow_no_figure=True):
+            self._refuse("intersection", target, "not unique" if decision.holders else "no holder")
+            return None
+        for i in range(1, len(conditions)):
+            if decide(conditions[:i] + conditions[i + 1 :], self.kb, self.complete).unique_for(
+                target, allow_no_figure=True
+            ):
+                self._refuse("intersection", target, "a condition is not needed")
+                return None
+        first = decide(conditions[:2], self.kb, self.complete)
+        if len(first.holders) < self.rs.min_condition_holders:
+            self._refuse("intersection", target, "first step admits too few regions")
+            return None
+        if near := near_bound(conditions, self.kb, self.complete, self.margins):
+            self._refuse(
+                "intersection", target, "a figure within the margin of a bound", str(near[0])
+            )
+            return None
+        return self._make(
+            "intersection", target, conditions,
+            {"first_step_holders": len(first.holders), "margins": dict(self.margins)},
+        )  # fmt: skip
+
+    def _geographicals(self, target: str) -> Iterator[Clue]:
+        facts: list[Condition] = []
+        geo = {c.table.id for c in self.rs.categories if c.geographical}
+        for cat in self.rs.categories:
+            for cell in self.kb.categories[cat.table.id].get(target, []):
+                facts.append({"kind": "category", "category": cat.table.id, "value": cell.value})
+        found = False
+        for size in (1, 2, 3):
+            for combo in itertools.combinations(facts, size):
+                conds = list(combo)
+                if not any(c["category"] in geo for c in conds):
+                    continue  # at least one fact of a geographical classification
+                if not decide(conds, self.kb, self.complete).unique_for(target):
+                    continue
+                if any(
+                    decide(conds[:i] + conds[i + 1 :], self.kb, self.complete).unique_for(target)
+                    for i in range(len(conds))
+                    if len(conds) > 1
+                ):
+                    continue
+                found = True
+                yield self._make("geographical", target, conds, {})
+        if not found:
+            self._refuse("geographical", target, "no combination of geographical facts is unique")
+
+
+def _join(parts: Sequence[str], conjunction: str) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    if len(parts) <= 1:
+        return "".join(parts)
+    return f"{', '.join(parts[:-1])} {conjunction} {parts[-1]}"

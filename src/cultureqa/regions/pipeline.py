@@ -1,0 +1,143 @@
+"""The generic two-hop build of one region set: clues → items → checks → finalize → card.
+
+One function, :func:`run_build`, with no region in it: the Indonesian provinces keep their own
+engine (``cultureqa.mocqa_build``), the UN members and any new set run here, and a test runs an
+invented five-region set through the same call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from cultureqa.cases.shuffle import answer_position_counts, shuffle_items
+from cultureqa.regions.build import build_items
+from cultureqa.regions.checks import CheckConfig, check_items
+from cultureqa.regions.clues import ClueBook, Clues
+from cultureqa.regions.config import RegionSet
+from cultureqa.regions.source import load_source
+from cultureqa.regions.tables import Knowledge, load_knowledge
+
+REFUSED_COLUMNS = ("target", "clue_type", "reason", "candidates")
+
+
+@dataclass
+class BuildResult:
+    """The finalized dataset and everything the card reports."""
+
+    dataset: pd.DataFrame
+    removed: pd.DataFrame
+    refused: pd.DataFrame
+    metrics: dict[str, Any]
+    kb: Knowledge
+    book: ClueBook
+
+
+def run_build(rs: RegionSet, root: Path, seed: int, checks: CheckConfig) -> BuildResult:
+    """Build the set's two-hop dataset (one language's knowledge per language)."""
+    frames, removed_frames, refused_rows, counts = [], [], [], Counter[str]()
+    kb = book = None
+    for language in rs.languages:
+        kb = load_knowledge(rs, root, language)
+        sources = load_source(rs.source, kb.regions, root, rs.languages)
+        sources = sources[sources["language"] == language]
+        clues = Clues(rs, kb)
+        book = clues.build(sorted(sources["region"].unique()))
+        built = build_items(sources, book, rs, kb)
+        kept, removed = check_items(built.items, kb, clues.complete, checks)
+        frames.append(kept)
+        removed_frames += [built.removed, removed]
+        counts["sources"] += len(sources)
+        refused_rows += [(t, c, r, n) for (t, c, r), n in sorted(book.refused.items())]
+    assert kb is not None and book is not None, "a region set declares at least one language"
+    items = pd.concat(frames, ignore_index=True)
+    removed = pd.concat(removed_frames, ignore_index=True)
+    refused = pd.DataFrame(refused_rows, columns=list(REFUSED_COLUMNS)).drop_duplicates()
+    dataset = finalize(items, seed)
+    metrics = card_metrics(rs, dataset, removed, refused, counts["sources"], seed)
+    return BuildResult(dataset, removed, refused, metrics, kb, book)
+
+
+def finalize(items: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """Options placed A–F by the case benchmark's balanced seeded shuffle (gold positions even)."""
+    if not len(items):
+        return items.assign(case_id=pd.Series(dtype=str))
+    typed = items.assign(case_id=items["item_id"])
+    return shuffle_items(typed, seed)
+
+
+def card_metrics(
+    rs: RegionSet,
+    dataset: pd.DataFrame,
+    removed: pd.DataFrame,
+    refused: pd.DataFrame,
+    n_sources: int,
+    seed: int,
+) -> dict[str, Any]:
+    """Kept/removed per clue type with reasons, refused candidates, types not generated."""
+    per_type: dict[str, Any] = {}
+    for clue_type in rs.clue_types:
+        gone = removed[removed["clue_type"] == clue_type]
+        kept = dataset[dataset["clue_type"] == clue_type] if len(dataset) else dataset
+        reasons = gone.drop_duplicates(["item_id", "reason"])["reason"].value_counts()
+        cand = refused[refused["clue_type"] == clue_type]
+        per_type[clue_type] = {
+            "attempted": n_sources,
+            "kept": len(kept),
+            "removed": int(gone["item_id"].nunique()),
+            "removed_by_reason": {str(k): int(v) for k, v in sorted(reasons.items())},
+            "regions_with_a_clue": int(kept["region"].nunique()) if len(kept) else 0,
+            "candidates_refused_by_reason": {
+                str(k): int(v) for k, v in cand.groupby("reason")["candidates"].sum().items()
+            },
+            "with_coverage_words": int(
+                sum("no_figure" in json.loads(e) for e in kept.get("clue_evidence", []))
+            ),
+        }
+    words = dataset["question"].str.split().str.len() if len(dataset) else pd.Series(dtype=int)
+    return {
+        "region_set": rs.name,
+        "languages": list(rs.languages),
+        "seed": seed,
+        "source_questions": n_sources,
+        "items": len(dataset),
+        "regions": int(dataset["region"].nunique()) if len(dataset) else 0,
+        "by_clue_type": per_type,
+        "not_generated": dict(rs.not_generated),
+        "question_words_mean": round(float(words.mean()), 2) if len(words) else None,
+        "answer_positions": answer_position_counts(dataset) if len(dataset) else {},
+    }
+
+
+def card_markdown(metrics: dict[str, Any]) -> str:
+    """The dataset card: what was built, what was removed and why, what was not generated."""
+    lines = [
+        f"# Two-hop dataset card: region set `{metrics['region_set']}`",
+        "",
+        f"{metrics['items']} items from {metrics['source_questions']} source questions "
+        f"({', '.join(metrics['languages'])}), {metrics['regions']} regions; options shuffled "
+        f"with seed {metrics['seed']} (gold positions {metrics['answer_positions']}).",
+        "",
+        "| clue type | attempted | kept | removed | removed by reason | candidate clues refused |",
+        "|---|---|---|---|---|---|",
+    ]
+    for clue_type, c in metrics["by_clue_type"].items():
+        reasons = "; ".join(f"{k}: {v}" for k, v in c["removed_by_reason"].items()) or "—"
+        cands = "; ".join(f"{k}: {v}" for k, v in c["candidates_refused_by_reason"].items()) or "—"
+        counts = f"{c['attempted']} | {c['kept']} | {c['removed']}"
+        lines.append(f"| {clue_type} | {counts} | {reasons} | {cands} |")
+    lines += ["", "**Clue types not generated** (no offline proof of uniqueness):", ""]
+    lines += [f"- {k}: {v}" for k, v in metrics["not_generated"].items()] or ["- none"]
+    lines += [
+        "",
+        "Every kept clue holds for exactly its region over the whole universe (re-checked from its "
+        "stored evidence); a clue ending in the coverage words leaves out the regions the source "
+        "gives no figure for, and its evidence lists them.",
+        "",
+    ]
+    return "\n".join(lines)

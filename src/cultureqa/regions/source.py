@@ -1,0 +1,125 @@
+"""Single-hop source questions of a region set, in one shape whatever their origin.
+
+Two readers, chosen by ``source.reader`` in the region set, neither tied to a region:
+
+* ``case_bank``: the cross-cultural case bank (``case_bank.csv`` + the constructed items JSONL);
+  the narrative is the context, the item's six typed options are kept (type F correct), the
+  country column is matched to the regions table by name or alias.
+* ``jsonl``: one JSON object a line with ``source_id, region, language, context, question`` and
+  ``options`` (types ``A``…``F``, ``F`` correct): what a new region set provides.
+
+Output columns: :data:`SOURCE_COLUMNS`. A row whose region is not in the table is an error naming
+file and row; nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from cultureqa.cases.construct import TYPES, validate_item
+from cultureqa.cases.ingest import load_cases
+from cultureqa.io import SourceError
+from cultureqa.regions.tables import Region
+
+TYPE_COLUMNS = tuple(f"type_{t}" for t in TYPES)
+SOURCE_COLUMNS = ("source_id", "region", "language", "context", "question", *TYPE_COLUMNS, "topic")
+
+
+def _region_index(regions: Mapping[str, Region]) -> dict[str, str]:
+    """Lower-cased id, names and aliases → region id."""
+    index: dict[str, str] = {}
+    for region in regions.values():
+        index[region.id.lower()] = region.id
+        for term in region.terms:
+            if term.kind in ("name", "alias"):
+                index[term.text.lower()] = region.id
+    return index
+
+
+def _json_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    if not path.exists():
+        raise SourceError(path, "source items not found")
+    out = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SourceError(path, f"not JSON ({exc.msg})", number) from None
+        if not isinstance(record, dict):
+            raise SourceError(path, "not a JSON object", number)
+        out.append((number, record))
+    return out
+
+
+def _typed(path: Path, row: int, source_id: str, options: Any) -> dict[str, str]:
+    try:
+        item = validate_item(source_id, {"question": "?", "options": options})
+    except ValueError as exc:
+        raise SourceError(path, str(exc), row, "options") from None
+    return {f"type_{t}": item.options[t] for t in TYPES}
+
+
+def load_source(
+    source: Mapping[str, Any], regions: Mapping[str, Region], root: Path, languages: tuple[str, ...]
+) -> pd.DataFrame:
+    """The set's source questions as :data:`SOURCE_COLUMNS` rows."""
+    reader = str(source.get("reader"))
+    index = _region_index(regions)
+    rows: list[dict[str, Any]] = []
+    if reader == "case_bank":
+        cases = load_cases(root / str(source["cases"]))
+        column = str(source.get("region_column", "country"))
+        by_id = {str(r["case_id"]): r for r in cases.to_dict("records")}
+        path = root / str(source["items"])
+        for row, record in _json_lines(path):
+            cid = str(record.get("case_id", ""))
+            case = by_id.get(cid)
+            if case is None:
+                raise SourceError(path, f"case '{cid}' is not in the case bank", row, "case_id")
+            rid = index.get(str(case[column]).strip().lower())
+            if rid is None:
+                raise SourceError(path, f"'{case[column]}' is not a region of the set", row, column)
+            rows.append(
+                {
+                    "source_id": cid, "region": rid, "language": languages[0],
+                    "context": str(case["narrative"]), "question": str(record.get("question", "")),
+                    **_typed(path, row, cid, record.get("options")), "topic": str(case["domain"]),
+                }
+            )  # fmt: skip
+    elif reader == "jsonl":
+        path = root / str(source["items"])
+        for row, record in _json_lines(path):
+            sid = str(record.get("source_id", ""))
+            rid = index.get(str(record.get("region", "")).strip().lower())
+            if rid is None:
+                raise SourceError(path, f"'{record.get('region')}' is not a region", row, "region")
+            language = str(record.get("language", languages[0]))
+            if language not in languages:
+                raise SourceError(
+                    path, f"language '{language}' not in {languages}", row, "language"
+                )
+            rows.append(
+                {
+                    "source_id": sid, "region": rid, "language": language,
+                    "context": str(record.get("context", "")),
+                    "question": str(record.get("question", "")),
+                    **_typed(path, row, sid, record.get("options")),
+                    "topic": str(record.get("topic", "")),
+                }
+            )  # fmt: skip
+    else:
+        raise SourceError("region set source", f"unknown reader '{reader}' (case_bank | jsonl)")
+    frame = pd.DataFrame(rows, columns=list(SOURCE_COLUMNS))
+    dupes = frame.duplicated(["source_id", "language"])
+    if dupes.any():
+        raise SourceError(
+            "region set source", f"repeated source ids {sorted(frame[dupes].source_id)}"
+        )
+    return frame

@@ -1,0 +1,173 @@
+"""Two machines on one PostgreSQL store, proven on the fake server's log (issue 32 item 2).
+
+Each "machine" is a workspace of its own (its own folder, state folder and output lock) running
+the real ``evaluate`` stage as DVC runs it, with ``CULTUREQA_STORE_URL`` naming one database on
+a real server and ``CULTUREQA_MACHINE`` naming the machine in the send log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from cultureqa.llm.store import ResponseStore
+from cultureqa.llm.store_admin import report
+from cultureqa.runlog import runlog_dir
+from cultureqa.testing import FakeOpenAIServer
+from cultureqa.testing.postgres import PgServer
+from cultureqa.testing.workspace import make_api_workspace, stage_env
+
+ROOT = Path(__file__).resolve().parents[2]
+EVALUATE = [sys.executable, str(ROOT / "stages" / "evaluate.py"), "--benchmark", "synthetic"]
+OUT = Path("data/eval/synthetic/model")
+RETRY = {"attempts": 3, "initial_wait_s": 0.01, "max_wait_s": 0.1, "timeout_s": 10.0}
+
+
+def _machine(tmp: Path, name: str, n: int, api_base: str, concurrency: int = 8) -> Path:
+    return make_api_workspace(ROOT, tmp / name, n, api_base, concurrency, retry=RETRY)
+
+
+def _env(ws: Path, url: str, machine: str, **extra: str) -> dict[str, str]:
+    return {
+        **stage_env(ws),
+        "PYTHONPATH": str(ROOT / "src"),
+        "CULTUREQA_STORE_URL": url,
+        "CULTUREQA_MACHINE": machine,
+        **extra,
+    }
+
+
+def _start(ws: Path, url: str, machine: str, **extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [*EVALUATE, "--model", "model"],
+        cwd=ws,
+        env=_env(ws, url, machine, **extra),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _prompts(server: FakeOpenAIServer) -> Counter[str]:
+    return Counter(json.dumps(r.messages, sort_keys=True) for r in server.records)
+
+
+def _cache(ws: Path) -> dict[str, int]:
+    record = json.loads((runlog_dir(ws / OUT, ws) / "run.json").read_text())
+    return dict(record["api"]["cache"])
+
+
+def _leases_of(url: str, pid: int) -> int:
+    """Leases a worker process holds: its requests in flight (sent or about to be)."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT COUNT(*) FROM leases WHERE pid = %s", (pid,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _wait_for(condition: object, timeout: float = 120.0) -> None:
+    deadline = time.time() + timeout
+    while not condition():  # type: ignore[operator]
+        assert time.time() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_two_machines_on_overlapping_sweeps_send_each_prompt_once(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """Machine a evaluates 300 questions, b 450: the first 300 are shared, 450 are distinct."""
+    with FakeOpenAIServer(latency_s=0.02, responder=lambda m: "B") as server:
+        a = _machine(tmp_path, "a", 300, server.api_base)
+        b = _machine(tmp_path, "b", 450, server.api_base)
+        runs = [_start(a, pg_url, "machine-a"), _start(b, pg_url, "machine-b")]
+        outs = [r.communicate(timeout=600) for r in runs]
+        prompts = _prompts(server)
+    for run, (out, err) in zip(runs, outs, strict=True):
+        assert run.returncode == 0, out + err
+    assert len(prompts) == 450 and max(prompts.values()) == 1, "a prompt was sent twice"
+    rep = report(pg_url)
+    assert rep.duplicates == 0 and rep.requests == 450 and rep.prompts == 450
+    assert rep.machines["machine-a"].requests + rep.machines["machine-b"].requests == 450
+    assert rep.machines["machine-a"].requests > 0 and rep.machines["machine-b"].requests > 0
+    shared = _cache(a)["answered_elsewhere"] + _cache(b)["answered_elsewhere"]
+    hits = _cache(a)["hits"] + _cache(b)["hits"]
+    assert shared + hits > 0  # one machine used answers the other paid for
+    assert (a / OUT / "predictions.parquet").is_file() and (
+        b / OUT / "predictions.parquet"
+    ).is_file()
+
+
+def test_a_machine_killed_mid_run_loses_nothing_and_pays_nothing_twice(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """``kill -9`` of machine a: b takes a's leases and finishes; only a's in-flight are resent."""
+    n, concurrency = 160, 8
+    with FakeOpenAIServer(latency_s=0.15, responder=lambda m: "B") as server:
+        a = _machine(tmp_path, "a", n, server.api_base, concurrency)
+        b = _machine(tmp_path, "b", n, server.api_base, concurrency)
+        ttl = {"CULTUREQA_LEASE_TTL_S": "3"}
+        first = _start(a, pg_url, "machine-a", **ttl)
+        _wait_for(lambda: server.hits >= 24)
+        second = _start(b, pg_url, "machine-b", **ttl)
+        _wait_for(lambda: server.hits >= 48)
+        os.kill(first.pid, signal.SIGSTOP)  # frozen, its session alive: its leases stay put
+        in_flight = _leases_of(pg_url, first.pid)
+        os.kill(first.pid, signal.SIGKILL)
+        first.communicate()
+        out, err = second.communicate(timeout=600)
+        prompts = _prompts(server)
+    assert second.returncode == 0, out + err
+    twice = [p for p, count in prompts.items() if count > 1]
+    assert 0 < in_flight <= 2 * concurrency  # the client leases one wave beyond its slots
+    assert len(prompts) == n and len(twice) <= in_flight, "paid twice beyond a's in-flight"
+    assert max(prompts.values()) <= 2
+    with ResponseStore(pg_url) as store:
+        assert store.count() == n and store.leases() == 0  # nothing lost, no lease left behind
+    rep = report(pg_url)
+    assert rep.duplicates == 0  # a's in-flight replies were never stored: nothing recorded twice
+    assert rep.machines["machine-b"].requests == n - rep.machines["machine-a"].requests
+    assert _cache(b)["leases_taken_over"] >= 1  # b took over what dead a had leased
+
+
+def test_the_server_stopped_mid_run_stops_the_stage_with_one_line_and_a_rerun_resumes(
+    tmp_path: Path, pg_server: PgServer, pg_url: str
+) -> None:
+    n = 200
+    with FakeOpenAIServer(latency_s=0.05, responder=lambda m: "B") as server:
+        ws = _machine(tmp_path, "a", n, server.api_base)
+        run = _start(ws, pg_url, "machine-a")
+        try:
+            _wait_for(lambda: server.hits >= 40)
+            pg_server.stop()
+            out, err = run.communicate(timeout=300)
+        finally:
+            pg_server.start()
+        stopped_at = server.hits
+        errors = [line for line in err.splitlines() if line.startswith("error:")]
+        assert run.returncode == 2, out + err
+        assert len(errors) == 1 and err.strip().splitlines()[-1] == errors[0], err
+        assert "the PostgreSQL server is down or unreachable" in errors[0]
+        assert "a rerun sends only the rest" in errors[0]
+        assert not (ws / OUT / "predictions.parquet").exists()  # nothing half-written
+        with ResponseStore(pg_url) as store:
+            kept = store.count()
+        assert 0 < kept < n
+        again = subprocess.run(
+            [*EVALUATE, "--model", "model"],
+            cwd=ws,
+            env=_env(ws, pg_url, "machine-a"),
+            capture_output=True,
+            text=True,
+        )
+        prompts = _prompts(server)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert len(prompts) == n
+    assert server.hits - stopped_at == n - kept  # the rerun sent exactly what the store lacked
+    assert (ws / OUT / "predictions.parquet").is_file()

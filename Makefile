@@ -10,6 +10,7 @@ export MLFLOW_DISABLE_TELEMETRY := true
 export GX_ANALYTICS_ENABLED := false
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
+export NO_MKDOCS_2_WARNING := 1
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 # Let Python cache the bytecode of src/ and tests/ (git- and .dvcignore'd __pycache__): where the
 # user's environment sets PYTHONDONTWRITEBYTECODE, every stage process and test worker would
@@ -111,6 +112,11 @@ UI_PORT ?= 5000
 ui: setup ## open the MLflow UI on http://127.0.0.1:5000 (prints each experiment's runs-table address)
 	@$(BIN)/python -m cultureqa.cli ui-links --base http://127.0.0.1:$(UI_PORT)
 	$(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db --host 127.0.0.1 --port $(UI_PORT) --workers 1
+
+.PHONY: docs
+docs: setup ## build the documentation site (README's docs/ pages) into site/, offline; warnings fail
+	$(BIN)/mkdocs build --strict --quiet --site-dir site
+	@echo "docs: site/index.html"
 
 clean: ## remove pipeline outputs (not the response store or the model cache)
 	rm -rf data/eval data/track .runlog reports/* metrics/eval metrics/validate

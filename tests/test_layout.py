@@ -2,8 +2,8 @@
 
 A package of 30 modules mixing build, evaluation and human validation made every edit rerun every
 stage and hid where a step lives. These checks keep the split: no package over 20 modules,
-ID-MoCQA evaluation (``mocqa/``) never imports its build (``mocqa_build/``), and the README's
-layout table names every package and top-level module.
+ID-MoCQA evaluation (``mocqa/``) never imports its build (``mocqa_build/``), and the layout
+table of docs/pipeline.md names every package and top-level module.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def imports_of(folder: Path, prefix: str) -> list[str]:
 
 
 def undocumented(src: Path, readme: str) -> list[str]:
-    """Packages (``name/``) and top-level modules (``name.py``) the README layout table omits."""
+    """Packages (``name/``) and top-level modules (``name.py``) the layout table omits."""
     section = readme.split("## Layout", 1)[1].split("\n## ", 1)[0]
     listed = set(re.findall(r"`([\w/.]+)`", section))
     wanted = [f"{p.as_posix()}/" for p in packages(src)]
@@ -67,8 +67,8 @@ def test_mocqa_evaluation_never_imports_the_build() -> None:
     assert "mocqa_build" in {str(p) for p in packages(SRC)}
 
 
-def test_readme_layout_lists_every_package_and_module() -> None:
-    assert undocumented(SRC, (ROOT / "README.md").read_text(encoding="utf-8")) == []
+def test_docs_layout_lists_every_package_and_module() -> None:
+    assert undocumented(SRC, (ROOT / "docs/pipeline.md").read_text(encoding="utf-8")) == []
 
 
 def test_the_checks_catch_a_planted_violation(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@
    over HTTP through ``tracking.uri``; re-tracking adds no run.
 3. A DVC remote (a local folder) carries a dataset and results to a second clone.
 
-Real DVC, MLflow and stage processes run here, on tiny inputs; the README's "Scaling out" section
+Real DVC, MLflow and stage processes run here, on tiny inputs; docs/scaling-out.md
 shows the same commands.
 """
 

@@ -1,9 +1,10 @@
-"""How well ``benchmark add`` proposes the committed example configs, counted as the README says.
+"""How well ``benchmark add`` proposes the committed example configs, as docs/ counts them.
 
 Each config's own source goes through the proposal (``draft``: sniff, YAML, spec, trial load),
 and the proposal is compared with the committed config field by field, after both are parsed
-into specs (so ``sep: "|"`` written out and left to its default compare equal). The README states
-the counts; this test recomputes them, so the sentence cannot drift from what the code does.
+into specs (so ``sep: "|"`` written out and left to its default compare equal).
+docs/benchmark-configs.md states the counts; this test recomputes them, so the sentence cannot
+drift from what the code does.
 """
 
 from __future__ import annotations
@@ -84,12 +85,12 @@ def test_the_layout_examples_are_the_eight_of_layouts_md() -> None:
     assert all((ROOT / f"conf/benchmark/{n}.yaml").exists() for n in _layout_examples())
 
 
-def test_readme_states_the_measured_proposal_counts() -> None:
+def test_the_docs_state_the_measured_proposal_counts() -> None:
     counts = _counts()
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    readme = " ".join((ROOT / "docs/benchmark-configs.md").read_text(encoding="utf-8").split())
     core = re.search(r"as committed in \*\*(\d+) of (\d+)\*\* layout examples .*?\*\*(\d+) of "
                      r"(\d+)\*\* other configs", readme)  # fmt: skip
-    assert core is not None, "README: Add a benchmark by config states the counts"
+    assert core is not None, "docs/benchmark-configs.md states the counts"
     stated = tuple(int(x) for x in core.groups())
     assert stated == (*counts["layouts.core"], *counts["others.core"]), counts
     extras = re.search(r"metadata in (\d+) of (\d+) \(.*?\) and slices in (\d+) of (\d+)", readme)

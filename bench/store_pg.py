@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from eval_throughput import Measure, measure, server_stats, start_server, stop_server
 
-from cultureqa.llm.store_admin import render_report, report
+from cultureqa.llm.store.admin import render_report, report
 from cultureqa.testing.postgres import PgServer, temporary_server
 from cultureqa.testing.workspace import make_api_workspace, stage_env
 

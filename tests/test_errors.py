@@ -292,7 +292,7 @@ def test_a_full_disk_under_a_healthy_store_is_not_called_damage(
     monkeypatch.setitem(registry._FACTORIES, "random", stored)
 
     from cultureqa.errors import integrity
-    from cultureqa.llm.store_sqlite import SqliteStore
+    from cultureqa.llm.store.sqlite import SqliteStore
 
     store = workspace / ".cultureqa" / "responses.sqlite"
     for path in store.parent.glob("responses.sqlite*"):

@@ -127,7 +127,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _store_copy(args: argparse.Namespace, root: Path) -> int:
     from cultureqa.llm.store import StoreLocationError, parse_location, shown
-    from cultureqa.llm.store_admin import CopyError, copy_store
+    from cultureqa.llm.store.admin import CopyError, copy_store
 
     try:
         source, target = parse_location(args.source), parse_location(args.target)
@@ -144,7 +144,7 @@ def _store_copy(args: argparse.Namespace, root: Path) -> int:
 
 def _store_report(args: argparse.Namespace, root: Path) -> int:
     from cultureqa.llm.store import StoreLocationError, parse_location, store_location
-    from cultureqa.llm.store_admin import render_report, report
+    from cultureqa.llm.store.admin import render_report, report
 
     try:
         location = parse_location(args.location) if args.location else store_location()

@@ -198,7 +198,7 @@ def _errno_in(text: str) -> int | None:
 def one_line(exc: BaseException) -> str | None:
     """The error line for an environment failure, or None when ``exc`` is a bug (traceback)."""
     if type(exc).__module__.startswith("psycopg"):  # the PostgreSQL response store
-        from cultureqa.llm.store_pg import describe_pg_error
+        from cultureqa.llm.store.pg import describe_pg_error
 
         return describe_pg_error(exc)
     from cultureqa.llm.store import StoreLocationError, StoreSchemaError

@@ -25,8 +25,8 @@ def _modules() -> dict[str, Path]:
 def _in_scope(name: str) -> bool:
     """config, spend and the model layer; not the response store's own modules.
 
-    The store's facade (``llm/store.py``) picks its backend module by configuration, and the
-    backends import the facade's types: a plug-in seam of its own, below everything here.
+    The store's facade (``llm/store/__init__.py``) picks its backend module by configuration,
+    and the backends import the facade's types: a plug-in seam of its own, below everything here.
     """
     if name.startswith("cultureqa.llm.store"):
         return False

@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 from cultureqa.llm.store import ResponseStore
-from cultureqa.llm.store_admin import report
+from cultureqa.llm.store.admin import report
 from cultureqa.runlog import runlog_dir
 from cultureqa.testing import FakeOpenAIServer
 from cultureqa.testing.postgres import PgServer

@@ -23,9 +23,9 @@ from cultureqa.llm.store import (
     shown,
     store_location,
 )
-from cultureqa.llm.store_admin import copy_store, report
-from cultureqa.llm.store_pg import PostgresStore
-from cultureqa.llm.store_sqlite import SqliteStore
+from cultureqa.llm.store.admin import copy_store, report
+from cultureqa.llm.store.pg import PostgresStore
+from cultureqa.llm.store.sqlite import SqliteStore
 from cultureqa.testing.postgres import PgServer
 
 

@@ -1,6 +1,6 @@
 """The response store on PostgreSQL: one store for a team on several machines (issue 32).
 
-Same tables and guarantees as the SQLite store (:mod:`cultureqa.llm.store_sqlite`), enforced by
+Same tables and guarantees as the SQLite store (:mod:`cultureqa.llm.store.sqlite`), enforced by
 the server instead of a file lock:
 
 - one row per prompt key (primary key); an error never overwrites a success (``ON CONFLICT``);

@@ -12,9 +12,9 @@ PID, status, cost): that log is the ledger ``cultureqa store report`` reads to s
 machine and prompts paid twice.
 
 Two backends share this interface. ``ResponseStore(location)`` opens the one the location names:
-a path (or ``sqlite:///path``) opens SQLite (:mod:`cultureqa.llm.store_sqlite`, the embedded
+a path (or ``sqlite:///path``) opens SQLite (:mod:`cultureqa.llm.store.sqlite`, the embedded
 default: one machine, several processes); ``postgresql://…`` opens PostgreSQL
-(:mod:`cultureqa.llm.store_pg`: a team on several machines). :func:`store_location` says which a
+(:mod:`cultureqa.llm.store.pg`: a team on several machines). :func:`store_location` says which a
 stage uses (``CULTUREQA_STORE_URL``). Async callers write through one background thread, so a
 write never stalls the requests in flight on the event loop.
 """
@@ -191,10 +191,10 @@ class ResponseStore:
             if isinstance(location, str):
                 location = parse_location(location)
             if isinstance(location, str):
-                from cultureqa.llm.store_pg import PostgresStore
+                from cultureqa.llm.store.pg import PostgresStore
 
                 return object.__new__(PostgresStore)
-            from cultureqa.llm.store_sqlite import SqliteStore
+            from cultureqa.llm.store.sqlite import SqliteStore
 
             return object.__new__(SqliteStore)
         return object.__new__(cls)

@@ -14,7 +14,12 @@ from cultureqa.analysis.plotdata import slot_accuracy
 from cultureqa.analysis.roster import key_by_roster, roster_slots
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.config import load_params, run_stage, select, setup_stage
-from cultureqa.evaluation.report import ReportPaths, analyze_benchmark, collect_predictions
+from cultureqa.evaluation.report import (
+    ReportPaths,
+    analyze_benchmark,
+    collect_predictions,
+    collect_records,
+)
 from cultureqa.io import write_csv, write_json
 
 
@@ -26,13 +31,14 @@ def main(argv: list[str] | None = None) -> int:
     root = Path.cwd()
     params = load_params(root / "params.yaml")
     spec = BenchmarkSpec.from_config(select(params, f"benchmarks.{args.benchmark}"))
-    raw = collect_predictions(root / "data" / "eval" / args.benchmark)
+    eval_dir = root / "data" / "eval" / args.benchmark
+    raw = collect_predictions(eval_dir)
     predictions = key_by_roster(raw)
     metrics = root / "metrics" / args.benchmark
     paths = ReportPaths(metrics=metrics / "summary.json", reports=root / "reports" / args.benchmark)
     checked = root / "metrics" / "validate" / f"{args.benchmark}.json"
     validation = json.loads(checked.read_text(encoding="utf-8")) if checked.exists() else None
-    summary = analyze_benchmark(spec, predictions, paths, validation)
+    summary = analyze_benchmark(spec, predictions, paths, validation, collect_records(eval_dir))
     write_json(metrics / "headline.json", indoculture_headline(summary, roster_slots(raw)))
     write_csv(metrics / "accuracy_by_setting.csv", slot_accuracy(raw, ["setting"]))
     for model, settings in summary.items():

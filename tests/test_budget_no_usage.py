@@ -25,6 +25,7 @@ from cultureqa.llm.transport import ChatReply
 from cultureqa.runlog import runlog_dir
 from cultureqa.testing import FakeOpenAIServer, FaultPlan
 from cultureqa.testing.workspace import make_api_workspace, stage_env
+from cultureqa.tracking import api_metrics, metric_key
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = Path("data/eval/synthetic/model")
@@ -74,6 +75,9 @@ def test_replies_without_usage_are_charged_and_the_cap_holds(
     assert client["usage_estimated_by"] == {BYTE_BOUND: out["replies"]}
     summary = next(line for line in done.stdout.splitlines() if line.startswith("synthetic/"))
     assert f"{out['replies']} replies without usage charged by counting their tokens" in summary
+    metrics = api_metrics(record)  # what MLflow receives
+    assert metrics["usage_estimated"] == out["replies"]
+    assert metrics[metric_key("usage_estimated", BYTE_BOUND)] == out["replies"]
 
 
 def _request(text: str = "Which dish is from Aceh? A. rendang B. mie aceh C. gudeg") -> Any:

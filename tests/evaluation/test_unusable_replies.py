@@ -88,6 +88,16 @@ def test_letters_outside_the_options_fail_the_run_quoting_one(tmp_path: Path) ->
     assert record["counts"]["parse_errors"] == 18 and record["error_share"] == 0.72
     assert record["error_causes"]["unparsable"] == {"items": 18, "share": 0.72, "example": "D"}
     assert api_metrics(record)["unusable.unparsable"] == 18
+    env = {**stage_env(ws), "PYTHONPATH": str(ROOT / "src")}
+    analyzed = subprocess.run(
+        [sys.executable, str(ROOT / "stages" / "analyze.py"), "--benchmark", "synthetic"],
+        cwd=ws, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert analyzed.returncode == 0, analyzed.stderr
+    report = (ws / "reports" / "synthetic" / "tables.md").read_text(encoding="utf-8")
+    accounting = report.split("## Run accounting", 1)[1]
+    assert "| model | 25 | 7 | 0 | 18 | 0 | 0 | 0.720 | 0.100 | 0 | 0 |" in accounting
+    assert "- model: unparsable: 18 items, e.g. 'D'" in accounting
 
 
 def test_an_all_429_run_names_the_429s_and_the_servers_retry_after(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,16 +42,32 @@ def collect_predictions(eval_dir: Path, pattern: str = "**/predictions.parquet")
     return pd.concat(frames, ignore_index=True)
 
 
+def collect_records(eval_dir: Path) -> dict[str, dict[str, Any]]:
+    """Every evaluation's ``run.json`` under ``eval_dir``, keyed by its folder (roster entry).
+
+    Only the DVC-tracked record: the run logs (``.runlog/``) hold what one run's calls did and
+    are not read here, so the report is the same bytes wherever the outputs came from.
+    """
+    return {
+        f.parent.relative_to(eval_dir).as_posix(): json.loads(f.read_text(encoding="utf-8"))
+        for f in sorted(eval_dir.glob("**/run.json"))
+        if not any(part.startswith(".") for part in f.relative_to(eval_dir).parts)
+    }
+
+
 def analyze_benchmark(
     spec: BenchmarkSpec,
     predictions: pd.DataFrame,
     paths: ReportPaths,
     validation: Mapping[str, Any] | None = None,
+    records: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Write summary metrics, slice tables (CSV + markdown) and plots; return the summary.
 
     ``validation`` is ``validate``'s summary: its gold-position lines, warnings and reported
     checks head the report, so a skew that passed is read beside the accuracies it may inflate.
+    ``records`` (each run's ``run.json``) give the run accounting: what failed, was unparsable,
+    empty, not sent, skipped or dropped, beside the accuracies those items count against.
     """
     overall = overall_table(predictions)
     tables = slice_tables(predictions, spec.slices)
@@ -59,6 +76,7 @@ def analyze_benchmark(
     write_csv(paths.reports / "overall.csv", overall)
     sections = [f"# {spec.name}: accuracy (Wilson 95% CI)\n", to_markdown(overall)]
     sections += _data_checks(validation)
+    sections += run_accounting(records or {})
     for name, table in tables.items():
         slug = name.replace("×", "_x_")
         write_csv(paths.reports / f"by_{slug}.csv", table)
@@ -94,3 +112,55 @@ def _data_checks(validation: Mapping[str, Any] | None) -> list[str]:
     for entry in validation.get("reported") or []:
         lines.append(f"- reported [{entry['on']}] {entry['expectation']}: {entry['detail']}")
     return ["\n## Data checks (validate)\n", "\n".join(lines) + "\n"] if lines else []
+
+
+VOLATILE_NOTE = (
+    "Retries, replies charged by estimate (a server that sent no `usage`) and cost describe the "
+    "calls of one run, not its results: they are in each run's `.runlog/run.json`, in the stage's "
+    "closing line and in MLflow (`api.*` metrics), not in this DVC-tracked report, so a rerun "
+    "answered from the response store writes the same bytes."
+)
+
+
+def run_accounting(records: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The report's section on how each run ended: no removal, failure or skip left unsaid.
+
+    Unusable items (failed calls, unparsable and empty replies, requests never sent) count
+    against accuracy and toward ``max_error_share``; rows the loader dropped or skipped never
+    became items; settings a run skipped have no accuracy at all. Each is counted per run with
+    its reason, so a reader sees what the accuracies above rest on.
+    """
+    if not records:
+        return []
+    rows = []
+    notes = []
+    for run, record in records.items():
+        counts = record.get("counts") or {}
+        loaded = (record.get("details") or {}).get("rows") or {}
+        dropped = loaded.get("dropped_by_reason") or {}
+        rows.append(
+            {
+                "run": run,
+                "items": counts.get("items", 0),
+                "ok": counts.get("ok", 0),
+                "failed": counts.get("errors", 0),
+                "unparsable": counts.get("parse_errors", 0),
+                "empty": counts.get("empty", 0),
+                "not sent": counts.get("not_sent", 0),
+                "error share": float(record.get("error_share") or 0.0),
+                "limit": float(record.get("max_error_share") or 0.0),
+                "rows dropped": int(loaded.get("rows_dropped") or 0),
+                "rows skipped": int(loaded.get("rows_skipped") or 0),
+            }
+        )
+        if dropped:
+            reasons = ", ".join(f"{reason} {n}" for reason, n in sorted(dropped.items()))
+            notes.append(f"- {run}: rows dropped by reason: {reasons}")
+        for setting, why in sorted((record.get("skipped") or {}).items()):
+            notes.append(f"- {run}: setting {setting} skipped: {why}")
+        for cause, entry in sorted((record.get("error_causes") or {}).items()):
+            example = entry.get("example", "") if isinstance(entry, Mapping) else ""
+            notes.append(f"- {run}: {cause}: {entry.get('items', 0)} items, e.g. {example!r}")
+    table = to_markdown(pd.DataFrame(rows))
+    return ["\n## Run accounting\n", table, *(["\n".join(notes) + "\n"] if notes else []),
+            f"\n{VOLATILE_NOTE}\n"]  # fmt: skip

@@ -27,8 +27,6 @@ predictions as its commit) is one row, not two.
 from __future__ import annotations
 
 import io
-import json
-import subprocess
 import textwrap
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +37,9 @@ import numpy as np
 import pandas as pd
 import yaml
 from scipy import stats
+
+from cultureqa.exps import flatten
+from cultureqa.exps import read_show as exp_show_json
 
 NOT_AVAILABLE = "n/a"
 """The cell of a benchmark whose predictions the experiment does not have (not run, or not in the
@@ -131,13 +132,7 @@ def _params(data: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def read_show(root: Path) -> list[Experiment]:
     """``dvc exp show --json`` in ``root``, parsed."""
-    done = subprocess.run(
-        ["dvc", "exp", "show", "--json", "--no-pager"],
-        cwd=root, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    if done.returncode != 0:
-        raise RuntimeError(f"dvc exp show failed: {done.stderr.strip()[-500:]}")
-    return experiments(json.loads(done.stdout))
+    return experiments(exp_show_json(root))
 
 
 def cells(params: Mapping[str, Any], slot: str) -> Iterator[Cell]:
@@ -355,15 +350,6 @@ def _at(params: Mapping[str, Any], dotted: str) -> Any:
     return node
 
 
-def _flat(prefix: str, value: Any, out: dict[str, Any]) -> dict[str, Any]:
-    if isinstance(value, Mapping):
-        for key, sub in value.items():
-            _flat(f"{prefix}.{key}" if prefix else str(key), sub, out)
-    else:
-        out[prefix] = value
-    return out
-
-
 def _delta(
     exp: Experiment,
     base: Experiment | None,
@@ -380,8 +366,8 @@ def _delta(
     read = [_resolve(p, mine.cell.item) for p in stages.get(mine.cell.stage, [])]
     same_inputs = bool(read) and all(_at(exp.params, p) == _at(base.params, p) for p in read)
     if same_inputs and mine.rows.equals(ref.rows):
-        differs = sorted(k for k, v in _flat("", exp.params, {}).items()
-                         if _flat("", base.params, {}).get(k) != v)  # fmt: skip
+        differs = sorted(k for k, v in flatten("", exp.params, {}).items()
+                         if flatten("", base.params, {}).get(k) != v)  # fmt: skip
         shown = ", ".join(differs[:3]) + (" …" if len(differs) > 3 else "")
         return NOT_VARIED, (
             f"{NOT_VARIED} ({exp.name}): it differs from {base.name} in {shown or 'nothing'}, "

@@ -61,7 +61,10 @@ class Column:
 
 
 def read_show(root: Path) -> list[dict[str, Any]]:
-    """``dvc exp show --json``: one entry per workspace/commit, experiments under each."""
+    """``dvc exp show --json``: one entry per workspace/commit, experiments under each.
+
+    ``make compare`` reads the same JSON (:func:`cultureqa.compare.read_show`).
+    """
     done = subprocess.run(
         ["dvc", "exp", "show", "--json", "--no-pager"],
         cwd=root, capture_output=True, text=True, check=False,
@@ -91,14 +94,15 @@ def _flat_data(data: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str
     for path, found in (data.get("metrics") or {}).items():
         family = Path(path).parent.name if Path(path).name == "headline.json" else ""
         if family:
-            _flat(family, (found or {}).get("data") or {}, metrics)
-    return _flat("", params, {}), metrics
+            flatten(family, (found or {}).get("data") or {}, metrics)
+    return flatten("", params, {}), metrics
 
 
-def _flat(prefix: str, value: Any, out: dict[str, Any]) -> dict[str, Any]:
+def flatten(prefix: str, value: Any, out: dict[str, Any]) -> dict[str, Any]:
+    """Nested params or metrics as dotted keys into ``out`` (as ``dvc exp show`` names them)."""
     if isinstance(value, Mapping):
         for key, sub in value.items():
-            _flat(f"{prefix}.{key}" if prefix else str(key), sub, out)
+            flatten(f"{prefix}.{key}" if prefix else str(key), sub, out)
     else:
         out[prefix] = value
     return out

@@ -229,7 +229,7 @@ RANGES: dict[str, Range] = {
     "max_tokens": _COUNT, "temperature": Range(0, 2), "top_p": Range(0, 1, open_low=True),
     "seed": Range(0, integer=True, nullable=True),
     "max_prompt_tokens": Range(1, integer=True, nullable=True),
-    "attempts": _COUNT, "initial_wait_s": _SECONDS, "max_wait_s": _SECONDS,
+    "attempts": _COUNT, "initial_wait_s": _SECONDS, "max_wait_s": _SECONDS, "retries": _COUNT0,
     "timeout_s": Range(0, open_low=True), "breaker_after": _COUNT, "empty_attempts": _COUNT,
     "input_per_token": _PRICE, "output_per_token": _PRICE,
     "batch_poll_s": Range(0, open_low=True), "batch_wait_s": _SECONDS,

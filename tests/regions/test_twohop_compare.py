@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from cultureqa.compare import Experiment, compare, prediction_files
+from cultureqa.compare import Experiment, cells, compare
 
 PARAMS = {
     "model": {"id": "m1"},
@@ -18,13 +18,16 @@ PARAMS = {
 
 
 def test_the_twohop_family_is_compared_on_its_clue_predictions(tmp_path: Path) -> None:
-    assert list(prediction_files(PARAMS, "baselines.random")) == []
-    (path,) = [p for b, p in prediction_files(PARAMS, "model") if b == "twohop"]
+    assert [c for c in cells(PARAMS, "baselines.random") if c.family == "twohop"] == []
+    (cell,) = [c for c in cells(PARAMS, "model") if c.family == "twohop"]
+    (path,) = cell.paths
     assert path == "data/build/twohop/hop/clue/predictions.parquet"
+    assert cell.keys == ("case_id",) and cell.stage == "twohop_hop"
     target = tmp_path / path
     target.parent.mkdir(parents=True)
     pd.DataFrame(
         {"case_id": ["a", "b", "c", "d"], "correct": [True, False, True, True]}
     ).to_parquet(target)
     result = compare(tmp_path, [Experiment("workspace", None, PARAMS)], baseline="workspace")
-    assert result.rows[0]["twohop"].value == pytest.approx(0.75)
+    (row,) = [r for r in result.rows if r["column"] == "twohop"]
+    assert row["accuracy"].value == pytest.approx(0.75) and row["accuracy"].n == 4

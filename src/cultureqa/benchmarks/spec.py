@@ -206,7 +206,7 @@ def _parse(cfg: Mapping[str, Any]) -> BenchmarkSpec:
         raise ValueError(
             "filter_true was replaced by rows.keep: a Jinja boolean over the row "
             "(\"{{ is_valid }}\") or column conditions ({is_valid: 'True'}); "
-            "docs/benchmarks-loading.md: Row policy"
+            "docs/benchmark-configs.md: Rows"
         )
     _known_keys(cfg, _TOP_KEYS, "")
     languages = {

@@ -3,7 +3,10 @@ empty cells with their reason where a factor did not reach a family, a clean wor
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +26,7 @@ from cultureqa.compare import (
     difference,
     estimate,
     experiments,
+    measure,
     render,
 )
 
@@ -236,3 +240,29 @@ def test_missing_predictions_read_n_a_and_numbers_come_as_columns(tmp_path: Path
 def test_an_unknown_baseline_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="not an experiment here"):
         compare(tmp_path, [Experiment("workspace", None, _params("zero_shot"))], baseline="nope")
+
+
+def test_an_output_missing_from_the_dvc_cache_reads_n_a(tmp_path: Path) -> None:
+    """A fresh clone before `dvc pull`: the directory output's listing is not in the local cache.
+    DVC raises its own DataIndexDirError there, not an OSError; the cell reads n/a, no traceback."""
+    env = {**os.environ, "DVC_NO_ANALYTICS": "1", "GIT_AUTHOR_NAME": "t", "GIT_COMMITTER_NAME": "t",
+           "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_EMAIL": "t@t",
+           "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}  # fmt: skip
+
+    def run(*args: str) -> str:
+        done = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True,
+                              check=False, timeout=120)  # fmt: skip
+        assert done.returncode == 0, done.stderr[-1000:]
+        return done.stdout
+
+    _indoculture(tmp_path, MCQ, 5)
+    run("git", "init", "-q")
+    run("dvc", "init", "-q")
+    run("dvc", "add", "-q", "data/eval/indoculture/model")
+    run("git", "add", "-A")
+    run("git", "commit", "-qm", "predictions")
+    rev = run("git", "rev-parse", "HEAD").strip()
+    shutil.rmtree(tmp_path / ".dvc" / "cache")
+    shutil.rmtree(tmp_path / "data" / "eval")
+    found = measure(tmp_path, Experiment("main", rev, _params("zero_shot")), "model")
+    assert found["indoculture"].rows is None and found["indoculture"].missing == "n/a"

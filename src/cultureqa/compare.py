@@ -181,11 +181,13 @@ class _Reader:
 
 def measure(root: Path, exp: Experiment, slot: str) -> dict[str, Measured]:
     """Per cell column: the rows (keys and correctness) the experiment has, or why not."""
+    from dvc_data.index.index import DataIndexError  # a directory output not in the cache
+
     reader, out = _Reader(root, exp.rev), {}
     for cell in cells(exp.params, slot):
         try:
             frames = [reader.read(path) for path in cell.paths]
-        except (OSError, KeyError):  # not run, or not in the local DVC cache
+        except (OSError, KeyError, DataIndexError):  # not run, or not in the local DVC cache
             out[cell.column] = Measured(cell, None, NOT_AVAILABLE)
             continue
         rows = pd.concat(frames, ignore_index=True)

@@ -88,7 +88,7 @@ def benchmark_yaml(name: str, proposal: Proposal, path: str, language: str, root
         config["prompt_fallback"] = fallback
     config["slices"] = proposal.slices
     config["expectations"] = "expectations/generic_mcq_items.json"
-    header = "# Written by `cultureqa benchmark add`; edit freely (README: Add a benchmark).\n"
+    header = "# Written by `cultureqa benchmark add`; edit freely (docs/benchmark-configs.md).\n"
     return header + yaml.safe_dump(config, sort_keys=False, allow_unicode=True, width=100)
 
 

@@ -205,7 +205,8 @@ def _parse(cfg: Mapping[str, Any]) -> BenchmarkSpec:
     if "filter_true" in cfg:
         raise ValueError(
             "filter_true was replaced by rows.keep: a Jinja boolean over the row "
-            "(\"{{ is_valid }}\") or column conditions ({is_valid: 'True'}); README: Row policy"
+            "(\"{{ is_valid }}\") or column conditions ({is_valid: 'True'}); "
+            "docs/benchmark-configs.md: Rows"
         )
     _known_keys(cfg, _TOP_KEYS, "")
     languages = {

@@ -93,7 +93,7 @@ class Skip:
 
 
 class Family(Protocol):
-    """What a benchmark family supplies; see the README ("Adding a benchmark family")."""
+    """What a benchmark family supplies; see docs/benchmark-configs.md, "A new benchmark family"."""
 
     @property
     def benchmark(self) -> str:

@@ -64,7 +64,9 @@ def find_format(answer: pd.Series, rows: list[list[str]], column: str, origin: s
         found.notes.append("golds run 1…k (none is 0, some is k): shifted to 0-based")
     numbers = [int(float(p)) for g, _ in pairs for p in g if _INT.fullmatch(p)]
     if best == "index" and numbers and min(numbers) > 0:
-        found.notes.append("no sampled gold is 0: if the golds are 1-based, subtract 1 (README)")
+        found.notes.append(
+            "no sampled gold is 0: if the golds are 1-based, subtract 1 (docs/benchmark-configs.md)"
+        )
     return found
 
 

@@ -83,7 +83,7 @@ def find_options(
     raise SourceError(
         origin,
         f"cannot tell which field(s) hold the options (fields: {sorted(free)}); "
-        "write conf/benchmark/<name>.yaml by hand (README: Add a benchmark by config)",
+        "write conf/benchmark/<name>.yaml by hand (docs/benchmark-configs.md)",
     )
 
 

@@ -45,7 +45,7 @@ def propose(sample: Sample, language: str = "en") -> Proposal:
         raise SourceError(
             origin,
             f"cannot tell which field holds the answer (fields: {sorted(fields)}); "
-            "write conf/benchmark/<name>.yaml by hand (README: Add a benchmark by config)",
+            "write conf/benchmark/<name>.yaml by hand (docs/benchmark-configs.md)",
         )
     options = find_options(fields, fields[answer], {answer, *sample.captures}, origin)
     question = find_question(fields, {answer, *options.used, *sample.captures}, origin, language)

@@ -72,7 +72,7 @@ def _longest_text(fields: dict[str, pd.Series], origin: str) -> str:
         raise SourceError(
             origin,
             f"cannot tell which field holds the question (text fields: {sorted(fields)}); "
-            "write conf/benchmark/<name>.yaml by hand (README: Add a benchmark by config)",
+            "write conf/benchmark/<name>.yaml by hand (docs/benchmark-configs.md)",
         )
     return max(candidates, key=lambda k: candidates[k])
 

@@ -34,7 +34,7 @@ class Trial:
             line += f" ({self.skipped} more skipped by rows.keep)"
         if self.dropped:
             reasons = ", ".join(f"{k} {v}" for k, v in sorted(self.dropped.items()))
-            line += f"; not loadable: {reasons} (README: Rows)"
+            line += f"; not loadable: {reasons} (docs/benchmark-configs.md: Rows)"
         return line
 
 

@@ -1,0 +1,200 @@
+"""Find each item's language: a path capture or a column whose every value names a language.
+
+A benchmark published as one file per language (``data/{lang}.tsv``) or with a language column
+would otherwise be tagged with the one ``--language`` given, so Sundanese items would be sliced
+and prompted as Indonesian. A capture or column counts only when *every* value it takes is a
+language code or name in :data:`LANGUAGES` (``su``, ``sun``, ``Sundanese``, ``id-ID``); split
+names (``train``/``test``) and topics never are. The table is explicit rather than all of
+ISO 639-2/3 because those lists make ordinary words codes (``war`` is Waray, ``sad`` Sandawe,
+``men`` Mende): a value must be a code or name of a language listed here, and a capture or
+column must consist of such values entirely.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from cultureqa.benchmarks.sniff.fields import texts
+
+LANGUAGES: dict[str, tuple[str, ...]] = {
+    # code: other codes (ISO 639-2/T and /B, 639-3) and names (English, endonym), lowercased
+    "en": ("eng", "english"),
+    "id": ("ind", "indonesian", "bahasa indonesia"),
+    "ms": ("msa", "may", "zsm", "malay", "bahasa melayu", "bahasa malaysia"),
+    "jv": ("jav", "javanese", "basa jawa", "bahasa jawa"),
+    "su": ("sun", "sundanese", "basa sunda", "bahasa sunda"),
+    "ban": ("balinese", "basa bali", "bahasa bali"),
+    "min": ("minangkabau", "minang", "baso minang"),
+    "bug": ("buginese", "bugis"),
+    "mad": ("madurese",),
+    "ace": ("acehnese", "achinese"),
+    "bjn": ("banjar", "banjarese"),
+    "bbc": ("batak toba",),
+    "tl": ("tgl", "tagalog"),
+    "fil": ("filipino",),
+    "ceb": ("cebuano",),
+    "vi": ("vie", "vietnamese", "tiếng việt"),
+    "th": ("tha", "thai"),
+    "my": ("mya", "bur", "burmese"),
+    "km": ("khm", "khmer"),
+    "lo": ("lao",),
+    "zh": ("zho", "chi", "cmn", "chinese", "mandarin", "中文", "汉语"),
+    "yue": ("cantonese",),
+    "ja": ("jpn", "japanese", "日本語"),
+    "ko": ("kor", "korean", "한국어"),
+    "hi": ("hin", "hindi"),
+    "bn": ("ben", "bengali", "bangla"),
+    "ta": ("tam", "tamil"),
+    "te": ("tel", "telugu"),
+    "mr": ("mar", "marathi"),
+    "ur": ("urd", "urdu"),
+    "ar": ("ara", "arabic"),
+    "fa": ("fas", "per", "persian", "farsi"),
+    "tr": ("tur", "turkish", "türkçe"),
+    "he": ("heb", "hebrew"),
+    "ru": ("rus", "russian"),
+    "uk": ("ukr", "ukrainian"),
+    "pl": ("pol", "polish"),
+    "cs": ("ces", "cze", "czech"),
+    "de": ("deu", "ger", "german", "deutsch"),
+    "fr": ("fra", "fre", "french", "français"),
+    "es": ("spa", "spanish", "español"),
+    "pt": ("por", "portuguese", "português"),
+    "it": ("ita", "italian", "italiano"),
+    "nl": ("nld", "dut", "dutch"),
+    "sv": ("swe", "swedish"),
+    "da": ("dan", "danish"),
+    "fi": ("fin", "finnish"),
+    "el": ("ell", "gre", "greek"),
+    "hu": ("hun", "hungarian"),
+    "ro": ("ron", "rum", "romanian"),
+    "sw": ("swa", "swahili", "kiswahili"),
+    "am": ("amh", "amharic"),
+    "yo": ("yor", "yoruba"),
+    "ha": ("hau", "hausa"),
+    "zu": ("zul", "zulu"),
+    "af": ("afr", "afrikaans"),
+}
+_CODES = {name: code for code, names in LANGUAGES.items() for name in (code, *names)}
+_REGION = re.compile(r"^(?P<base>[a-z]{2,3})(?:[-_][A-Za-z0-9]{2,8})+$")
+"""``en-US``, ``zh_Hant_TW``: a language with a region or script."""
+LANGUAGE_NAMES = ("lang", "language", "languages", "bahasa", "locale", "lng", "언어")
+"""Names that say a field holds a language (a note when its values are not ones add knows)."""
+MAX_COLUMN_LANGUAGES = 50
+
+
+def language_code(value: str) -> str | None:
+    """The code ``value`` names (``Sundanese`` → ``su``, ``id-ID`` → ``id``), or None."""
+    shown = " ".join(value.strip().split())
+    folded = shown.lower()
+    if folded in _CODES:
+        return _CODES[folded]
+    match = _REGION.match(shown)
+    if match is not None and match["base"].lower() in _CODES:
+        return _CODES[match["base"].lower()]
+    return None
+
+
+@dataclass(frozen=True)
+class ItemLanguage:
+    """The field each item's language comes from, and what its values map to."""
+
+    expr: str
+    kind: str
+    """``path capture`` or ``column``."""
+    values: dict[str, str]
+    """Every value seen → its code."""
+
+    @property
+    def codes(self) -> list[str]:
+        """The languages found, sorted."""
+        return sorted(set(self.values.values()))
+
+    def config(self) -> str | dict[str, Any]:
+        """``columns.language``: the field, with ``values`` for those that are not codes."""
+        mapped = {raw: code for raw, code in sorted(self.values.items()) if raw != code}
+        return {"from": self.expr, "values": mapped} if mapped else self.expr
+
+    def shown(self) -> str:
+        """The field and its values for a note: ``path capture 'lang' (sundanese → su, …)``."""
+        pairs = ", ".join(raw if raw == code else f"{raw} → {code}"
+                          for raw, code in sorted(self.values.items()))  # fmt: skip
+        where = f"{{{self.expr}}}" if self.kind == "path capture" else f"'{self.expr}'"
+        return f"{self.kind} {where} ({pairs})"
+
+
+@dataclass
+class Found:
+    """The item language, if any, and the notes on fields named as languages that are not."""
+
+    language: ItemLanguage | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def find_item_language(
+    fields: dict[str, pd.Series], captures: dict[str, list[str]], exclude: set[str]
+) -> Found:
+    """A path capture (all its values over every file), else a top-level column.
+
+    Args:
+        fields: every field of the sample.
+        captures: each path capture with its values over all files of the pattern.
+        exclude: fields a role reads (question, options, answer, id).
+    """
+    found = Found()
+    for name, seen in captures.items():
+        values = _all_languages(seen)
+        if values is not None:
+            found.language = found.language or ItemLanguage(name, "path capture", values)
+        elif _named(name):
+            found.notes.append(_not_known(f"path capture {{{name}}}", seen))
+    for name, series in fields.items():
+        if name in exclude or name in captures or "." in name:
+            continue
+        values = _column(series, _named(name))
+        if values is not None:
+            found.language = found.language or ItemLanguage(name, "column", values)
+        elif _named(name) and series.map(lambda v: isinstance(v, str)).all():
+            found.notes.append(_not_known(f"column '{name}'", list(texts(series))))
+    return found
+
+
+def _named(name: str) -> bool:
+    return name.lower().replace("-", "_").split("_")[-1] in LANGUAGE_NAMES
+
+
+def _all_languages(seen: list[str]) -> dict[str, str] | None:
+    if not seen:
+        return None
+    values = {str(v).strip(): language_code(str(v)) for v in seen}
+    if not all(values.values()):
+        return None
+    return {raw: code for raw, code in values.items() if code is not None}
+
+
+def _column(series: pd.Series, named: bool) -> dict[str, str] | None:
+    """A column of languages: no blank cell, every value a language, at least two of them.
+
+    One value repeated counts only under a language name: alone, ``no`` may be a word.
+    """
+    if not series.map(lambda v: isinstance(v, str)).all():
+        return None
+    shown = texts(series)
+    if len(shown) < len(series) or shown.nunique() > MAX_COLUMN_LANGUAGES:
+        return None
+    values = _all_languages(sorted(set(shown)))
+    if values is None or (not named and len(set(values.values())) < 2):
+        return None
+    return values
+
+
+def _not_known(where: str, seen: list[str]) -> str:
+    unknown = sorted({v for v in map(str, seen) if language_code(v) is None})
+    shown = ", ".join(unknown[:5]) + (", …" if len(unknown) > 5 else "")
+    return (f"{where} is named as a language but holds values add does not know as languages "
+            f"({shown}): not proposed as columns.language; map them by hand with "
+            "columns.language: {from: …, values: {…}} (docs/benchmarks-loading.md)")  # fmt: skip

@@ -154,6 +154,59 @@ def test_a_language_the_items_contradict_is_one_line(tmp_path: Path) -> None:
     assert all(i.language != "en" for batch in _items(drafted).values() for i in batch)
 
 
+CJK = {  # Korean and Chinese rows of our own, and the same questions in English
+    "ko": [("김치의 주재료는 무엇입니까?", "배추", "쌀", "콩", "A"),
+           ("한복은 어느 나라의 옷입니까?", "일본", "한국", "중국", "B")],
+    "zh": [("端午节吃什么？", "月饼", "汤圆", "粽子", "C"),
+           ("京剧起源于哪个城市？", "北京", "上海", "广州", "A")],
+    "en": [("What is the main ingredient of kimchi?", "cabbage", "rice", "beans", "A"),
+           ("Which dish is eaten at the Dragon Boat Festival?", "mooncake", "tangyuan",
+            "zongzi", "C")],
+}  # fmt: skip
+
+
+def test_questions_in_their_script_make_a_capture_languages(tmp_path: Path) -> None:
+    source = str(tmp_path / "{lang}" / "test.tsv")
+    for lang, rows in CJK.items():
+        _tsv(tmp_path / lang / "test.tsv", rows)
+    drafted = draft(ROOT, "planted", source, None)
+    assert drafted.proposal.columns["language"] == "lang"
+    assert {k: len(v) for k, v in _items(drafted).items()} == {"en": 2, "ko": 2, "zh": 2}
+
+
+def test_a_culture_in_english_questions_is_no_language(tmp_path: Path) -> None:
+    """``{culture}/test.tsv`` named ko and zh, every question in English: not their language."""
+    for culture in ("ko", "zh"):
+        _tsv(tmp_path / culture / "test.tsv", CJK["en"])
+    drafted = draft(ROOT, "planted", str(tmp_path / "{culture}" / "test.tsv"), "en")
+    assert "language" not in drafted.proposal.columns
+    assert ("path capture 'culture' names languages (ko, zh) but only 0% of the questions tagged "
+            "ko are in its script: not each item's language (it may say what an item is about)"
+            ) in drafted.proposal.notes  # fmt: skip
+    assert {k: len(v) for k, v in _items(drafted).items()} == {"en": 4}
+
+
+@pytest.mark.parametrize(
+    ("column", "values"),
+    [("culture", ("Malay", "Indonesian")), ("country", ("ID", "DE"))],
+)
+def test_a_column_of_language_names_or_country_codes_needs_a_language_name(
+    tmp_path: Path, column: str, values: tuple[str, str]
+) -> None:
+    rows = [(*row, values[n % 2]) for n, row in enumerate(ROWS["en"] + ROWS["en"])]
+    rows = [(f"{q} ({n})", *rest) for n, (q, *rest) in enumerate(rows)]
+    _tsv(tmp_path / "one.tsv", rows, column)
+    drafted = draft(ROOT, "planted", str(tmp_path / "one.tsv"), "en")
+    assert "language" not in drafted.proposal.columns
+    assert any(n.startswith(f"column '{column}' holds language names or codes (")
+               and "not proposed as each item's language" in n
+               for n in drafted.proposal.notes)  # fmt: skip
+    assert list(drafted.spec.languages) == ["en"]
+    renamed = tmp_path / "renamed.tsv"  # the plant: the same values under a language's name
+    renamed.write_text((tmp_path / "one.tsv").read_text().replace(column, "lang_code"))
+    assert "language" in draft(ROOT, "planted", str(renamed), "en").proposal.columns
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A scratch copy of the project, as ``test_cli`` makes it."""

@@ -8,6 +8,14 @@ names (``train``/``test``) and topics never are. The table is explicit rather th
 ISO 639-2/3 because those lists make ordinary words codes (``war`` is Waray, ``sad`` Sandawe,
 ``men`` Mende): a value must be a code or name of a language listed here, and a capture or
 column must consist of such values entirely.
+
+A column is stricter than a capture, because a culture benchmark often has a column naming the
+culture an item is about (``Korean``, ``Indonesian``) in questions all written in English, and
+country codes (``ID``, ``MY``) look like language codes. So a column is a language when its name
+says so, or else only when it holds lowercase codes or tags (``id``, ``en-us``); a column of
+language names under another name is a note. Whatever the source, a language with a script of
+its own (Korean, Chinese, Thai, …) must have that script in the questions tagged with it, or the
+field describes something else.
 """
 
 from __future__ import annotations
@@ -80,6 +88,19 @@ LANGUAGES: dict[str, tuple[str, ...]] = {
     "af": ("afr", "afrikaans"),
 }
 _CODES = {name: code for code, names in LANGUAGES.items() for name in (code, *names)}
+_NAMES = {n for names in LANGUAGES.values() for n in names if not re.fullmatch(r"[a-z]{2,3}", n)}
+_HAN, _KANA = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff", "\u3040-\u30ff"
+SCRIPTS = {
+    "zh": _HAN, "yue": _HAN, "ja": _HAN + _KANA, "ko": "\u1100-\u11ff\u3130-\u318f\uac00-\ud7af",
+    "th": "\u0e00-\u0e7f", "lo": "\u0e80-\u0eff", "km": "\u1780-\u17ff", "my": "\u1000-\u109f",
+    "ar": "\u0600-\u06ff", "fa": "\u0600-\u06ff", "ur": "\u0600-\u06ff", "he": "\u0590-\u05ff",
+    "ru": "\u0400-\u04ff", "uk": "\u0400-\u04ff", "el": "\u0370-\u03ff", "hi": "\u0900-\u097f",
+    "mr": "\u0900-\u097f", "bn": "\u0980-\u09ff", "ta": "\u0b80-\u0bff", "te": "\u0c00-\u0c7f",
+    "am": "\u1200-\u137f",
+}  # fmt: skip
+"""Unicode blocks of the languages with a script of their own (the others are written in Latin)."""
+MIN_SCRIPT_SHARE = 0.5
+"""Least share of a language's questions that must contain its script."""
 _REGION = re.compile(r"^(?P<base>[a-z]{2,3})(?:[-_][A-Za-z0-9]{2,8})+$")
 """``en-US``, ``zh_Hant_TW``: a language with a region or script."""
 LANGUAGE_NAMES = ("lang", "language", "languages", "bahasa", "locale", "lng", "언어")
@@ -121,10 +142,8 @@ class ItemLanguage:
 
     def shown(self) -> str:
         """The field and its values for a note: ``path capture 'lang' (sundanese → su, …)``."""
-        pairs = ", ".join(raw if raw == code else f"{raw} → {code}"
-                          for raw, code in sorted(self.values.items()))  # fmt: skip
         where = f"{{{self.expr}}}" if self.kind == "path capture" else f"'{self.expr}'"
-        return f"{self.kind} {where} ({pairs})"
+        return f"{self.kind} {where} ({_pairs(self.values)})"
 
 
 @dataclass
@@ -136,7 +155,10 @@ class Found:
 
 
 def find_item_language(
-    fields: dict[str, pd.Series], captures: dict[str, list[str]], exclude: set[str]
+    fields: dict[str, pd.Series],
+    captures: dict[str, list[str]],
+    exclude: set[str],
+    questions: pd.Series,
 ) -> Found:
     """A path capture (all its values over every file), else a top-level column.
 
@@ -144,27 +166,71 @@ def find_item_language(
         fields: every field of the sample.
         captures: each path capture with its values over all files of the pattern.
         exclude: fields a role reads (question, options, answer, id).
+        questions: each sampled row's question text, for the script check.
     """
     found = Found()
+    candidates: list[ItemLanguage] = []
     for name, seen in captures.items():
         values = _all_languages(seen)
         if values is not None:
-            found.language = found.language or ItemLanguage(name, "path capture", values)
+            candidates.append(ItemLanguage(name, "path capture", values))
         elif _named(name):
             found.notes.append(_not_known(f"path capture {{{name}}}", seen))
     for name, series in fields.items():
         if name in exclude or name in captures or "." in name:
             continue
         values = _column(series, _named(name))
-        if values is not None:
-            found.language = found.language or ItemLanguage(name, "column", values)
+        if values is not None and (_named(name) or _codes_only(values)):
+            candidates.append(ItemLanguage(name, "column", values))
+        elif values is not None:
+            found.notes.append(f"column '{name}' holds language names or codes ({_pairs(values)}) "
+                               "but is not named as a language (it may say what culture or "
+                               "country an item is about): not proposed as each item's language; "
+                               f"if it is, declare columns.language: {{from: {name}, values: "
+                               "{…}}")  # fmt: skip
         elif _named(name) and series.map(lambda v: isinstance(v, str)).all():
             found.notes.append(_not_known(f"column '{name}'", list(texts(series))))
+    for candidate in candidates:
+        wrong = _script_mismatch(candidate, fields, questions)
+        if wrong:
+            found.notes.append(wrong)
+        elif found.language is None:
+            found.language = candidate
     return found
 
 
+def _script_mismatch(
+    candidate: ItemLanguage, fields: dict[str, pd.Series], questions: pd.Series
+) -> str | None:
+    """A note when questions tagged with a language of its own script lack that script."""
+    raw = fields[candidate.expr].map(lambda v: str(v).strip())
+    codes = raw.map(candidate.values)
+    for code in candidate.codes:
+        if code not in SCRIPTS:
+            continue
+        asked = questions[codes == code].map(str)
+        share = asked.str.contains(f"[{SCRIPTS[code]}]").mean() if len(asked) else 1.0
+        if share < MIN_SCRIPT_SHARE:
+            named = _pairs(candidate.values)
+            return (f"{candidate.kind} '{candidate.expr}' names languages ({named}) but only "
+                    f"{share:.0%} of the questions tagged {code} are in its script: not each "
+                    "item's language (it may say what an item is about)")  # fmt: skip
+    return None
+
+
+def _pairs(values: dict[str, str]) -> str:
+    return ", ".join(
+        raw if raw == code else f"{raw} → {code}" for raw, code in sorted(values.items())
+    )
+
+
+def _codes_only(values: dict[str, str]) -> bool:
+    """Lowercase codes or tags (``id``, ``en-us``): not names, not country codes (``ID``)."""
+    return all(raw == raw.lower() and raw not in _NAMES for raw in values)
+
+
 def _named(name: str) -> bool:
-    return name.lower().replace("-", "_").split("_")[-1] in LANGUAGE_NAMES
+    return any(part in LANGUAGE_NAMES for part in re.split(r"[\W_]+", name.lower()))
 
 
 def _all_languages(seen: list[str]) -> dict[str, str] | None:

@@ -73,7 +73,8 @@ def propose(sample: Sample, language: str | None = None) -> Proposal:
     roles = {"question": question.expr, "options": _one(options.config)}
     taken |= {columns["id"]} if columns["id"] else set()
     captured = {c: sorted({got[c] for _, got in sample.files}) for c in sample.captures}
-    found = find_item_language(fields, captured, taken)
+    asked = pd.DataFrame({u: fields[u].map(str) for u in question.used}).agg(" ".join, axis=1)
+    found = find_item_language(fields, captured, taken, asked)
     if found.language is not None:
         columns["language"] = found.language.config()
         taken.add(found.language.expr)

@@ -186,6 +186,28 @@ def test_a_culture_in_english_questions_is_no_language(tmp_path: Path) -> None:
     assert {k: len(v) for k, v in _items(drafted).items()} == {"en": 4}
 
 
+def test_a_file_in_another_script_among_english_ones_is_a_note(tmp_path: Path) -> None:
+    """No capture names the language (``{part}``: topics), so all items are 'en', and it says so."""
+    _tsv(tmp_path / "dishes.tsv", CJK["en"])
+    _tsv(tmp_path / "festivals.tsv", CJK["zh"])
+    drafted = draft(ROOT, "planted", str(tmp_path / "{part}.tsv"), None)
+    assert "language" not in drafted.proposal.columns
+    assert (
+        "2 of 4 sampled questions are written in another script (2 in Han (zh/yue/ja)) but "
+        "every item is tagged 'en': give items their own language with columns.language (a "
+        "path capture or column; docs/benchmarks-loading.md)"
+    ) in drafted.proposal.notes
+    ko = draft(ROOT, "planted", str(tmp_path / "dishes.tsv"), "ko")
+    assert (
+        "only 0 of 2 sampled questions are in the script of 'ko' (Hangul): check --language"
+        in ko.proposal.notes
+    )
+    assert not any(
+        "script" in n
+        for n in draft(ROOT, "planted", str(tmp_path / "dishes.tsv"), "en").proposal.notes
+    )
+
+
 @pytest.mark.parametrize(
     ("column", "values"),
     [("culture", ("Malay", "Indonesian")), ("country", ("ID", "DE"))],

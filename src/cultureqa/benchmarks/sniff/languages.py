@@ -89,18 +89,34 @@ LANGUAGES: dict[str, tuple[str, ...]] = {
 }
 _CODES = {name: code for code, names in LANGUAGES.items() for name in (code, *names)}
 _NAMES = {n for names in LANGUAGES.values() for n in names if not re.fullmatch(r"[a-z]{2,3}", n)}
-_HAN, _KANA = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff", "\u3040-\u30ff"
+SCRIPT_BLOCKS = {
+    "Han": ("\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff", ("zh", "yue", "ja")),
+    "Kana": ("\u3040-\u30ff", ("ja",)),
+    "Hangul": ("\u1100-\u11ff\u3130-\u318f\uac00-\ud7af", ("ko",)),
+    "Thai": ("\u0e00-\u0e7f", ("th",)),
+    "Lao": ("\u0e80-\u0eff", ("lo",)),
+    "Khmer": ("\u1780-\u17ff", ("km",)),
+    "Myanmar": ("\u1000-\u109f", ("my",)),
+    "Arabic": ("\u0600-\u06ff", ("ar", "fa", "ur")),
+    "Hebrew": ("\u0590-\u05ff", ("he",)),
+    "Cyrillic": ("\u0400-\u04ff", ("ru", "uk")),
+    "Greek": ("\u0370-\u03ff", ("el",)),
+    "Devanagari": ("\u0900-\u097f", ("hi", "mr")),
+    "Bengali": ("\u0980-\u09ff", ("bn",)),
+    "Tamil": ("\u0b80-\u0bff", ("ta",)),
+    "Telugu": ("\u0c00-\u0c7f", ("te",)),
+    "Ethiopic": ("\u1200-\u137f", ("am",)),
+}
+"""Unicode blocks of the scripts of their own, with the languages written in them (the other
+languages of :data:`LANGUAGES` are written in Latin)."""
 SCRIPTS = {
-    "zh": _HAN, "yue": _HAN, "ja": _HAN + _KANA, "ko": "\u1100-\u11ff\u3130-\u318f\uac00-\ud7af",
-    "th": "\u0e00-\u0e7f", "lo": "\u0e80-\u0eff", "km": "\u1780-\u17ff", "my": "\u1000-\u109f",
-    "ar": "\u0600-\u06ff", "fa": "\u0600-\u06ff", "ur": "\u0600-\u06ff", "he": "\u0590-\u05ff",
-    "ru": "\u0400-\u04ff", "uk": "\u0400-\u04ff", "el": "\u0370-\u03ff", "hi": "\u0900-\u097f",
-    "mr": "\u0900-\u097f", "bn": "\u0980-\u09ff", "ta": "\u0b80-\u0bff", "te": "\u0c00-\u0c7f",
-    "am": "\u1200-\u137f",
-}  # fmt: skip
-"""Unicode blocks of the languages with a script of their own (the others are written in Latin)."""
+    code: "".join(block for block, codes in SCRIPT_BLOCKS.values() if code in codes)
+    for code in {c for _, codes in SCRIPT_BLOCKS.values() for c in codes}
+}
 MIN_SCRIPT_SHARE = 0.5
 """Least share of a language's questions that must contain its script."""
+WRITTEN_IN = 0.3
+"""Least share of a question's letters in a script for the question to be written in it."""
 _REGION = re.compile(r"^(?P<base>[a-z]{2,3})(?:[-_][A-Za-z0-9]{2,8})+$")
 """``en-US``, ``zh_Hant_TW``: a language with a region or script."""
 LANGUAGE_NAMES = ("lang", "language", "languages", "bahasa", "locale", "lng", "언어")
@@ -264,3 +280,39 @@ def _not_known(where: str, seen: list[str]) -> str:
     return (f"{where} is named as a language but holds values add does not know as languages "
             f"({shown}): not proposed as columns.language; map them by hand with "
             "columns.language: {from: …, values: {…}} (docs/benchmarks-loading.md)")  # fmt: skip
+
+
+def written_in(question: str) -> str | None:
+    """The script of its own a question is written in (:data:`SCRIPT_BLOCKS`); None: Latin."""
+    letters = [c for c in question if c.isalpha()]
+    if not letters:
+        return None
+    for script, (block, _) in SCRIPT_BLOCKS.items():
+        share = len(re.findall(f"[{block}]", question)) / len(letters)
+        if share >= WRITTEN_IN:
+            return script
+    return None
+
+
+def one_language_note(questions: pd.Series, language: str) -> str | None:
+    """A note when the questions every item is tagged ``language`` for are in another script.
+
+    With one language for all items, a Chinese file among English ones would be evaluated and
+    sliced as English without a word; its script shows it.
+    """
+    scripts = questions.map(lambda q: written_in(str(q)))
+    own = {name for name, (_, codes) in SCRIPT_BLOCKS.items() if language in codes}
+    other = scripts[scripts.notna() & ~scripts.isin(own)]
+    total = len(questions)
+    if len(other):
+        shown = ", ".join(f"{n} in {script} ({'/'.join(SCRIPT_BLOCKS[script][1])})"
+                          for script, n in other.value_counts().items())  # fmt: skip
+        return (f"{len(other)} of {total} sampled questions are written in another script "
+                f"({shown}) but every item is tagged '{language}': give items their own "
+                "language with columns.language (a path capture or column; "
+                "docs/benchmarks-loading.md)")  # fmt: skip
+    mine = int(scripts.isin(own).sum())
+    if own and total and mine / total < MIN_SCRIPT_SHARE:
+        return (f"only {mine} of {total} sampled questions are in the script of '{language}' "
+                f"({', '.join(sorted(own))}): check --language")  # fmt: skip
+    return None

@@ -17,7 +17,11 @@ from cultureqa.benchmarks.sniff.answers import Answers, find_format
 from cultureqa.benchmarks.sniff.fields import ANSWER_NAMES, fields_of, leaf, pick
 from cultureqa.benchmarks.sniff.ids import find_id, is_id_name
 from cultureqa.benchmarks.sniff.instruction import find_instruction
-from cultureqa.benchmarks.sniff.languages import ItemLanguage, find_item_language
+from cultureqa.benchmarks.sniff.languages import (
+    ItemLanguage,
+    find_item_language,
+    one_language_note,
+)
 from cultureqa.benchmarks.sniff.metadata import find_extras
 from cultureqa.benchmarks.sniff.options import Options, find_options
 from cultureqa.benchmarks.sniff.question import find_question, ref
@@ -85,6 +89,8 @@ def propose(sample: Sample, language: str | None = None) -> Proposal:
         columns["metadata_types"] = extras.types
     notes = [*sample.notes, *question.notes, *label_notes, *answers.notes, *extras.notes]
     notes += [*found.notes, *_language_notes(found.language, language, extras.languages)]
+    if found.language is None:
+        notes += filter(None, [one_language_note(asked, fallback)])
     if found.language is not None:
         extras.languages = {}
         if len(found.language.codes) > 1:

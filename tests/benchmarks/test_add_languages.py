@@ -94,6 +94,9 @@ def test_one_folder_per_language_code_needs_no_mapping(tmp_path: Path) -> None:
     assert drafted.proposal.columns["language"] == "lang"
     assert _languages_of(_items(drafted)) == _questions()
     assert not any(n.startswith("--language") for n in drafted.proposal.notes)  # id is one
+    assert ("language: each item its own, from path capture {lang} (en, id, su): "
+            "columns.language, languages en, id, su (not --language id for all)"
+            ) in drafted.proposal.notes  # fmt: skip
 
 
 def test_a_language_column_in_one_file(tmp_path: Path) -> None:

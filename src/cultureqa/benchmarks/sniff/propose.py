@@ -127,8 +127,9 @@ def _language_notes(
         return [f"language: every item is '{given or DEFAULT_LANGUAGE}' ({why}); no path "
                 "capture or column holds language codes or names"]  # fmt: skip
     codes = ", ".join(found.codes)
+    rather = f" (not --language {given} for all)" if given in found.codes else ""
     notes = [f"language: each item its own, from {found.shown()}: columns.language, languages "
-             f"{codes}" + (f" (--language {given} unused)" if given else "")]  # fmt: skip
+             f"{codes}{rather}"]  # fmt: skip
     if given and given not in found.codes:
         notes.append(f"--language {given} conflicts with the languages the items carry ({codes}, "
                      f"from {found.kind} '{found.expr}'): each item is tagged with its own, "

@@ -111,6 +111,23 @@ def test_a_language_column_in_one_file(tmp_path: Path) -> None:
     assert _languages_of(_items(drafted)) == _questions()
 
 
+def test_translation_columns_beside_a_language_column_are_a_note(tmp_path: Path) -> None:
+    """Items with their own language cannot also be each row in every language: a note says so."""
+    rows = [(*row, f"{row[0]} (en)", lang) for lang, batch in ROWS.items() for row in batch]
+    path = tmp_path / "both.tsv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [f"{HEADER}\tquestion_en\tlanguage"] + ["\t".join(r) for r in rows]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    drafted = draft(ROOT, "planted", str(path), None)
+    assert drafted.proposal.columns["language"] == "language"
+    assert drafted.proposal.languages == {} and list(drafted.spec.languages) == ["en", "id", "su"]
+    assert (
+        "question_en: translations beside the question not proposed, since each item has one "
+        "language; declare them by hand without columns.language"
+    ) in drafted.proposal.notes
+    assert _languages_of(_items(drafted)) == _questions()
+
+
 def test_split_and_topic_captures_and_columns_are_never_languages(tmp_path: Path) -> None:
     topics = ("food", "dance", "house", "food")
     for split in ("train", "test", "validation"):

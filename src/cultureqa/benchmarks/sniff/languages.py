@@ -157,7 +157,7 @@ class ItemLanguage:
         return {"from": self.expr, "values": mapped} if mapped else self.expr
 
     def shown(self) -> str:
-        """The field and its values for a note: ``path capture 'lang' (sundanese → su, …)``."""
+        """The field and its values for a note: ``path capture {lang} (sundanese → su, …)``."""
         where = f"{{{self.expr}}}" if self.kind == "path capture" else f"'{self.expr}'"
         return f"{self.kind} {where} ({_pairs(self.values)})"
 

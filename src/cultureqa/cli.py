@@ -64,9 +64,15 @@ def _parser() -> argparse.ArgumentParser:
     add.add_argument(
         "--from", dest="source", required=True,
         help="CSV/TSV/JSON(L)/Parquet file, HF dataset folder, or a pattern of files "
-        "('data/raw/{island}/{topic}.json': the names in braces become metadata)",
+        "('data/raw/{island}/{topic}.json': the names in braces become metadata, or each "
+        "item's language when their values are languages)",
     )  # fmt: skip
-    add.add_argument("--language", default="en", help="language of the questions (default en)")
+    add.add_argument(
+        "--language",
+        default=None,
+        help="language of every item when no path capture or column gives each its own "
+        "(default en); a conflict with the detected languages is a note",
+    )
     add.add_argument("--no-test", action="store_true", help="skip the contract test")
     add.set_defaults(func=_add)
     check = verbs.add_parser("check", help="run validate's checks on a benchmark")

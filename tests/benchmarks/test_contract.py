@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from omegaconf import OmegaConf
 
+from cultureqa.benchmarks.fixture import fixture_size
 from cultureqa.benchmarks.load import items_frame
 from cultureqa.benchmarks.regions import region_namer
 from cultureqa.benchmarks.spec import BenchmarkSpec
@@ -57,9 +58,13 @@ def test_benchmark_contract(config: Path) -> None:
     items, _, _ = load_benchmark_items(spec, ROOT)
     baseline = RandomBaseline("random", 0)
     namer = region_namer(spec.location.region_names)
+    per_item = spec.columns.language is not None  # five rows over the languages, each one in
     for setting in spec.settings:
         batch = items[setting.language]
-        assert len(batch) == 5, "fixtures have exactly five rows"
+        if per_item:
+            assert batch, f"the fixture has no {setting.language} item"
+        else:
+            assert len(batch) == 5, "fixtures have exactly five rows"
         for item in batch:
             assert item.question.strip() and len(item.options) >= 2
             assert all(isinstance(o, str) and o for o in item.options)
@@ -84,7 +89,10 @@ def test_benchmark_contract(config: Path) -> None:
         frame = asyncio.run(run_setting(baseline, batch, plan, location_of, Decoding()))
         frame.insert(0, "model", "random")
         frame.insert(0, "benchmark", spec.name)
-        assert len(conform(frame, PREDICTION_COLUMNS, spec.name)) == 5
+        assert len(conform(frame, PREDICTION_COLUMNS, spec.name)) == len(batch)
+    if per_item:
+        total = sum(map(len, items.values()))
+        assert total == fixture_size(len(spec.languages)), "five rows, or one per language"
     assert spec.expectations, "every benchmark declares a GX suite"
     frame = items_frame([i for lang in sorted(items) for i in items[lang]])
     report = run_suite(ROOT / spec.expectations, frame, suite_overrides(spec))

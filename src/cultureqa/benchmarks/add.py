@@ -13,8 +13,9 @@ from pathlib import Path
 import yaml
 
 from cultureqa.benchmarks import scaffold
-from cultureqa.benchmarks.fixture import ROWS, write_fixture
+from cultureqa.benchmarks.fixture import ROWS, fixture_size, write_fixture
 from cultureqa.benchmarks.sniff import Proposal, Sample, propose, read_sample
+from cultureqa.benchmarks.sniff.propose import DEFAULT_LANGUAGE
 from cultureqa.benchmarks.sniff.trial import Trial, trial_load
 from cultureqa.benchmarks.spec import BenchmarkSpec, RowPolicy
 from cultureqa.io import SourceError, write_text
@@ -46,10 +47,14 @@ class Drafted:
     trial: Trial
 
 
-def draft(root: Path, name: str, source: str, language: str) -> Drafted:
-    """Read ``source``, propose its config and load the sample through it."""
+def draft(root: Path, name: str, source: str, language: str | None) -> Drafted:
+    """Read ``source``, propose its config and load the sample through it.
+
+    ``language`` (None: not given) tags the items only when none carry their own.
+    """
     sample = read_sample(source)
     proposal = propose(sample, language)
+    language = language or DEFAULT_LANGUAGE
     path = scaffold.target_path(source, root, name)
     text = scaffold.benchmark_yaml(name, proposal, path, language, root)
     spec = BenchmarkSpec.from_config(yaml.safe_load(text))
@@ -92,17 +97,27 @@ def _drop_defective(proposal: Proposal, trial: Trial, origin: str) -> None:
     )
 
 
-def add(root: Path, name: str, source: str, language: str) -> Added:
-    """Copy the source, write the config, its fixture and the ``conf/config.yaml`` entries."""
+def add(root: Path, name: str, source: str, language: str | None) -> Added:
+    """Copy the source, write the config, its fixture and the ``conf/config.yaml`` entries.
+
+    With per-item languages the fixture takes rows round robin over the languages (one at least
+    of each, five or more in all), so the contract test evaluates every declared language.
+    """
     config = root / "conf" / "benchmark" / f"{name}.yaml"
     drafted = draft(root, name, source, language)
     path = scaffold.copy_source(drafted.sample, root, name)
     fixtures = root / "tests" / "fixtures" / "benchmarks"
-    fixture = write_fixture(source, drafted.trial.rows, fixtures, name, drafted.sample.split)
+    per_item = drafted.proposal.item_language
+    by, rows = (
+        ("_file", ROWS) if per_item is None else (per_item.expr, fixture_size(len(per_item.codes)))
+    )
+    fixture = write_fixture(
+        source, drafted.trial.rows, fixtures, name, drafted.sample.split, rows, by
+    )
     write_text(config, drafted.text)
     scaffold.add_config_entries(root / "conf" / "config.yaml", name)
     notes = [*drafted.proposal.notes, drafted.trial.note()]
-    if len(drafted.trial.rows) < ROWS:
-        notes.append(f"only {len(drafted.trial.rows)} loadable rows for the {ROWS}-row fixture: "
+    if len(drafted.trial.rows) < rows:
+        notes.append(f"only {len(drafted.trial.rows)} loadable rows for the {rows}-row fixture: "
                      "the contract test will say so")  # fmt: skip
     return Added(path, config, fixture, notes)

@@ -20,32 +20,54 @@ from cultureqa.io import atomic_path
 ROWS = 5
 
 
-def fixture_rows(rows: pd.DataFrame, most: int = ROWS) -> dict[str, list[int]]:
-    """Data rows (``_row``) per file: round robin over the files, so captures vary."""
-    by_file: dict[str, list[int]] = {}
-    for file, group in rows.groupby("_file", sort=False):
-        by_file[str(file)] = [int(r) for r in group["_row"]]
-    picked: dict[str, list[int]] = {f: [] for f in by_file}
+def fixture_size(languages: int) -> int:
+    """Rows of a fixture whose items carry their own language: one of each language at least."""
+    return max(ROWS, languages)
+
+
+def fixture_rows(rows: pd.DataFrame, most: int = ROWS, by: str = "_file") -> dict[str, list[int]]:
+    """Data rows (``_row``) per file: round robin over the values of ``by``, so they vary.
+
+    ``by`` is the file by default (so captures vary), or the field holding each item's language
+    (so every language of a one-file multilingual set is in the fixture).
+    """
+    groups = [list(zip(g["_file"].astype(str), g["_row"].astype(int), strict=True))
+              for _, g in rows.groupby(rows[by].astype(str), sort=False)]  # fmt: skip
+    chosen: list[tuple[str, int]] = []
     depth = 0
-    while sum(map(len, picked.values())) < most and depth < max(map(len, by_file.values())):
-        for file, numbers in by_file.items():
-            if depth < len(numbers) and sum(map(len, picked.values())) < most:
-                picked[file].append(numbers[depth])
+    while len(chosen) < most and depth < max(map(len, groups), default=0):
+        for group in groups:
+            if depth < len(group) and len(chosen) < most:
+                chosen.append(group[depth])
         depth += 1
-    return {f: sorted(n) for f, n in picked.items() if n}
+    files = dict.fromkeys(str(f) for f in rows["_file"])
+    picked = {f: sorted(r for g, r in chosen if g == f) for f in files}
+    return {f: numbers for f, numbers in picked.items() if numbers}
 
 
 def write_fixture(
-    source: str, rows: pd.DataFrame, target_dir: Path, name: str, split: str | None
+    source: str,
+    rows: pd.DataFrame,
+    target_dir: Path,
+    name: str,
+    split: str | None,
+    most: int = ROWS,
+    by: str = "_file",
 ) -> Path:
-    """Write the fixture of benchmark ``name``; returns the file or folder written."""
+    """Write the fixture of benchmark ``name``; returns the file or folder written.
+
+    ``most`` rows, picked round robin over the values of ``by`` (:func:`fixture_rows`).
+    """
+    picked = fixture_rows(rows, most, by)
     if split is not None:  # a dataset folder: the hub's parquet layout
         target = target_dir / name / "data" / f"{split}-00000-of-00001.parquet"
-        head = rows.head(ROWS).drop(columns=["_file", "_row", "_n"], errors="ignore")
+        wanted = {(f, r) for f, numbers in picked.items() for r in numbers}
+        keys = zip(rows["_file"].astype(str), rows["_row"].astype(int), strict=True)
+        head = rows[[key in wanted for key in keys]]
+        head = head.drop(columns=["_file", "_row", "_n"], errors="ignore")
         with atomic_path(target) as tmp:
             head.to_parquet(tmp, index=False)
         return target_dir / name
-    picked = fixture_rows(rows)
     if not is_pattern(source):
         file, numbers = next(iter(picked.items()))
         target = target_dir / f"{name}{Path(file).suffix.lower()}"

@@ -70,8 +70,16 @@ def _inside(sample: Sample, root: Path, name: str) -> bool:
 
 
 def benchmark_yaml(name: str, proposal: Proposal, path: str, language: str, root: Path) -> str:
-    """The config text for ``conf/benchmark/<name>.yaml``, its source at ``path``."""
-    languages = {language: {}, **{k: v for k, v in proposal.languages.items() if k != language}}
+    """The config text for ``conf/benchmark/<name>.yaml``, its source at ``path``.
+
+    ``language`` is declared only when no capture or column gives items their own.
+    """
+    languages: dict[str, dict[str, str]] = {
+        language: {},
+        **{k: v for k, v in proposal.languages.items() if k != language},
+    }
+    if proposal.item_language is not None:
+        languages = {code: {} for code in proposal.item_language.codes}
     config: dict[str, Any] = {
         "name": name,
         "version": 1,

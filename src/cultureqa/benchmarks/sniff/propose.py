@@ -2,7 +2,8 @@
 
 The order matters: the answer is found by name, the options by form (with the answer as evidence
 for delimited strings), the question among the text fields left (with its cue), the answer format
-against each row's own options, and metadata from whatever no role took.
+against each row's own options, each item's language from a path capture or column whose values
+are all languages, and metadata from whatever no role took.
 """
 
 from __future__ import annotations
@@ -16,6 +17,11 @@ from cultureqa.benchmarks.sniff.answers import Answers, find_format
 from cultureqa.benchmarks.sniff.fields import ANSWER_NAMES, fields_of, leaf, pick
 from cultureqa.benchmarks.sniff.ids import find_id, is_id_name
 from cultureqa.benchmarks.sniff.instruction import find_instruction
+from cultureqa.benchmarks.sniff.languages import (
+    ItemLanguage,
+    find_item_language,
+    one_language_note,
+)
 from cultureqa.benchmarks.sniff.metadata import find_extras
 from cultureqa.benchmarks.sniff.options import Options, find_options
 from cultureqa.benchmarks.sniff.question import find_question, ref
@@ -33,10 +39,20 @@ class Proposal:
     rows: dict[str, Any] | None = None
     languages: dict[str, dict[str, str]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    item_language: ItemLanguage | None = None
+    """Where each item's language comes from (``columns.language``); None: one language."""
 
 
-def propose(sample: Sample, language: str = "en") -> Proposal:
-    """The config a user would write for ``sample``; raises SourceError for what it cannot tell."""
+DEFAULT_LANGUAGE = "en"
+
+
+def propose(sample: Sample, language: str | None = None) -> Proposal:
+    """The config a user would write for ``sample``; raises SourceError for what it cannot tell.
+
+    ``language`` (``--language``) tags every item only when no capture or column gives items
+    their own; None: not given (``en`` then).
+    """
+    fallback = language or DEFAULT_LANGUAGE
     partial: list[str] = []
     fields = fields_of(sample.frame, partial=partial)
     origin = sample.path
@@ -48,7 +64,7 @@ def propose(sample: Sample, language: str = "en") -> Proposal:
             "write conf/benchmark/<name>.yaml by hand (docs/benchmark-configs.md)",
         )
     options = find_options(fields, fields[answer], {answer, *sample.captures}, origin)
-    question = find_question(fields, {answer, *options.used, *sample.captures}, origin, language)
+    question = find_question(fields, {answer, *options.used, *sample.captures}, origin, fallback)
     answers = find_format(fields[answer], options.rows, answer, origin)
     taken = {answer, *options.used, *question.used}
     columns: dict[str, Any] = {"id": find_id(fields, taken, question.used[0])}
@@ -60,12 +76,25 @@ def propose(sample: Sample, language: str = "en") -> Proposal:
     _answer(columns, answer, answers)
     roles = {"question": question.expr, "options": _one(options.config)}
     taken |= {columns["id"]} if columns["id"] else set()
-    distinct = {c: len({got[c] for _, got in sample.files}) for c in sample.captures}
+    captured = {c: sorted({got[c] for _, got in sample.files}) for c in sample.captures}
+    asked = pd.DataFrame({u: fields[u].map(str) for u in question.used}).agg(" ".join, axis=1)
+    found = find_item_language(fields, captured, taken, asked)
+    if found.language is not None:
+        columns["language"] = found.language.config()
+        taken.add(found.language.expr)
+    distinct = {c: len(v) for c, v in captured.items()}
     extras = find_extras(fields, roles, taken, question.metadata, distinct, len(sample.files))
     columns["metadata"] = extras.metadata
     if extras.types:
         columns["metadata_types"] = extras.types
     notes = [*sample.notes, *question.notes, *label_notes, *answers.notes, *extras.notes]
+    notes += [*found.notes, *_language_notes(found.language, language, extras.languages)]
+    if found.language is None:
+        notes += filter(None, [one_language_note(asked, fallback)])
+    if found.language is not None:
+        extras.languages = {}
+        if len(found.language.codes) > 1:
+            extras.slices.append(["language"])
     if instruction is not None:
         notes.extend(instruction.notes(question.expr))
     if partial:
@@ -85,7 +114,31 @@ def propose(sample: Sample, language: str = "en") -> Proposal:
         rows={"keep": extras.keep} if extras.keep else None,
         languages=extras.languages,
         notes=notes,
+        item_language=found.language,
     )
+
+
+def _language_notes(
+    found: ItemLanguage | None, given: str | None, translations: dict[str, dict[str, str]]
+) -> list[str]:
+    """Which language each item gets and why; a ``--language`` the items contradict, in a line."""
+    if found is None:
+        why = f"--language {given}" if given else f"no --language given: {DEFAULT_LANGUAGE}"
+        return [f"language: every item is '{given or DEFAULT_LANGUAGE}' ({why}); no path "
+                "capture or column holds language codes or names"]  # fmt: skip
+    codes = ", ".join(found.codes)
+    rather = f" (not --language {given} for all)" if given in found.codes else ""
+    notes = [f"language: each item its own, from {found.shown()}: columns.language, languages "
+             f"{codes}{rather}"]  # fmt: skip
+    if given and given not in found.codes:
+        notes.append(f"--language {given} conflicts with the languages the items carry ({codes}, "
+                     f"from {found.kind} '{found.expr}'): each item is tagged with its own, "
+                     f"none with {given}")  # fmt: skip
+    if translations:
+        shown = ", ".join(sorted(v["question"] for v in translations.values()))
+        notes.append(f"{shown}: translations beside the question not proposed, since each item "
+                     "has one language; declare them by hand without columns.language")  # fmt: skip
+    return notes
 
 
 def _options(columns: dict[str, Any], options: Options) -> list[str]:

@@ -19,6 +19,7 @@ logged with its reason in ``budget_releases``, and spend is kept per machine
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import secrets
 import time
@@ -106,29 +107,57 @@ class PgTeamBudget:
         return f"PgTeamBudget({shown(self.url)!r}, {self.name!r})"
 
     def reserve(self, worst_usd: float, cap_usd: float) -> TeamGrant:
-        """Hold ``worst_usd`` for one request if the team's spend and holds leave room.
+        """Hold ``worst_usd`` for one request if the team's spend and holds leave room."""
+        return self.reserve_many([worst_usd], cap_usd)[0]
 
-        Refused for good (``fits_later`` False, counted on this machine's row) once the team's
-        spend alone leaves no room for it; otherwise, when open holds fill the room, the caller
-        waits for them to settle and asks again.
+    def reserve_many(self, worst_usd: Sequence[float], cap_usd: float) -> list[TeamGrant]:
+        """Hold each request's worst case, in order, in one transaction (one round's queue).
+
+        A request is refused for good (``fits_later`` False, counted on this machine's row)
+        once the team's spend alone leaves no room for it, and so is every one after it (the
+        stage stops sending); while open holds fill the room it and those after it wait for a
+        settlement and ask again (first come, first served: a small one never overtakes).
         """
         with self._conn.transaction(), self._conn.cursor() as cur:
             released = self._lock_and_expire(cur)
             state = self._state(cur, cap_usd)
-            if state.spent_usd + worst_usd > cap_usd:
-                self._machine_row(cur, refused=1)
-                return TeamGrant(False, False, state, released)
-            if state.spent_usd + state.held_usd + worst_usd > cap_usd:
-                return TeamGrant(False, True, state, released)
-            cur.execute(
-                "INSERT INTO budget_holds(budget, session, machine, pid, amount_usd, requests, "
-                f"expires) VALUES (%s, %s, %s, %s, %s, 1, {_NOW} + %s) "
-                "ON CONFLICT (budget, session) DO UPDATE SET "
-                "amount_usd = budget_holds.amount_usd + excluded.amount_usd, "
-                "requests = budget_holds.requests + 1, expires = excluded.expires",
-                (self.name, self._session, self.machine, os.getpid(), worst_usd, LEASE_TTL_S),
-            )
-            return TeamGrant(True, True, state, released)
+            held, granted, refused = state.held_usd, 0, 0
+            verdicts: list[tuple[bool, bool]] = []
+            for worst in worst_usd:
+                if refused or state.spent_usd + worst > cap_usd:
+                    refused += 1
+                    verdicts.append((False, False))
+                elif len(verdicts) > granted or state.spent_usd + held + worst > cap_usd:
+                    verdicts.append((False, True))
+                else:
+                    held += worst
+                    granted += 1
+                    verdicts.append((True, True))
+            if granted:
+                cur.execute(
+                    "INSERT INTO budget_holds(budget, session, machine, pid, amount_usd, "
+                    f"requests, expires) VALUES (%s, %s, %s, %s, %s, %s, {_NOW} + %s) "
+                    "ON CONFLICT (budget, session) DO UPDATE SET "
+                    "amount_usd = budget_holds.amount_usd + excluded.amount_usd, "
+                    "requests = budget_holds.requests + excluded.requests, "
+                    "expires = excluded.expires",
+                    (
+                        self.name,
+                        self._session,
+                        self.machine,
+                        os.getpid(),
+                        held - state.held_usd,
+                        granted,
+                        LEASE_TTL_S,
+                    ),
+                )
+            if refused:
+                self._machine_row(cur, refused=refused)
+        seen = dataclasses.replace(state, held_usd=held, in_flight=state.in_flight + granted)
+        return [
+            TeamGrant(ok, later, seen, released if i == 0 else {})
+            for i, (ok, later) in enumerate(verdicts)
+        ]
 
     def settle(self, settlements: Sequence[tuple[float, float, int]]) -> None:
         """Replace holds by costs: (reserved, cost, requests sent) each, in one transaction."""

@@ -3,8 +3,9 @@
 :class:`TeamCap` is the :class:`cultureqa.spend.SharedCap` that a stage's budget
 (:class:`cultureqa.spend.Budget`) delegates to when ``spend.team`` is set. The ledger itself
 (:mod:`.pg_budget`) blocks on the database, so every call runs on one thread of its own, in
-order: a reservation queued after a settlement sees it. Requests of this process ask one at a
-time (an ``asyncio.Lock``), so a stage waiting for room sends the server no storm of retries.
+order: a reservation queued after a settlement sees it. Requests that want a reservation queue,
+and each round reserves all of them in one transaction: one round trip per round, not per
+request, and a stage waiting for room sends the server no storm of retries.
 
 A reservation that does not fit because holds (of any machine) fill the room waits for the
 next settlement of this process or :data:`TEAM_POLL_S`, then asks again: the holds of other
@@ -76,8 +77,8 @@ class TeamLedger(Protocol):
 
     name: str
 
-    def reserve(self, worst_usd: float, cap_usd: float) -> TeamGrant:
-        """Hold ``worst_usd`` of the team's cap, or say why not."""
+    def reserve_many(self, worst_usd: Sequence[float], cap_usd: float) -> list[TeamGrant]:
+        """Hold each worst case of the team's cap in order, or say why not, in one transaction."""
         ...
 
     def settle(self, settlements: Sequence[tuple[float, float, int]]) -> None:
@@ -110,26 +111,57 @@ class TeamCap:
         self._pending: list[tuple[float, float, int]] = []
         self._pending_lock = threading.Lock()
         self._flush_queued = False
-        self._asking: asyncio.Lock | None = None
+        self._asks: list[tuple[float, asyncio.Future[bool]]] = []
+        self._asker: asyncio.Task[None] | None = None
         self._closed = False
 
     async def reserve(self, budget: Budget, worst_usd: float) -> bool:
         """Hold ``worst_usd`` on the server; wait while holds fill the room; False: refused."""
         assert budget.cap_usd is not None
-        if self._asking is None:
-            self._asking = asyncio.Lock()
+        if budget.refused or budget.spent_usd + worst_usd > budget.cap_usd:
+            budget.refused += 1
+            return False
+        ask: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._asks.append((worst_usd, ask))
+        if self._asker is None or self._asker.done():
+            self._asker = asyncio.create_task(self._ask_all(budget))
+        return await ask
+
+    async def _ask_all(self, budget: Budget) -> None:
+        """Reserve the queued requests, each round in one transaction, until none is left.
+
+        Requests that arrive while a round runs go in the next; those that must wait for room
+        stay first in the queue until a settlement (or :data:`TEAM_POLL_S`) lets them ask again.
+        """
+        assert budget.cap_usd is not None
         loop = asyncio.get_running_loop()
-        async with self._asking:
-            while True:
-                if budget.refused or budget.spent_usd + worst_usd > budget.cap_usd:
-                    budget.refused += 1
-                    return False
-                grant = await loop.run_in_executor(
-                    self._thread, self._ask, worst_usd, budget.cap_usd
-                )
-                if self._take(budget, grant, worst_usd, wait=True):
-                    return grant.granted
+        while self._asks:
+            batch, self._asks = [a for a in self._asks if not a[1].done()], []
+            if budget.refused:  # the cap was reached: nothing more is sent (as a process cap)
+                budget.refused += len(batch)
+                _answer(batch, False)
+                continue
+            if not batch:
+                continue
+            worst = [w for w, _ in batch]
+            try:
+                grants = await loop.run_in_executor(self._thread, self._ask, worst, budget.cap_usd)
+            except Exception as exc:  # the server failed: each waiting request gets the error
+                for _, ask in batch:
+                    if not ask.done():
+                        ask.set_exception(exc)
+                continue
+            waiting = []
+            for (w, ask), grant in zip(batch, grants, strict=True):
+                if not self._take(budget, grant, w, wait=True):
+                    waiting.append((w, ask))
+                elif ask.done() and grant.granted:  # its request was cancelled meanwhile
+                    budget.settle(w, 0.0, requests=0)
+                elif not ask.done():
+                    ask.set_result(grant.granted)
+            if waiting:
                 self.waits += 1
+                self._asks = waiting + self._asks  # first come, first served
                 await budget.settled(TEAM_POLL_S)
 
     def try_reserve(self, budget: Budget, worst_usd: float) -> bool:
@@ -138,14 +170,14 @@ class TeamCap:
         if budget.refused:
             budget.refused += 1
             return False
-        grant = self._on_thread(self._ask, worst_usd, budget.cap_usd)
+        grant = self._on_thread(self._ask, [worst_usd], budget.cap_usd)[0]
         self._take(budget, grant, worst_usd, wait=False)
         return grant.granted
 
-    def _ask(self, worst_usd: float, cap_usd: float) -> TeamGrant:
+    def _ask(self, worst_usd: list[float], cap_usd: float) -> list[TeamGrant]:
         if self.error is not None:  # a settlement failed: the server's ledger is short
             raise self.error
-        return self.ledger.reserve(worst_usd, cap_usd)
+        return self.ledger.reserve_many(worst_usd, cap_usd)
 
     def _take(self, budget: Budget, grant: TeamGrant, worst_usd: float, wait: bool) -> bool:
         """Count a reservation's outcome (on the loop's thread); True once it is decided."""
@@ -243,3 +275,9 @@ class TeamCap:
             "released_at_end": self.released_at_end,
             "seen": self.seen.as_dict() if self.seen else None,
         }
+
+
+def _answer(asks: Sequence[tuple[float, asyncio.Future[bool]]], granted: bool) -> None:
+    for _, ask in asks:
+        if not ask.done():
+            ask.set_result(granted)

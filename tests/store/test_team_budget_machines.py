@@ -162,3 +162,17 @@ def test_a_killed_machines_reservations_are_released_and_counted(
         assert left.fetchone() == (0,)
     assert rows == [("machine-a", GONE, pytest.approx(held), "machine-b")]
     assert_within_team_cap(pg_url, TEAM_CAP)
+
+
+def test_a_team_budget_on_the_sqlite_store_stops_before_any_request(tmp_path: Path) -> None:
+    with FakeOpenAIServer(responder=lambda m: "B") as server:
+        ws = _machine(tmp_path, "a", server.api_base, "sweep", n=5)
+        env = {**stage_env(ws), "PYTHONPATH": str(ROOT / "src"), "CULTUREQA_STORE_URL": ""}
+        done = subprocess.run(
+            [*EVALUATE, "--model", "model"], cwd=ws, env=env, capture_output=True, text=True
+        )
+        sent = server.hits
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and sent == 0 and len(lines) == 1, done.stderr
+    assert lines[0].startswith("error: spend.team is 'sweep' but the response store is SQLite (")
+    assert "set CULTUREQA_STORE_URL=postgresql://… to share the cap" in lines[0]

@@ -27,7 +27,7 @@ from cultureqa.io import write_json, write_parquet
 from cultureqa.llm.door import open_client
 from cultureqa.llm.store import ResponseStore, store_location
 from cultureqa.runlog import VOLATILE_COLUMNS, runlog_dir
-from cultureqa.spend import LEDGER, budget_from, build_guard
+from cultureqa.spend import LEDGER, budget_from, build_guard, team_from
 
 
 def construct_with_model(
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     model_cfg = c.pop("model", None)
     max_failed = float(c.pop("max_failed_share"))
     out = build / "construct"
-    with build_guard(out, budget_from(params)):
+    with build_guard(out, budget_from(params), team_from(params)):
         if model_cfg is None:
             items = load_sample_items(root / cfg["sources"]["items"], cases["case_id"])
             attempts = pd.DataFrame(columns=list(ATTEMPT_COLUMNS))

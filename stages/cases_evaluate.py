@@ -12,7 +12,7 @@ from cultureqa.cases.evaluate import CasesFamily
 from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.evaluation.engine import RunSpec, run_and_write
 from cultureqa.llm.store import store_location
-from cultureqa.spend import budget_from
+from cultureqa.spend import budget_from, team_from
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
         float(ev["max_error_share"]),
         progress=bool(ev["progress"]),
         budget_usd=budget_from(params),
+        budget_team=team_from(params),
     )
     family = CasesFamily.from_params(params, root)
     out_dir = root / cfg["paths"]["eval"] / args.model

@@ -12,7 +12,7 @@ from cultureqa.config import load_params, run_stage, select, setup_stage, typed
 from cultureqa.evaluation.engine import RunSpec, run_and_write
 from cultureqa.evaluation.task import McqFamily
 from cultureqa.llm.store import store_location
-from cultureqa.spend import budget_from
+from cultureqa.spend import budget_from, team_from
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,6 +32,7 @@ def main(argv: list[str] | None = None) -> int:
         family.style,
         typed(params, "evaluate.progress", bool),
         budget_from(params),
+        team_from(params),
     )
     out_dir = root / "data" / "eval" / args.benchmark / args.model
     metrics = root / "metrics" / "eval" / args.benchmark / f"{args.model}.json"

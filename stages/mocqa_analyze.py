@@ -19,7 +19,7 @@ from cultureqa.mocqa.evaluate import load_dataset
 from cultureqa.mocqa.question_analysis import analyze_questions
 from cultureqa.mocqa.report import ReportPaths, collect_predictions, write_report
 from cultureqa.mocqa_shared.schema import CLUE_TYPES
-from cultureqa.spend import budget_from, build_guard
+from cultureqa.spend import budget_from, build_guard, team_from
 
 
 def human_sheets(root: Path, setting: str | None) -> list[Path]:
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         metrics=root / "metrics" / "mocqa" / "analysis", reports=root / "reports" / "mocqa"
     )
     # the semantic question analysis may call a model
-    with build_guard(paths.reports, budget_from(params)):
+    with build_guard(paths.reports, budget_from(params), team_from(params)):
         questions = analyze_questions(dataset, dict(cfg.get("question_analysis") or {}), root)
         shared = dict(cfg.get("shared_errors") or {})
         boot = (int(cfg["bootstrap"]["resamples"]), int(cfg["bootstrap"]["seed"]))

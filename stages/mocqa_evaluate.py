@@ -14,7 +14,7 @@ from cultureqa.evaluation.engine import RunSpec, run_and_write
 from cultureqa.llm.store import store_location
 from cultureqa.mocqa.answers import PROMPT_STYLES
 from cultureqa.mocqa.evaluate import MocqaFamily
-from cultureqa.spend import budget_from
+from cultureqa.spend import budget_from, team_from
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
         args.prompt,
         bool(OmegaConf.select(params, "evaluate.progress", default=True)),
         budget_from(params),
+        team_from(params),
     )
     out_dir = root / "data" / "eval" / "mocqa" / args.model / args.prompt
     metrics = root / "metrics" / "mocqa" / "eval" / args.model / f"{args.prompt}.json"

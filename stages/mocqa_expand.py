@@ -13,7 +13,7 @@ import _environment  # noqa: F401  (before pandas, cultureqa: one line outside t
 from cultureqa.config import load_params, run_stage, setup_stage
 from cultureqa.mocqa_build.pipeline import MocqaSettings, summary_line, write_stage
 from cultureqa.mocqa_build.runners import run_expand
-from cultureqa.spend import budget_from, build_guard
+from cultureqa.spend import budget_from, build_guard, team_from
 
 
 def main() -> int:
@@ -22,7 +22,7 @@ def main() -> int:
     params = load_params(root / "params.yaml")
     settings = MocqaSettings.from_params(params, root)
     # spend once; API counters to the run log
-    with build_guard(settings.out_dir("expand"), budget_from(params)):
+    with build_guard(settings.out_dir("expand"), budget_from(params), team_from(params)):
         result = run_expand(settings)
         write_stage(settings, "expand", result)
     print(summary_line(result))

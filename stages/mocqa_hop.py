@@ -16,7 +16,7 @@ from cultureqa.io import write_json
 from cultureqa.mocqa_build.hop_stage import hop_config, run_hop
 from cultureqa.mocqa_build.pipeline import MocqaSettings
 from cultureqa.runlog import write_predictions
-from cultureqa.spend import budget_from, build_guard
+from cultureqa.spend import budget_from, build_guard, team_from
 
 
 def main() -> int:
@@ -25,7 +25,7 @@ def main() -> int:
     params = load_params(root / "params.yaml")
     settings = MocqaSettings.from_params(params, root)
     # three conditions: the ledger sums them
-    with build_guard(settings.out_dir("hop"), budget_from(params)):
+    with build_guard(settings.out_dir("hop"), budget_from(params), team_from(params)):
         predictions, summary = run_hop(settings, select(params, hop_config(settings).model))
         # latencies and cache flags go to the run log: they differ between a fresh run and a rerun
         write_predictions(settings.out_dir("hop"), predictions)

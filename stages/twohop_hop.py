@@ -18,7 +18,7 @@ from cultureqa.llm.store import store_location
 from cultureqa.mocqa.hop import HopConfig
 from cultureqa.regions.hop import run_hop
 from cultureqa.runlog import write_predictions
-from cultureqa.spend import budget_from, build_guard
+from cultureqa.spend import budget_from, build_guard, team_from
 
 
 def main() -> int:
@@ -32,7 +32,7 @@ def main() -> int:
     dataset_path = f"{cfg['paths']['build']}/dataset.parquet"
     dataset = pd.read_parquet(root / dataset_path)
     out = root / cfg["paths"]["build"] / "hop"
-    with build_guard(out, budget_from(params)):
+    with build_guard(out, budget_from(params), team_from(params)):
         table, predictions, summary = run_hop(
             dataset, dataset_path, select(params, config.model), config, root,
             store_location(), language,

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import logging
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -27,6 +28,8 @@ from cultureqa.errors import ConfigTypeError
 from cultureqa.io import write_json
 from cultureqa.runlock import LockInfo, stage_guard
 from cultureqa.runlog import runlog_dir
+
+log = logging.getLogger(__name__)
 
 API_LOG = "api.json"
 """The build stages' run-log file: model calls and API counters of the last run."""
@@ -67,6 +70,38 @@ class ApiStopped(RuntimeError):
     """The circuit breaker opened: the provider refuses every request (a user error: rc 2)."""
 
 
+class SharedCap(Protocol):
+    """A cap shared beyond this process (``llm.store.team_budget.TeamCap``, ``spend.team``).
+
+    :class:`Budget` hands it each reservation and settlement; it keeps the budget's own
+    counters (``reserved_usd``, ``refused``) as the process cap does, and adds its own.
+    """
+
+    async def reserve(self, budget: Budget, worst_usd: float) -> bool:
+        """:meth:`Budget.reserve` against the shared cap."""
+        ...
+
+    def try_reserve(self, budget: Budget, worst_usd: float) -> bool:
+        """:meth:`Budget.try_reserve` against the shared cap."""
+        ...
+
+    def settle(self, reserved_usd: float, cost_usd: float, requests: int) -> None:
+        """Pass a settlement on to the shared ledger."""
+        ...
+
+    def close(self) -> None:
+        """End the stage run: last settlements sent, this process's hold dropped."""
+        ...
+
+    def message(self, budget: Budget, not_sent: int) -> str | None:
+        """The stop line when the shared cap refused (None: it did not)."""
+        ...
+
+    def as_dict(self) -> dict[str, Any]:
+        """Its counters, for the run record."""
+        ...
+
+
 class Budget:
     """What this process's sent requests cost, against an optional cap (USD), never past it.
 
@@ -80,16 +115,25 @@ class Budget:
     and is refused once it cannot fit even with nothing in flight. After the first refusal the
     stage sends nothing more (``not sent: budget``; a rerun with a higher cap sends the rest).
 
+    With a :class:`SharedCap` (``spend.team`` on the PostgreSQL store) the same rules hold for
+    a team: reservations and settlements go through the server, so the cap bounds the spend of
+    every machine that charges the budget together (``docs/team.md``).
+
     One event loop thread uses it at a time (every client of a stage runs in one loop).
     """
 
     KEY = "spend.budget_usd"
+    TEAM_KEY = "spend.team"
 
     def __init__(self) -> None:
         self.reset(None)
 
-    def reset(self, cap_usd: float | None) -> None:
-        """Start a stage run: nothing spent or reserved yet, under ``cap_usd`` (None: no cap)."""
+    def reset(self, cap_usd: float | None, team: SharedCap | None = None) -> None:
+        """Start a stage run: nothing spent or reserved yet, under ``cap_usd`` (None: no cap).
+
+        ``team``: the shared cap that ``cap_usd`` then is (closed by :meth:`close`).
+        """
+        self.team = team
         self.cap_usd = cap_usd
         self.spent_usd = 0.0
         self.reserved_usd = 0.0
@@ -119,6 +163,8 @@ class Budget:
         if self.cap_usd is None:
             return True
         self._note(worst_usd)
+        if self.team is not None:
+            return await self.team.reserve(self, worst_usd)
         while True:
             if self.refused or self.spent_usd + worst_usd > self.cap_usd:
                 self.refused += 1
@@ -126,15 +172,22 @@ class Budget:
             if self.spent_usd + self.reserved_usd + worst_usd <= self.cap_usd:
                 self.reserved_usd += worst_usd
                 return True
-            waiter = asyncio.get_running_loop().create_future()
-            self._waiters.append(waiter)
-            await waiter
+            await self.settled()
+
+    async def settled(self, timeout: float | None = None) -> None:
+        """Wait for this process's next settlement (at most ``timeout`` seconds)."""
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(waiter, timeout)
 
     def try_reserve(self, worst_usd: float) -> bool:
         """:meth:`reserve` without waiting (one provider batch reserves all its lines at once)."""
         if self.cap_usd is None:
             return True
         self._note(worst_usd)
+        if self.team is not None:
+            return self.team.try_reserve(self, worst_usd)
         if self.refused or self.spent_usd + self.reserved_usd + worst_usd > self.cap_usd:
             self.refused += 1
             return False
@@ -151,12 +204,19 @@ class Budget:
         if self.cap_usd is not None:
             self.reserved_usd = max(0.0, self.reserved_usd - reserved_usd)
             self.over_estimate += int(cost_usd > reserved_usd + 1e-12)
+            if self.team is not None:
+                self.team.settle(reserved_usd, cost_usd, requests)
         self.spent_usd += cost_usd
         self.requests += requests
         waiters, self._waiters = self._waiters, []
         for waiter in waiters:
             if not waiter.done():
                 waiter.set_result(None)
+
+    def close(self) -> None:
+        """End a stage run: the shared cap's last settlements and hold (nothing for a local one)."""
+        if self.team is not None:
+            self.team.close()
 
     @property
     def exhausted(self) -> bool:
@@ -178,6 +238,8 @@ class Budget:
                 f"raise {self.KEY} above {worst}, or lower the model's decoding.max_tokens or "
                 "the prompt's length"
             )
+        if self.team is not None and (line := self.team.message(self, not_sent)) is not None:
+            return line
         return (
             f"budget reached: {self.requests} requests sent by this run cost "
             f"${self.spent_usd:.4f} of the ${self.cap_usd:g} cap ({self.KEY}); {not_sent} "
@@ -187,7 +249,7 @@ class Budget:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready state for the run record."""
-        return {
+        out: dict[str, Any] = {
             "cap_usd": self.cap_usd,
             "spent_usd": self.spent_usd,
             "requests": self.requests,
@@ -196,6 +258,9 @@ class Budget:
             "worst_usd": self.worst_usd,
             "unaffordable_usd": self.unaffordable_usd,
         }
+        if self.team is not None:
+            out["team"] = self.team.as_dict()
+        return out
 
 
 BUDGET = Budget()
@@ -215,6 +280,30 @@ def budget_from(params: Any) -> float | None:
             f"got {value!r}"
         )
     return float(value)
+
+
+def team_from(params: Any) -> str | None:
+    """``spend.team`` from params: the name of a budget shared on the PostgreSQL store, or None.
+
+    Set, it makes ``spend.budget_usd`` the cap of every machine and run that charges this name
+    together (so it needs a cap); each name is a budget of its own (a sweep, a month).
+    """
+    from omegaconf import OmegaConf
+
+    value = OmegaConf.select(params, Budget.TEAM_KEY, default=None)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigTypeError(
+            f"params.yaml: '{Budget.TEAM_KEY}' must be null or a budget name, got {value!r}"
+        )
+    if budget_from(params) is None:
+        raise ConfigTypeError(
+            f"params.yaml: '{Budget.TEAM_KEY}' is {value!r} but '{Budget.KEY}' is null: a team "
+            f"budget needs a cap; set {Budget.KEY} (USD for the whole team) or "
+            f"{Budget.TEAM_KEY} to null"
+        )
+    return value.strip()
 
 
 def api_stats(client: CountedClient) -> dict[str, Any]:
@@ -287,28 +376,50 @@ LEDGER = ApiLedger()
 """This process's ledger; :func:`build_guard` clears it when a stage starts."""
 
 
+@contextlib.contextmanager
 def guard(
-    out_dir: Path, budget_usd: float | None = None, store: Path | str | None = None
-) -> contextlib.AbstractContextManager[LockInfo]:
+    out_dir: Path,
+    budget_usd: float | None = None,
+    store: Path | str | None = None,
+    team: str | None = None,
+) -> Iterator[LockInfo]:
     """:func:`stage_guard` on ``out_dir`` (lock beside it); sets the budget cap.
 
     ``store`` is the response store the stage uses (default: the project's), named in the lock.
+    ``team`` (``spend.team``) shares the cap with every machine on that store (PostgreSQL only);
+    the team hold of this process is dropped when the stage ends, however it ends.
     """
     from cultureqa.llm.store import store_location  # cultureqa.llm imports this module
 
+    location = store or store_location()
     BUDGET.reset(budget_usd)
-    return stage_guard(out_dir, store or store_location())
+    with stage_guard(out_dir, location) as lock:
+        if team is not None and budget_usd is not None:
+            from cultureqa.llm.store.pg_budget import open_team_budget
+
+            BUDGET.reset(budget_usd, open_team_budget(location, team))
+        try:
+            yield lock
+        except BaseException:
+            try:
+                BUDGET.close()
+            except Exception as exc:  # the stage's own error is the one to report
+                log.warning("team budget not closed cleanly: %s", exc)
+            raise
+        BUDGET.close()
 
 
 @contextlib.contextmanager
-def build_guard(out_dir: Path, budget_usd: float | None = None) -> Iterator[LockInfo]:
+def build_guard(
+    out_dir: Path, budget_usd: float | None = None, team: str | None = None
+) -> Iterator[LockInfo]:
     """Guard a build stage; record its API counters in the run log and fail on a tripped breaker.
 
     The counters are written even when the stage fails, so a run stopped by the breaker still
     says how many requests it sent and why it stopped.
     """
     LEDGER.clear()
-    with guard(out_dir, budget_usd) as lock:
+    with guard(out_dir, budget_usd, team=team) as lock:
         try:
             yield lock
         finally:

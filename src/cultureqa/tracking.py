@@ -195,7 +195,27 @@ def api_metrics(run_info: Mapping[str, Any]) -> dict[str, float]:
         out |= replica_metrics(client.get("replicas") or {})
     for name, value in (api.get("cache") or {}).items():
         out[metric_key("cache", name)] = value
+    out |= budget_metrics(api.get("budget") or {})
     return {k: float(v) for k, v in (out | error_metrics(run_info)).items()}
+
+
+def budget_metrics(budget: Mapping[str, Any]) -> dict[str, float]:
+    """The budget's counters (``budget.*``); a team budget's under ``budget.team.*``.
+
+    Refusals and released reservations are logged by reason, so a run stopped or slowed by the
+    team's cap says so in MLflow as in its run record.
+    """
+    out: dict[str, float] = {}
+    for name in ("spent_usd", "requests", "refused", "over_estimate"):
+        if isinstance(budget.get(name), int | float):
+            out[metric_key("budget", name)] = float(budget[name])
+    team = budget.get("team") or {}
+    for name in ("refused", "waits", "released_at_end"):
+        if name in team:
+            out[metric_key("budget", "team", name)] = float(team[name])
+    for reason, count in (team.get("released") or {}).items():
+        out[metric_key("budget", "team", "released", reason)] = float(count)
+    return out
 
 
 def error_metrics(run_info: Mapping[str, Any]) -> dict[str, float]:

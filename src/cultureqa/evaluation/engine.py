@@ -137,6 +137,7 @@ class RunSpec:
     prompt: str = ""
     progress: bool = False
     budget_usd: float | None = None  # spend.budget_usd: new requests stop when reached (rc 2)
+    budget_team: str | None = None  # spend.team: budget_usd is the team's cap (PostgreSQL)
 
 
 class Result(NamedTuple):
@@ -287,7 +288,7 @@ def run_and_write(family: Family, run: RunSpec, out_dir: Path, metrics_path: Pat
     Outputs are written before the error-share rule is applied, so a failed run can be
     inspected; a tripped circuit breaker (rc 2) is reported before the error share (rc 1).
     """
-    with guard(out_dir, run.budget_usd, run.store_path) as lock:
+    with guard(out_dir, run.budget_usd, run.store_path, run.budget_team) as lock:
         record, predictions = evaluate(family, run)
         record.api["lock_taken_over_from_pid"] = lock.took_over_from
         write_run(out_dir, predictions, record.as_dict(), project_root())

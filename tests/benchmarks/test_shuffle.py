@@ -120,6 +120,22 @@ def test_repeated_items_are_dropped_under_the_row_policy(tmp_path: Path) -> None
     assert len(kept.items["id"]) == 40
 
 
+def test_a_repeat_is_still_found_once_its_copies_are_shuffled_apart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """IndoCloze has one story twice under two ids; the shuffle orders the copies differently."""
+    rows = _cloze(300)
+    rows += [{**rows[n], "qid": f"again-{n}"} for n in range(10)]
+    root = _workspace(tmp_path, rows, options=SHUFFLED)
+    loaded = load_benchmark(_spec(root, options=SHUFFLED), root).items["id"]
+    shown = {i.id: i.options for i in loaded}
+    assert any(shown[f"again-{n}"] != shown[f"c{n}"] for n in range(10))  # orders differ
+    monkeypatch.chdir(root)
+    assert _validate()(["--benchmark", "cloze"]) == 1
+    err = capsys.readouterr().err
+    assert "expect_questions_to_be_unique: 10 items repeat an earlier item" in err
+
+
 def test_a_passing_skew_is_a_warning_in_the_check_output_and_mlflow(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -46,10 +46,19 @@ def gold_balance(
 
 
 def duplicate_questions(frame: pd.DataFrame, columns: list[str]) -> dict[str, str]:
-    """Item id → the item it repeats, for every later item with the same ``columns`` values."""
+    """Item id → the item it repeats, for every later item with the same ``columns`` values.
+
+    Options count in any order, as for ``rows.duplicates: drop``: a seeded shuffle gives two copies
+    of one item (two ids) two orders, and the repeat must still be found.
+    """
     first: dict[tuple[str, ...], str] = {}
     problems: dict[str, str] = {}
-    values = [frame[c].astype(str).tolist() for c in columns]
+    values = [
+        [_any_order(v) for v in frame[c].tolist()]
+        if c == "options"
+        else frame[c].astype(str).tolist()
+        for c in columns
+    ]
     for item, language, *cells in zip(
         frame["item_id"].astype(str).tolist(), _languages(frame), *values, strict=True
     ):
@@ -58,6 +67,17 @@ def duplicate_questions(frame: pd.DataFrame, columns: list[str]) -> dict[str, st
             problems[f"{item} ({language})"] = f"same {'/'.join(columns)} as {first[key]}"
         first.setdefault(key, item)
     return problems
+
+
+def _any_order(cell: object) -> str:
+    """A JSON options cell as its folded texts sorted (the cell as is when it is not a list)."""
+    try:
+        options = json.loads(str(cell))
+    except json.JSONDecodeError:
+        return str(cell)
+    if not isinstance(options, list):
+        return str(cell)
+    return json.dumps(sorted(" ".join(str(o).split()).casefold() for o in options))
 
 
 def _languages(frame: pd.DataFrame) -> list[str]:

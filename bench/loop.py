@@ -92,7 +92,10 @@ def _slowest(text: str) -> str:
     lines = text.splitlines()
     start = next((i for i, ln in enumerate(lines) if "slowest 15 durations" in ln), None)
     summary = [ln for ln in lines if " passed" in ln or " failed" in ln][-1:]
-    return "\n".join([*(lines[start : start + 16] if start is not None else []), *summary])
+    # A failure in a fresh clone is the finding itself: name it even when the log is not kept.
+    failed = [ln for ln in lines if ln.startswith(("FAILED ", "ERROR "))]
+    slowest = lines[start : start + 16] if start is not None else []
+    return "\n".join([*slowest, *failed, *summary])
 
 
 def fresh_clone(workdir: Path) -> Path:

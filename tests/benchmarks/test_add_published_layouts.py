@@ -1,10 +1,11 @@
-"""``benchmark add`` on four published layouts, with our own rows (tests/fixtures/.../add_layouts).
+"""``benchmark add`` on five published layouts, with our own rows (tests/fixtures/.../add_layouts).
 
 Each proposal must be right (the config loads every row as the file means it) or refuse with a
 reason that names what ``add`` could not decide. The layouts: per-annotator keys nested in a
 record (no annotator in every row), a per-question ``ID`` beside a unique ``MCQID`` with the
-authors' instruction in every prompt, ``Ans`` with a ``Candidates`` column, and a set with two
-defective rows among twenty.
+authors' instruction in every prompt, ``Ans`` with a ``Candidates`` column, a set with two
+defective rows among twenty, and CommonsenseQA's record of labelled choices with the creator's
+and the annotators' majority gold side by side.
 """
 
 from __future__ import annotations
@@ -65,6 +66,42 @@ def test_a_key_every_record_has_is_still_proposed(tmp_path: Path) -> None:
     path.write_text(json.dumps(rows), encoding="utf-8")
     metadata = _draft(path).proposal.columns["metadata"]
     assert {"w9": "votes.W9"} in metadata and not any("reason" in str(m) for m in metadata)
+
+
+def test_the_gold_is_a_gold_column_never_the_choices_labels_nor_a_slice() -> None:
+    """CommonsenseQA's layout: ``choices: {label: [A..E], text: [...]}`` has "A".."E" on every row.
+
+    Read as the gold, every item had five golds and only the check caught it. The gold is
+    ``answer_creator`` (the first gold column); ``answer_majority`` and the annotators' votes,
+    equal to the gold on most rows, would give the answer away as metadata.
+    """
+    drafted = _draft(LAYOUTS / "csqa_votes.json")
+    columns = drafted.proposal.columns
+    assert (columns["answer"], columns["answer_format"]) == ("answer_creator", "letter")
+    assert "answer_sep" not in columns
+    assert columns["options"] == {"from": "choices", "transform": "record"}
+    assert columns["metadata"] == ["category", "question_concept"]
+    assert ["category"] in drafted.proposal.slices
+    assert not any("answer" in name for s in drafted.proposal.slices for name in s)
+    notes = drafted.proposal.notes
+    assert any(n.startswith("'answer_majority' also names a gold (2 of 12 sampled rows differ "
+                            "from 'answer_creator')") for n in notes)  # fmt: skip
+    assert any(n.startswith("'answers.W1', 'answers.W2', 'answers.W3': equal to the gold")
+               for n in notes)  # fmt: skip
+    items = _items(drafted)
+    assert [i.answer_index for i in items] == [0, 1, 2, 3, 4] * 2 + [0, 1]
+    assert all(len(i.options) == 5 for i in items)
+
+
+def test_a_vote_that_often_differs_from_the_gold_is_still_metadata(tmp_path: Path) -> None:
+    """The plant for the agreement rule: votes that match the gold on 6 of 12 rows stay metadata."""
+    rows = json.loads((LAYOUTS / "csqa_votes.json").read_text(encoding="utf-8"))
+    for i, row in enumerate(rows):
+        row["answers"]["W1"] = row["answer_creator"] if i % 2 else "E"
+    path = tmp_path / "votes.json"
+    path.write_text(json.dumps(rows), encoding="utf-8")
+    metadata = _draft(path).proposal.columns["metadata"]
+    assert {"w1": "answers.W1"} in metadata and {"w2": "answers.W2"} not in metadata
 
 
 def test_mcqid_is_the_id_and_the_authors_instruction_is_stripped() -> None:
@@ -137,8 +174,10 @@ def test_a_proposal_that_reads_half_the_rows_refuses_and_names_itself(tmp_path: 
     with pytest.raises(SourceError) as caught:
         _draft(_mixed(tmp_path))
     message = str(caught.value)
-    assert "the proposed config reads 10 of 20 sampled rows" in message
-    assert "add could not tell how to read the other 10" in message
+    assert "reads 10 of 20 sampled rows" in message
+    guesses = "(question 'question', options 'options', answer 'answer')"
+    assert f"the proposed config {guesses}" in message
+    assert "add misread a field, not that the rows are defective" in message
     assert "fix the row" not in message
 
 

@@ -78,9 +78,10 @@ def _drop_defective(proposal: Proposal, trial: Trial, origin: str) -> None:
     if share > MAX_PROPOSED_DROP:
         raise SourceError(
             origin,
-            f"the proposed config reads {trial.kept - dropped} of {trial.kept} sampled rows "
-            f"(not loadable: {reasons}); add could not tell how to read the other {dropped}: "
-            "write conf/benchmark/<name>.yaml by hand (docs/adding-a-benchmark.md)",
+            f"the proposed config ({_guesses(proposal)}) reads {trial.kept - dropped} of "
+            f"{trial.kept} sampled rows (not loadable: {reasons}); so many failures mean add "
+            "misread a field, not that the rows are defective: write conf/benchmark/<name>.yaml "
+            "by hand (docs/adding-a-benchmark.md)",
         )
     rows = dict(proposal.rows or {})
     rows["invalid"] = "drop"
@@ -95,6 +96,14 @@ def _drop_defective(proposal: Proposal, trial: Trial, origin: str) -> None:
         + (f"; rows.max_invalid_share: {limit}" if "max_invalid_share" in rows else "")
         + ")"
     )
+
+
+def _guesses(proposal: Proposal) -> str:
+    """The proposal's question, options and answer fields, as the refusal shows them."""
+    columns = proposal.columns
+    options = columns["options"]
+    shown = options.get("from", options) if isinstance(options, dict) else options
+    return f"question {columns['question']!r}, options {shown!r}, answer {columns['answer']!r}"
 
 
 def add(root: Path, name: str, source: str, language: str | None) -> Added:

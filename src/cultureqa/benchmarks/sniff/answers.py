@@ -53,10 +53,11 @@ def find_format(answer: pd.Series, rows: list[list[str]], column: str, origin: s
         )
     misfits = [i for i, ok in enumerate(fits[best]) if not ok]
     if misfits:
-        first = pairs[misfits[0]][0]
+        golds, options = pairs[misfits[0]]
         found.notes.append(
-            f"{len(misfits)} of {len(pairs)} sampled golds are not {_article(best)} {best} answer "
-            f"(first: {first}); those rows do not load (the trial load counts them)"
+            f"{len(misfits)} of {len(pairs)} sampled golds name none of their row's options as "
+            f"{_article(best)} {best} (first: {', '.join(map(repr, golds))} with "
+            f"{len(options)} options); those rows do not load (the trial load counts them)"
         )
     if best in ("index", "one_based") and all(fits["text"]):
         found.notes.append("golds are numbers that are also option texts: check answer_format")

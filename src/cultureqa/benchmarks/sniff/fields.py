@@ -25,6 +25,8 @@ OPTION_NAMES = ("choices", "options", "candidates", "answers", "endings", "pilih
 ANSWER_NAMES = ("answer", "answerkey", "answer_key", "answer_idx", "answer_index", "label",
                 "gold", "correct", "correct_answer", "target", "kunci", "kunci_jawaban",
                 "jawaban", "정답")  # fmt: skip
+ANSWER_WORDS = ("answer", "answerkey", "gold", "correct", "kunci", "jawaban", "정답")
+"""Words that make a compound name a gold (``answer_majority``, ``gold_label``, ``correctKey``)."""
 MODEL_OUTPUT = re.compile(r"pred|output|response|completion|generated|model|logit|score", re.I)
 """Columns holding a model's answers: never proposed as metadata to slice by."""
 MISSING = ("", "nan", "None", "<NA>")
@@ -76,6 +78,17 @@ def pick(fields: dict[str, pd.Series], names: tuple[str, ...], exclude: set[str]
             if found is not None:
                 return found
     return None
+
+
+def is_answer_like(name: str) -> bool:
+    """Whether a field's name says it holds a gold: a known answer name or a compound of one.
+
+    A model's answer (``pred_answer``) is not a gold.
+    """
+    if MODEL_OUTPUT.search(name):
+        return False
+    words = re.split(r"[_\-\s]+|(?<=[a-z])(?=[A-Z])", name.rsplit(".", 1)[-1])
+    return leaf(name) in ANSWER_NAMES or any(w.lower() in ANSWER_WORDS for w in words)
 
 
 def texts(values: pd.Series) -> pd.Series:

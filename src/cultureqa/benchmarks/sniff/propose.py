@@ -14,7 +14,14 @@ from typing import Any
 import pandas as pd
 
 from cultureqa.benchmarks.sniff.answers import Answers, find_format
-from cultureqa.benchmarks.sniff.fields import ANSWER_NAMES, fields_of, leaf, pick
+from cultureqa.benchmarks.sniff.fields import (
+    ANSWER_NAMES,
+    OPTION_NAMES,
+    fields_of,
+    is_answer_like,
+    leaf,
+    pick,
+)
 from cultureqa.benchmarks.sniff.ids import find_id, is_id_name
 from cultureqa.benchmarks.sniff.instruction import find_instruction
 from cultureqa.benchmarks.sniff.languages import (
@@ -68,6 +75,7 @@ def propose(sample: Sample, language: str | None = None) -> Proposal:
     answers = find_format(fields[answer], options.rows, answer, origin)
     taken = {answer, *options.used, *question.used}
     columns: dict[str, Any] = {"id": find_id(fields, taken, question.used[0])}
+    givers, gold_notes = _gold_givers(fields, answer, taken | set(sample.captures))
     columns["question"] = question.expr
     instruction = find_instruction(fields[question.expr]) if question.expr in fields else None
     if instruction is not None:
@@ -83,11 +91,14 @@ def propose(sample: Sample, language: str | None = None) -> Proposal:
         columns["language"] = found.language.config()
         taken.add(found.language.expr)
     distinct = {c: len(v) for c, v in captured.items()}
-    extras = find_extras(fields, roles, taken, question.metadata, distinct, len(sample.files))
+    extras = find_extras(
+        fields, roles, taken | givers, question.metadata, distinct, len(sample.files)
+    )
     columns["metadata"] = extras.metadata
     if extras.types:
         columns["metadata_types"] = extras.types
-    notes = [*sample.notes, *question.notes, *label_notes, *answers.notes, *extras.notes]
+    notes = [*sample.notes, *question.notes, *label_notes, *answers.notes, *gold_notes]
+    notes += extras.notes
     notes += [*found.notes, *_language_notes(found.language, language, extras.languages)]
     if found.language is None:
         notes += filter(None, [one_language_note(asked, fallback)])
@@ -165,12 +176,73 @@ def _answer(columns: dict[str, Any], answer: str, answers: Answers) -> None:
 
 
 def _answer_field(fields: dict[str, pd.Series], exclude: set[str]) -> str | None:
-    """A known answer name, else a top-level name that abbreviates one (``Ans``, ``corr``)."""
-    found = pick(fields, ANSWER_NAMES, exclude)
+    """The gold field: a top-level column before any nested one, each level by how sure its name is.
+
+    Top level: a known answer name, then a compound of one (``answer_majority``), then an
+    abbreviation (``Ans``, ``corr``); only then a known name inside a record. The labels of an
+    options record (CommonsenseQA's ``choices.label``: "A".."E" on every row) are never the gold.
+    """
+    usable = {f: v for f, v in fields.items() if f not in exclude and not _option_labels(f)}
+    top = {f: v for f, v in usable.items() if "." not in f}
+    found = pick(top, ANSWER_NAMES, set())
     if found is not None:
         return found
-    short = [f for f in fields if f not in exclude and "." not in f and len(leaf(f)) >= 3]
-    return next((f for f in short if any(n.startswith(leaf(f)) for n in ANSWER_NAMES)), None)
+    compound = next((f for f in top if is_answer_like(f)), None)
+    if compound is not None:
+        return compound
+    short = [f for f in top if len(leaf(f)) >= 3]
+    found = next((f for f in short if any(n.startswith(leaf(f)) for n in ANSWER_NAMES)), None)
+    return found if found is not None else pick(usable, ANSWER_NAMES, set())
+
+
+def _option_labels(name: str) -> bool:
+    """A field inside a record named as options (``choices.label``): the options' own labels."""
+    parts = name.split(".")
+    return len(parts) > 1 and parts[-2].lower() in OPTION_NAMES
+
+
+GOLD_AGREEMENT = 0.8
+"""A field equal to the gold on this share of the sampled rows gives the answer away."""
+
+
+def _gold_givers(
+    fields: dict[str, pd.Series], answer: str, taken: set[str]
+) -> tuple[set[str], list[str]]:
+    """Fields that must not become metadata, since they name or repeat the gold, with notes.
+
+    A second gold column (``answer_creator`` beside ``answer_majority``) or an annotator's vote
+    equal to the gold on most rows would let a prompt placeholder or a slice give the answer away;
+    each is left out and named, with how often it differs from the proposed gold.
+    """
+    gold = fields[answer].map(lambda v: "" if v is None else str(v).strip())
+    givers: set[str] = set()
+    notes: list[str] = []
+    for name, values in fields.items():
+        if name in taken or name == answer:
+            continue
+        if is_answer_like(name) and not _option_labels(name):
+            shown = values.map(lambda v: "" if v is None else str(v).strip())
+            differ = int(((shown != gold) & (shown != "") & (gold != "")).sum())
+            givers.add(name)
+            notes.append(f"'{name}' also names a gold ({differ} of {len(gold)} sampled rows "
+                         f"differ from '{answer}'): not proposed as metadata, which would "
+                         f"give the answer away; to score against it, set columns.answer: "
+                         f"{name}")  # fmt: skip
+            continue
+        scalar = values.map(lambda v: v is None or isinstance(v, str | int | float))
+        if not len(values) or not bool(scalar.all()):
+            continue
+        shown = values.map(lambda v: "" if v is None else str(v).strip())
+        present = (shown != "") & (gold != "")
+        if int(present.sum()) and float((shown == gold)[present].mean()) >= GOLD_AGREEMENT:
+            givers.add(name)
+    repeats = sorted(g for g in givers if not is_answer_like(g))
+    if repeats:
+        listed = ", ".join(f"'{g}'" for g in repeats[:5]) + (", …" if len(repeats) > 5 else "")
+        notes.append(f"{listed}: equal to the gold on at least {GOLD_AGREEMENT:.0%} of the sampled "
+                     "rows (an annotator's vote, a copy of the answer): not proposed as "
+                     "metadata, which would give the answer away")  # fmt: skip
+    return givers, notes
 
 
 def _one(config: Any) -> str:

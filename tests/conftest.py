@@ -15,6 +15,13 @@ for _key, _value in OFFLINE_ENV.items():
 # `make test` runs 4 xdist workers on 2 cores: one torch/OpenMP thread per process, or their
 # threads spin against each other (a tiny model's 2-second training loop took 40 s under load).
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# `make test ARGS=--durations=15` puts its command-line variables in the environment and in
+# MAKEFLAGS, so a test that runs `make exps` would pass pytest's ARGS to `cultureqa exps`.
+_, _, _overrides = os.environ.get("MAKEFLAGS", "").partition(" -- ")
+for _key in [v.split("=", 1)[0] for v in _overrides.split() if "=" in v]:
+    os.environ.pop(_key, None)
+for _key in ("MAKEFLAGS", "MAKEOVERRIDES", "MFLAGS", "MAKELEVEL"):
+    os.environ.pop(_key, None)
 
 ROOT = Path(__file__).resolve().parents[1]
 

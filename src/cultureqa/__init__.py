@@ -1,9 +1,10 @@
 """cultureqa: reproducible construction and evaluation of cultural-knowledge benchmarks for LLMs.
 
 Subpackages: ``llm`` (one model interface, backends, response store), ``benchmarks`` (declarative
-multiple-choice specs), ``evaluation`` (prompts, parsing, runner), ``analysis`` (statistics, tables,
-plots), ``validation`` (Great Expectations), ``knowledge`` (province knowledge base, gazetteer),
-``mocqa`` (ID-MoCQA build and evaluation), ``cases`` (cross-cultural scenario benchmark).
+multiple-choice specs), ``authoring`` (``benchmark add``), ``evaluation`` (prompts, parsing,
+runner), ``analysis`` (statistics, tables, plots), ``validation`` (Great Expectations),
+``knowledge`` (province knowledge base, gazetteer), ``mocqa`` (ID-MoCQA build and evaluation),
+``cases`` (cross-cultural scenario benchmark).
 Importing the package does no I/O and pulls in no heavy dependency.
 """
 

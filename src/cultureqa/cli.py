@@ -210,7 +210,7 @@ def _cost(args: argparse.Namespace, root: Path) -> int:
 
 
 def _add(args: argparse.Namespace, root: Path) -> int:
-    from cultureqa.benchmarks.add import add
+    from cultureqa.authoring.add import add
     from cultureqa.compose import compose_params
     from cultureqa.io import write_text
 

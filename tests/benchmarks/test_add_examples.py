@@ -15,7 +15,7 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from cultureqa.benchmarks.add import draft
+from cultureqa.authoring.add import draft
 from cultureqa.benchmarks.spec import BenchmarkSpec
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from cultureqa.benchmarks.add import Drafted, draft
+from cultureqa.authoring.add import Drafted, draft
+from cultureqa.authoring.sniff.languages import language_code
 from cultureqa.benchmarks.load import load_benchmark
-from cultureqa.benchmarks.sniff.languages import language_code
 from cultureqa.cli import main
 from cultureqa.records import McqItem
 

@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from cultureqa.benchmarks.add import Drafted, draft
+from cultureqa.authoring.add import Drafted, draft
+from cultureqa.authoring.sniff.ids import find_id
+from cultureqa.authoring.sniff.instruction import find_instruction
 from cultureqa.benchmarks.load import LoadCounts, load_benchmark
-from cultureqa.benchmarks.sniff.ids import find_id
-from cultureqa.benchmarks.sniff.instruction import find_instruction
 from cultureqa.io import SourceError
 from cultureqa.records import McqItem
 

@@ -159,7 +159,7 @@ def test_check_names_a_benchmark_missing_from_params(
     ],
 )
 def test_sniffer_recognises_the_layouts(file: str, options: object, answer_format: str) -> None:
-    from cultureqa.benchmarks.sniff import propose, read_sample
+    from cultureqa.authoring.sniff import propose, read_sample
 
     path = ROOT / "data/sources" / file.split(".")[0] / (file if "." in file else "")
     columns = propose(read_sample(str(path))).columns
@@ -167,7 +167,7 @@ def test_sniffer_recognises_the_layouts(file: str, options: object, answer_forma
 
 
 def test_sniffer_proposes_a_published_layout_and_no_model_output_slices(tmp_path: Path) -> None:
-    from cultureqa.benchmarks.sniff import propose, read_sample
+    from cultureqa.authoring.sniff import propose, read_sample
 
     sample = read_sample(str(ROOT / "data/sources/kuis_budaya/kuis_budaya.csv"))
     sample.frame["model_prediction"] = ["A", "B"] * 12  # a model's output column beside the data

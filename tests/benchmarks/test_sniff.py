@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from cultureqa.benchmarks import scaffold
-from cultureqa.benchmarks.add import Drafted, draft
+from cultureqa.authoring import scaffold
+from cultureqa.authoring.add import Drafted, draft
+from cultureqa.authoring.sniff import propose, read_sample, sample
 from cultureqa.benchmarks.load import load_benchmark
-from cultureqa.benchmarks.sniff import propose, read_sample, sample
 from cultureqa.io import SourceError
 from cultureqa.records import McqItem
 
@@ -71,8 +71,11 @@ def test_labelled_gold_that_names_another_options_text_is_dropped(tmp_path: Path
     rows[2]["answer"] = "B. Manado"  # option B of this row is Palembang
     drafted = _drafted(_jsonl(tmp_path / "dishes.jsonl", rows))
     assert drafted.proposal.columns["answer_format"] == "letter"
-    assert any("1 of 6 sampled golds name none of their row's options as a letter (first: "
-               "'B. Manado' with 4 options)" in n for n in drafted.proposal.notes)
+    assert any(
+        "1 of 6 sampled golds name none of their row's options as a letter (first: "
+        "'B. Manado' with 4 options)" in n
+        for n in drafted.proposal.notes
+    )
     assert drafted.trial.dropped == {"answer_label_mismatch": 1}
     assert drafted.proposal.rows == {"invalid": "drop", "max_invalid_share": 0.2}
     assert len(_items(drafted)) == 5  # the defective row is dropped, and only it

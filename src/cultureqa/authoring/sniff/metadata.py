@@ -16,8 +16,8 @@ from typing import Any
 
 import pandas as pd
 
-from cultureqa.benchmarks.sniff.fields import MODEL_OUTPUT, leaf, texts
-from cultureqa.benchmarks.sniff.ids import is_id_name
+from cultureqa.authoring.sniff.fields import MODEL_OUTPUT, leaf, texts
+from cultureqa.authoring.sniff.ids import is_id_name
 from cultureqa.benchmarks.spec import FIXED_FIELDS
 
 SPLIT_NAMES = ("split", "subset", "partition", "fold")

@@ -5,7 +5,7 @@ the user should check is a printed note, and a field it cannot tell is an error 
 it saw, never a silent default.
 """
 
-from cultureqa.benchmarks.sniff.propose import Proposal, propose
-from cultureqa.benchmarks.sniff.sample import Sample, read_sample
+from cultureqa.authoring.sniff.propose import Proposal, propose
+from cultureqa.authoring.sniff.sample import Sample, read_sample
 
 __all__ = ["Proposal", "Sample", "propose", "read_sample"]

@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from cultureqa.benchmarks.sniff.fields import texts
+from cultureqa.authoring.sniff.fields import texts
 
 LANGUAGES: dict[str, tuple[str, ...]] = {
     # code: other codes (ISO 639-2/T and /B, 639-3) and names (English, endonym), lowercased

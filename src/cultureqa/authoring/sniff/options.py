@@ -16,9 +16,9 @@ from typing import Any
 
 import pandas as pd
 
+from cultureqa.authoring.sniff.fields import OPTION_NAMES, is_text, leaf, texts
 from cultureqa.benchmarks.fields import FieldError, options_from
 from cultureqa.benchmarks.load import label_order, strip_labels
-from cultureqa.benchmarks.sniff.fields import OPTION_NAMES, is_text, leaf, texts
 from cultureqa.io import SourceError
 
 OPTION_COLUMN = re.compile(

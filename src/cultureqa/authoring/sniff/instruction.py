@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from cultureqa.benchmarks.sniff.fields import texts
+from cultureqa.authoring.sniff.fields import texts
 
 MIN_ROWS = 3
 MIN_CHARS = 12

@@ -1,6 +1,6 @@
 """Write what ``cultureqa benchmark add`` proposes: the source copy, config, fixture and entries.
 
-The proposal itself comes from :mod:`cultureqa.benchmarks.sniff`. A source outside the benchmark's
+The proposal itself comes from :mod:`cultureqa.authoring.sniff`. A source outside the benchmark's
 own folder is copied into ``data/sources/<name>/`` (its DVC dependency); a pattern's files keep the
 folders their captures name, so the config's pattern reads the copy as it read the original.
 """
@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from cultureqa.benchmarks.sniff import Proposal, Sample
+from cultureqa.authoring.sniff import Proposal, Sample
 from cultureqa.benchmarks.sources import is_pattern, split_pattern
 from cultureqa.io import SourceError, write_text
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import pandas as pd
 
+from cultureqa.authoring.sniff.fields import MISSING
 from cultureqa.benchmarks.fields import FieldError, options_from, plain
 from cultureqa.benchmarks.load import parse_letter, split_label, strip_labels
-from cultureqa.benchmarks.sniff.fields import MISSING
 from cultureqa.io import SourceError
 from cultureqa.records import LETTERS
 
@@ -53,10 +53,10 @@ def find_format(answer: pd.Series, rows: list[list[str]], column: str, origin: s
         )
     misfits = [i for i, ok in enumerate(fits[best]) if not ok]
     if misfits:
-        golds, options = pairs[misfits[0]]
+        first, options = pairs[misfits[0]]
         found.notes.append(
             f"{len(misfits)} of {len(pairs)} sampled golds name none of their row's options as "
-            f"{_article(best)} {best} (first: {', '.join(map(repr, golds))} with "
+            f"{_article(best)} {best} (first: {', '.join(map(repr, first))} with "
             f"{len(options)} options); those rows do not load (the trial load counts them)"
         )
     if best in ("index", "one_based") and all(fits["text"]):

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import yaml
 
-from cultureqa.benchmarks import scaffold
+from cultureqa.authoring import scaffold
+from cultureqa.authoring.sniff import Proposal, Sample, propose, read_sample
+from cultureqa.authoring.sniff.propose import DEFAULT_LANGUAGE
+from cultureqa.authoring.sniff.trial import Trial, trial_load
 from cultureqa.benchmarks.fixture import ROWS, fixture_size, write_fixture
-from cultureqa.benchmarks.sniff import Proposal, Sample, propose, read_sample
-from cultureqa.benchmarks.sniff.propose import DEFAULT_LANGUAGE
-from cultureqa.benchmarks.sniff.trial import Trial, trial_load
 from cultureqa.benchmarks.spec import BenchmarkSpec, RowPolicy
 from cultureqa.io import SourceError, write_text
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from cultureqa.benchmarks.sniff.answers import Answers, find_format
-from cultureqa.benchmarks.sniff.fields import (
+from cultureqa.authoring.sniff.answers import Answers, find_format
+from cultureqa.authoring.sniff.fields import (
     ANSWER_NAMES,
     OPTION_NAMES,
     fields_of,
@@ -22,17 +22,17 @@ from cultureqa.benchmarks.sniff.fields import (
     leaf,
     pick,
 )
-from cultureqa.benchmarks.sniff.ids import find_id, is_id_name
-from cultureqa.benchmarks.sniff.instruction import find_instruction
-from cultureqa.benchmarks.sniff.languages import (
+from cultureqa.authoring.sniff.ids import find_id, is_id_name
+from cultureqa.authoring.sniff.instruction import find_instruction
+from cultureqa.authoring.sniff.languages import (
     ItemLanguage,
     find_item_language,
     one_language_note,
 )
-from cultureqa.benchmarks.sniff.metadata import find_extras
-from cultureqa.benchmarks.sniff.options import Options, find_options
-from cultureqa.benchmarks.sniff.question import find_question, ref
-from cultureqa.benchmarks.sniff.sample import Sample
+from cultureqa.authoring.sniff.metadata import find_extras
+from cultureqa.authoring.sniff.options import Options, find_options
+from cultureqa.authoring.sniff.question import find_question, ref
+from cultureqa.authoring.sniff.sample import Sample
 from cultureqa.io import SourceError
 
 

@@ -15,7 +15,7 @@ import re
 
 import pandas as pd
 
-from cultureqa.benchmarks.sniff.fields import ID_NAMES, texts
+from cultureqa.authoring.sniff.fields import ID_NAMES, texts
 
 MAX_LENGTH = 64
 _ID_WORD = re.compile(r"(?:^|[_\W\d])(?:id|idx)$", re.I)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from cultureqa.benchmarks.sniff.fields import QUESTION_NAMES, is_text, leaf, pick, texts
+from cultureqa.authoring.sniff.fields import QUESTION_NAMES, is_text, leaf, pick, texts
 from cultureqa.io import SourceError
 
 CUE_NAMES = ("context", "passage", "premise", "hint", "background", "scenario", "situation",

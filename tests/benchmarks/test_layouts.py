@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
@@ -194,3 +195,25 @@ def test_record_options_as_a_list_of_label_text_objects() -> None:
     assert options_from(choices, "record", "|") == ["Bugis", "Toraja"]
     with pytest.raises(ValueError, match="objects each need 'label' and 'text'"):
         options_from([{"label": "A"}, {"label": "B", "text": "x"}], "record", "|")
+
+
+@pytest.mark.parametrize("sample", [None, {"n": 30, "seed": 3}])
+def test_validate_tables_built_in_chunks_equal_the_items_tables(
+    sample: dict[str, Any] | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``validate`` loads tables a few items at a time (a million items as objects cost a
+    gigabyte); the tables must be the ones the items give, sample and language order included."""
+    import cultureqa.benchmarks.load.pipeline as pipeline
+
+    raw: Any = OmegaConf.to_container(OmegaConf.load(ROOT / "params.yaml").benchmarks.indoculture)
+    spec = BenchmarkSpec.from_config({**raw, "sample": sample, "limit": None})
+    items = load_checked(spec, ROOT)
+    monkeypatch.setattr(pipeline, "FRAME_CHUNK", 7)
+    tables = load_checked(spec, ROOT, keep_items=False)
+    assert tables.items == {} and tables.sampled == items.sampled == (sample is not None)
+    pd.testing.assert_frame_equal(tables.whole_frame, items.whole_frame)
+    pd.testing.assert_frame_equal(tables.frame, items.frame)
+    assert sample_record(spec, tables.source) == sample_record(spec, items.source)
+    assert set(items.whole_frame["language"]) == {"en", "id"} and len(items.frame) == (
+        60 if sample else len(items.whole_frame)
+    )

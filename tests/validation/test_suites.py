@@ -95,3 +95,29 @@ def test_failures_list_up_to_ten_item_ids_with_language_and_value(tmp_path: Path
     assert unique["items"] == ["q0/id (question='same')", "q1/id (question='same')"]
     message = report.message()
     assert "expect_column_values_to_be_in_set(answer): 10 of 30 rows fail; items: q2/id" in message
+
+
+def test_no_batch_fingerprint_is_computed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """GX's batch fingerprint (hash_pandas_object over every column) cost 540 MB on a million
+    items; the suite must run without it. The plant: a fingerprint that raises."""
+    from great_expectations.execution_engine import pandas_execution_engine
+
+    def fingerprint(frame: pd.DataFrame) -> str:
+        raise AssertionError("GX fingerprinted the batch")
+
+    monkeypatch.setattr(pandas_execution_engine, "hash_pandas_dataframe", fingerprint)
+    report = run_suite(_suite(tmp_path, UNIFORM), _golds({"A": 5, "B": 5, "C": 5}))
+    assert report.success and not report.crashes
+
+
+def test_a_repeated_item_is_found_by_its_folded_cells_not_their_concatenation() -> None:
+    from cultureqa.validation.mcq_expectations import duplicate_questions
+
+    frame = pd.DataFrame({
+        "item_id": ["a", "b", "c", "d"],
+        "language": ["en", "en", "en", "id"],
+        "question": ["Where is  Rendang from?", "where is rendang FROM?", "Where is", "Where is"],
+        "options": ['["Padang", "Bali"]', '["bali", "padang"]', '["Padang", "Bali"]', '["x"]'],
+    })  # fmt: skip
+    found = duplicate_questions(frame, ["language", "question", "options"])
+    assert found == {"b (en)": "same language/question/options as a"}

@@ -85,15 +85,20 @@ def preflight(spec: BenchmarkSpec, root: Path, style: str) -> dict[str, Template
 def load_checked(spec: BenchmarkSpec, root: Path, keep_items: bool = True) -> Loaded:
     """Load every language the settings use: the whole source and the evaluated sample.
 
-    ``keep_items=False`` keeps only the frames (``items`` is empty): ``validate`` checks frames,
-    and a million items held through the expectation suite cost over a gigabyte.
+    ``keep_items=False`` keeps only the frames (``items`` is empty, ``source`` has no columns):
+    ``validate`` checks frames, and a million items held through the expectation suite cost over
+    a gigabyte, the source rows' cells another 330 MB.
     """
-    loaded = load_benchmark(spec, root)
-    whole = items_frame([i for lang in sorted(loaded.whole) for i in loaded.whole[lang]])
-    frame = (
-        items_frame([i for lang in sorted(loaded.items) for i in loaded.items[lang]])
-        if loaded.sampled
-        else whole  # one frame, not two copies of a million rows
-    )
-    items = loaded.items if keep_items else {}
-    return Loaded(items, frame, whole, loaded.source, loaded.origin, loaded.counts, loaded.sampled)
+    loaded = load_benchmark(spec, root, as_frames=not keep_items)
+    source = loaded.source
+    if loaded.frames is not None:
+        whole, frame = loaded.frames
+        source = source[[]]  # its length and attrs (the sample record), not a copy of the cells
+    else:
+        whole = items_frame([i for lang in sorted(loaded.whole) for i in loaded.whole[lang]])
+        frame = (
+            items_frame([i for lang in sorted(loaded.items) for i in loaded.items[lang]])
+            if loaded.sampled
+            else whole  # one frame, not two copies of a million rows
+        )
+    return Loaded(loaded.items, frame, whole, source, loaded.origin, loaded.counts, loaded.sampled)

@@ -113,6 +113,12 @@ def run_suite(
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
     quiet_gx()  # after the import: GX sets its own loggers' levels when it loads
+    from great_expectations.execution_engine import pandas_execution_engine
+
+    # GX fingerprints every in-memory batch under 1 GB with pandas' hash_pandas_object, which
+    # turns each Arrow string column into Python objects (540 MB for a million items) for a batch
+    # marker that nothing here reads: the dataset's own md5 is in the run's provenance.
+    pandas_execution_engine.HASH_THRESHOLD = 0
 
     # Importing registers the custom expectation types (generic, and the MCQ invariants).
     import cultureqa.validation.expectations

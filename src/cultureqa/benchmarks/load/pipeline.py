@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 
 from cultureqa.benchmarks.fields import render_limits
@@ -28,6 +29,7 @@ from cultureqa.benchmarks.load.counts import (
     check_drop_share,
     drop_or_raise,
 )
+from cultureqa.benchmarks.load.frame import items_frame
 from cultureqa.benchmarks.load.mapping import (
     Mapping,
     Normalizer,
@@ -47,6 +49,8 @@ from cultureqa.io import SourceError
 from cultureqa.records import McqItem
 
 AbsentLanguages = Literal["error", "skip"]
+FRAME_CHUNK = 50_000
+"""Items held as objects at once when only tables are wanted (``as_frames``)."""
 
 
 @dataclass
@@ -63,10 +67,15 @@ class LoadedSource:
     counts: LoadCounts
     languages_absent: tuple[str, ...] = ()
     """Languages asked for whose columns the source lacks (only with ``absent="skip"``)."""
+    frames: tuple[pd.DataFrame, pd.DataFrame] | None = None
+    """With ``as_frames``: ``whole`` and ``items`` as :func:`items_frame` tables, languages in
+    sorted order (``items`` and ``whole`` are then empty)."""
 
     @property
     def sampled(self) -> bool:
         """Whether the evaluated items are a subset of the source's."""
+        if self.frames is not None:
+            return len(self.frames[1]) < len(self.frames[0])
         return sum(map(len, self.items.values())) < sum(map(len, self.whole.values()))
 
 
@@ -77,6 +86,7 @@ def load_benchmark(
     languages: Collection[str] | None = None,
     absent: AbsentLanguages = "error",
     rows: tuple[pd.DataFrame, str] | None = None,
+    as_frames: bool = False,
 ) -> LoadedSource:
     """Load a benchmark's items under its row policy, then sample the valid ones.
 
@@ -90,6 +100,9 @@ def load_benchmark(
             ingest of an Indonesian-only file); ``error`` names the missing columns.
         rows: Source rows already read, with where they came from (``benchmark add``'s trial);
             by default the declared source is read.
+        as_frames: Give the items as tables only (``LoadedSource.frames``), built
+            ``FRAME_CHUNK`` items at a time: ``validate`` checks tables, and a million items held
+            as objects cost a gigabyte more than their table.
 
     Raises:
         SourceError: the source cannot be read, or a row is invalid under ``rows.invalid: error``,
@@ -102,7 +115,8 @@ def load_benchmark(
             frame = frame[keep_mask(frame, spec.rows.keep, origin)].reset_index(drop=True)
         counts.skipped = counts.rows_read - len(frame)
         wanted = _languages(spec, frame, languages, absent, origin)
-        whole, numbers, kept = _map_rows(spec, frame, wanted, origin, counts)
+        pieces: dict[str, list[pd.DataFrame]] | None = {} if as_frames else None
+        whole, numbers, kept = _map_rows(spec, frame, wanted, origin, counts, pieces)
     check_drop_share(spec, counts, len(frame), origin)
     if not counts.balanced():  # pragma: no cover - a bookkeeping bug, never a data problem
         raise AssertionError(f"row counts do not add up: {counts.record()}")
@@ -111,6 +125,10 @@ def load_benchmark(
     fields = {m: spec.columns.metadata_fields.get(m, m) for m in spec.columns.metadata}
     sampled = apply_sample(valid, spec.sample, origin, fields)
     chosen = set(sampled["_n"].tolist())
+    absent_langs = tuple(sorted(set(languages or ()) - set(wanted)))
+    if pieces is not None:
+        frames = _frames(pieces, numbers, chosen, everything=len(chosen) == len(valid))
+        return LoadedSource({}, {}, sampled, origin, counts, absent_langs, frames)
     if len(chosen) == len(valid):
         items = whole
     else:
@@ -118,8 +136,26 @@ def load_benchmark(
             lang: [i for n, i in zip(numbers[lang], batch, strict=True) if n in chosen]
             for lang, batch in whole.items()
         }
-    absent_langs = tuple(sorted(set(languages or ()) - set(wanted)))
     return LoadedSource(items, whole, sampled, origin, counts, absent_langs)
+
+
+def _frames(
+    pieces: dict[str, list[pd.DataFrame]],
+    numbers: dict[str, array[int]],
+    chosen: set[int],
+    everything: bool,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The whole table (languages sorted) and the sample's rows of it, by each item's ``_n``."""
+    parts = [p for lang in sorted(pieces) for p in pieces[lang]]
+    pieces.clear()
+    whole = pd.concat(parts, ignore_index=True) if parts else items_frame([])
+    del parts
+    if everything:
+        return whole, whole
+    order = [np.frombuffer(numbers[lang], dtype=np.int64) for lang in sorted(numbers)]
+    flat = np.concatenate(order) if order else np.array([], dtype=np.int64)
+    mask = np.isin(flat, np.fromiter(chosen, dtype=np.int64, count=len(chosen)))
+    return whole, whole[mask].reset_index(drop=True)
 
 
 def _given(frame: pd.DataFrame, origin: str) -> tuple[pd.DataFrame, str]:
@@ -158,11 +194,13 @@ def _map_rows(
     languages: list[str],
     origin: str,
     counts: LoadCounts,
+    pieces: dict[str, list[pd.DataFrame]] | None = None,
 ) -> tuple[dict[str, list[McqItem]], dict[str, array[int]], list[int]]:
     """Items per language, their rows' ``_n``, and the frame positions of the loaded rows.
 
     Numbers are kept in compact arrays, and an id's first row as a position: at a million rows
-    per-row tuples and "file row N" strings cost hundreds of megabytes.
+    per-row tuples and "file row N" strings cost hundreds of megabytes. With ``pieces``, every
+    ``FRAME_CHUNK`` items of a language become a table there and the returned lists are empty.
     """
     mappings = {lang: Mapping.of(spec, lang) for lang in languages}
     for mapping in mappings.values():
@@ -202,11 +240,19 @@ def _map_rows(
             if spec.rows.duplicates == "drop":
                 questions.setdefault(_key(item), f"{item.id} ({where.file} row {where.row})")
             out[item.language].append(item)
+            if pieces is not None and len(out[item.language]) >= FRAME_CHUNK:
+                pieces.setdefault(item.language, []).append(items_frame(out[item.language]))
+                out[item.language] = []
             numbers[item.language].append(int(row["_n"]))
             counts.languages[item.language] = counts.languages.get(item.language, 0) + 1
         changes.merge_into(counts, name)
         counts.loaded += 1
         kept.append(pos - 1)
+    if pieces is not None:
+        for lang, rest in out.items():
+            if rest:  # an empty table would turn the columns' types to object in the concat
+                pieces.setdefault(lang, []).append(items_frame(rest))
+            out[lang] = []
     return out, numbers, list(kept)
 
 

@@ -213,6 +213,20 @@ def test_a_full_disk_on_the_server_is_not_called_damage() -> None:
     assert "the store is not damaged" in line and "free space on the server" in line
 
 
+def test_a_server_lost_under_a_batch_insert_is_called_down_not_a_database_error() -> None:
+    """Stopping the server under ``executemany`` (pipeline mode) surfaces as psycopg's "cannot
+    exit pipeline mode while busy", raised while handling the lost connection: the line must
+    read the cause. The plant: the same error with no lost connection behind it stays generic."""
+    lost = psycopg.OperationalError("server closed the connection unexpectedly")
+    busy = psycopg.OperationalError("cannot exit pipeline mode while busy")
+    busy.__context__ = lost
+    line = one_line(busy)
+    assert line is not None and "the PostgreSQL server is down or unreachable" in line, line
+    assert "server closed the connection unexpectedly" in line
+    alone = one_line(psycopg.OperationalError("cannot exit pipeline mode while busy"))
+    assert alone is not None and "database error: cannot exit pipeline mode" in alone
+
+
 def _until(condition: object, timeout: float = 10.0) -> None:
     deadline = time.time() + timeout
     while not condition():  # type: ignore[operator]

@@ -411,9 +411,25 @@ def describe_pg_error(exc: BaseException) -> str:
 
     Told apart by SQLSTATE where the server sent one, else by libpq's message (a refused
     connection has no SQLSTATE). Every line says that stored answers are kept: the store is on
-    the server, and a rerun sends only what it lacks.
+    the server, and a rerun sends only what it lacks. The exceptions it was raised during count
+    too: a server stopped under a batch insert surfaces as psycopg's "cannot exit pipeline mode
+    while busy", raised while handling the lost connection.
     """
     where = shown(OPENED_URLS[-1]) if OPENED_URLS else "the PostgreSQL response store"
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    for each in chain:
+        line = _known(each, where)
+        if line is not None:
+            return line
+    return f"{where}: database error: {_first(exc)}"
+
+
+def _known(exc: BaseException, where: str) -> str | None:
+    """The line for a failure of a known kind (disk, login, database, server), else None."""
     message = _first(exc)
     lowered = message.lower()
     state = getattr(exc, "sqlstate", None) or ""
@@ -441,4 +457,4 @@ def describe_pg_error(exc: BaseException) -> str:
             f"{where}: the PostgreSQL server is down or unreachable ({message}); start it, or "
             f"fix host and port in CULTUREQA_STORE_URL, and rerun: {kept}"
         )
-    return f"{where}: database error: {message}"
+    return None

@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from cultureqa.authoring.add import Drafted, draft
@@ -102,6 +103,21 @@ def test_a_vote_that_often_differs_from_the_gold_is_still_metadata(tmp_path: Pat
     path.write_text(json.dumps(rows), encoding="utf-8")
     metadata = _draft(path).proposal.columns["metadata"]
     assert {"w1": "answers.W1"} in metadata and {"w2": "answers.W2"} not in metadata
+
+
+def test_agreement_with_the_gold_must_be_beyond_chance() -> None:
+    """A vote equal to varied golds on 10 of 12 rows gives the answer away; a constant "A" beside
+    golds that are all "A" (a skewed set) and 4 of 5 agreements on two letters are chance."""
+    from cultureqa.authoring.sniff.propose import _gold_givers
+
+    varied = pd.Series(list("ABCDEABCDEAB"))
+    vote = pd.Series(list("ABCDEABCDEBA"))
+    assert _gold_givers({"answer": varied, "vote": vote}, "answer", set())[0] == {"vote"}
+    skewed = pd.Series(["A"] * 12)
+    assert _gold_givers({"answer": skewed, "flag": skewed.copy()}, "answer", set())[0] == set()
+    two = pd.Series(list("ABABA"))
+    coin = pd.Series(list("ABABB"))
+    assert _gold_givers({"answer": two, "coin": coin}, "answer", set())[0] == set()
 
 
 def test_mcqid_is_the_id_and_the_authors_instruction_is_stripped() -> None:

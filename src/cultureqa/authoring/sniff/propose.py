@@ -202,7 +202,11 @@ def _option_labels(name: str) -> bool:
 
 
 GOLD_AGREEMENT = 0.8
-"""A field equal to the gold on this share of the sampled rows gives the answer away."""
+"""A field equal to the gold on this share of the sampled rows gives the answer away..."""
+CHANCE_ALPHA = 0.01
+"""...when that agreement is also beyond chance at this level (one-sided exact binomial test
+against the agreement two independent columns with these value shares would have): a constant
+"A" beside golds that are all "A" tells nothing the skew does not."""
 
 
 def _gold_givers(
@@ -214,35 +218,56 @@ def _gold_givers(
     equal to the gold on most rows would let a prompt placeholder or a slice give the answer away;
     each is left out and named, with how often it differs from the proposed gold.
     """
-    gold = fields[answer].map(lambda v: "" if v is None else str(v).strip())
+    gold = _shown(fields[answer])
     givers: set[str] = set()
     notes: list[str] = []
     for name, values in fields.items():
         if name in taken or name == answer:
             continue
-        if is_answer_like(name) and not _option_labels(name):
-            shown = values.map(lambda v: "" if v is None else str(v).strip())
-            differ = int(((shown != gold) & (shown != "") & (gold != "")).sum())
-            givers.add(name)
-            notes.append(f"'{name}' also names a gold ({differ} of {len(gold)} sampled rows "
-                         f"differ from '{answer}'): not proposed as metadata, which would "
-                         f"give the answer away; to score against it, set columns.answer: "
-                         f"{name}")  # fmt: skip
+        named = is_answer_like(name) and not _option_labels(name)
+        if not named and not bool(values.map(_scalar).all()):
             continue
-        scalar = values.map(lambda v: v is None or isinstance(v, str | int | float))
-        if not len(values) or not bool(scalar.all()):
-            continue
-        shown = values.map(lambda v: "" if v is None else str(v).strip())
+        shown = _shown(values)
         present = (shown != "") & (gold != "")
-        if int(present.sum()) and float((shown == gold)[present].mean()) >= GOLD_AGREEMENT:
+        same = int((shown == gold)[present].sum())
+        if named:
+            givers.add(name)
+            notes.append(f"'{name}' also names a gold ({int(present.sum()) - same} of "
+                         f"{len(gold)} sampled rows differ from '{answer}'): not proposed as "
+                         f"metadata, which would give the answer away; to score against it, "
+                         f"set columns.answer: {name}")  # fmt: skip
+        elif _repeats_gold(same, shown[present], gold[present]):
             givers.add(name)
     repeats = sorted(g for g in givers if not is_answer_like(g))
     if repeats:
         listed = ", ".join(f"'{g}'" for g in repeats[:5]) + (", …" if len(repeats) > 5 else "")
-        notes.append(f"{listed}: equal to the gold on at least {GOLD_AGREEMENT:.0%} of the sampled "
-                     "rows (an annotator's vote, a copy of the answer): not proposed as "
-                     "metadata, which would give the answer away")  # fmt: skip
+        notes.append(f"{listed}: equal to the gold on at least {GOLD_AGREEMENT:.0%} of the "
+                     f"sampled rows, beyond chance (p < {CHANCE_ALPHA}; an annotator's vote, a "
+                     "copy of the answer): not proposed as metadata, which would give the answer "
+                     "away")  # fmt: skip
     return givers, notes
+
+
+def _repeats_gold(same: int, field: pd.Series, gold: pd.Series) -> bool:
+    """Whether a field agrees with the gold on most rows, and more often than chance would."""
+    rows = len(field)
+    if not rows or same / rows < GOLD_AGREEMENT:
+        return False
+    from scipy.stats import binomtest
+
+    shares = field.value_counts(normalize=True)
+    chance = float((shares * gold.value_counts(normalize=True)).fillna(0).sum())
+    if chance >= 1:
+        return False
+    return bool(binomtest(same, rows, chance, alternative="greater").pvalue < CHANCE_ALPHA)
+
+
+def _shown(values: pd.Series) -> pd.Series:
+    return values.map(lambda v: "" if v is None else str(v).strip())
+
+
+def _scalar(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float)
 
 
 def _one(config: Any) -> str:

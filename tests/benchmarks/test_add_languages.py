@@ -67,7 +67,10 @@ def _questions() -> dict[str, list[str]]:
     ("value", "code"),
     [("su", "su"), ("Sundanese", "su"), ("sun", "su"), ("ind", "id"), ("Bahasa Indonesia", "id"),
      ("id-ID", "id"), ("zh_Hant_TW", "zh"), ("KOR", "ko"), ("jv", "jv"), ("train", None),
-     ("test", None), ("war", None), ("music", None), ("Indonesia", None), ("en-", None)],
+     ("test", None), ("war", None), ("music", None), ("Indonesia", None), ("en-", None),
+     ("pt-BR", "pt"), ("es-419", "es"), ("sr-Latn-RS", None), ("zh-yue", "yue"),
+     ("zh_yue_HK", "yue"), ("en_aug", None), ("fa_aug", None), ("id_test", None),
+     ("su-x", None), ("zh-xyz", None)],
 )  # fmt: skip
 def test_a_value_is_a_language_only_by_the_table(value: str, code: str | None) -> None:
     assert language_code(value) == code

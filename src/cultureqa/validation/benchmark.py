@@ -46,7 +46,7 @@ class Validation:
         lines = [_load_sentence(self.loaded)]
         if counts.dropped:
             lines += [
-                f"  dropped {d.file}, row {d.row} ({d.item_id}), column '{d.column}': {d.message}"
+                f"  dropped {d.file}, row {d.row} ({d.item_id}){d.in_column}: {d.message}"
                 for d in counts.dropped[:10]
             ]
         for on, gold in self.gold().items():

@@ -36,7 +36,7 @@ class Answers:
 
 def find_format(answer: pd.Series, rows: list[list[str]], column: str, origin: str) -> Answers:
     """The format every sampled gold fits (the first of FORMATS), or the one most fit."""
-    golds = [_parts(v) for v in answer]
+    golds = [_split_on_options(_parts(v), _shown(r)) for v, r in zip(answer, rows, strict=True)]
     several = any(len(g) > 1 for g in golds)
     pairs = [(g, _shown(r)) for g, r in zip(golds, rows, strict=True) if g and r]
     if not pairs:
@@ -91,6 +91,17 @@ def _parts(value: Any) -> list[str]:
     if re.fullmatch(r"[A-Ja-j](\s*,\s*[A-Ja-j])+", text):
         return [p.strip() for p in text.split(",")]
     return [text]
+
+
+def _split_on_options(golds: list[str], options: list[str]) -> list[str]:
+    """A text gold that is no option but lists several (``feet, inch``) as those options.
+
+    Split as the loader's ``answer_sep: ","`` splits it: only where the whole is not an option.
+    """
+    if len(golds) != 1 or golds[0] in options or "," not in golds[0]:
+        return golds
+    parts = [p.strip() for p in golds[0].split(",")]
+    return parts if all(p in options for p in parts) else golds
 
 
 def _shown(row: list[str]) -> list[str]:

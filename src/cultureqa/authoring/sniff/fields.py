@@ -22,6 +22,8 @@ QUESTION_NAMES = ("question", "prompt", "query", "stem", "question_stem", "promp
                   "문제")  # fmt: skip
 OPTION_NAMES = ("choices", "options", "candidates", "answers", "endings", "pilihan", "opsi",
                 "선택지", "보기")  # fmt: skip
+OPTION_WORDS = ("candidate", "candidates", "choices", "options")
+"""Words that make a compound name the options (``Candidate Ans``, ``answer_options``)."""
 ANSWER_NAMES = ("answer", "answerkey", "answer_key", "answer_idx", "answer_index", "label",
                 "gold", "correct", "correct_answer", "target", "kunci", "kunci_jawaban",
                 "jawaban", "정답")  # fmt: skip
@@ -80,6 +82,15 @@ def pick(fields: dict[str, pd.Series], names: tuple[str, ...], exclude: set[str]
     return None
 
 
+def is_options_name(name: str) -> bool:
+    """Whether a field's name says it holds the options: a known name or a compound of one."""
+    return leaf(name) in OPTION_NAMES or any(w.lower() in OPTION_WORDS for w in _words(name))
+
+
+def _words(name: str) -> list[str]:
+    return re.split(r"[_\-\s]+|(?<=[a-z])(?=[A-Z])", name.rsplit(".", 1)[-1])
+
+
 def is_answer_like(name: str) -> bool:
     """Whether a field's name says it holds a gold: a known answer name or a compound of one.
 
@@ -87,8 +98,10 @@ def is_answer_like(name: str) -> bool:
     """
     if MODEL_OUTPUT.search(name):
         return False
-    words = re.split(r"[_\-\s]+|(?<=[a-z])(?=[A-Z])", name.rsplit(".", 1)[-1])
-    return leaf(name) in ANSWER_NAMES or any(w.lower() in ANSWER_WORDS for w in words)
+    words = [w.lower() for w in _words(name)]
+    if any(w in OPTION_WORDS for w in words):  # answer_choices, candidate_answers: the options
+        return False
+    return leaf(name) in ANSWER_NAMES or any(w in ANSWER_WORDS for w in words)
 
 
 def texts(values: pd.Series) -> pd.Series:

@@ -117,8 +117,21 @@ MIN_SCRIPT_SHARE = 0.5
 """Least share of a language's questions that must contain its script."""
 WRITTEN_IN = 0.3
 """Least share of a question's letters in a script for the question to be written in it."""
-_REGION = re.compile(r"^(?P<base>[a-z]{2,3})(?:[-_][A-Za-z0-9]{2,8})+$")
-"""``en-US``, ``zh_Hant_TW``: a language with a region or script."""
+TAG_SCRIPTS = ("latn", "cyrl", "arab", "hans", "hant", "hani", "jpan", "kore", "hang", "thai",
+               "laoo", "khmr", "mymr", "deva", "beng", "taml", "telu", "ethi", "grek", "hebr",
+               "java", "bali", "sund", "bugi")  # fmt: skip
+"""ISO 15924 codes of the scripts the languages of :data:`LANGUAGES` are written in; any other
+four letters after a code (``id_test``) are a file's name, not a script."""
+_TAG = re.compile(
+    r"^(?P<base>[a-z]{2,3})(?:[-_](?P<extlang>[a-z]{3}))?"
+    rf"(?:[-_](?:{'|'.join(TAG_SCRIPTS)}))?"
+    r"(?:[-_](?:[a-z]{2}|[0-9]{3}))?(?:[-_](?:[a-z0-9]{5,8}|[0-9][a-z0-9]{3}))*$",
+    re.IGNORECASE,
+)
+"""A BCP 47 tag: language, then an optional extended language (``zh-yue``), script (``Hant``),
+region (``US``, ``419``) and variants. The shape matters: ``en_aug`` (GeoMLAMA's augmented-prompt
+files) is not English with a region but a file variant, and ``zh-yue`` is Cantonese, not
+Mandarin; reading either as its first two letters would mislabel items."""
 LANGUAGE_NAMES = ("lang", "language", "languages", "bahasa", "locale", "lng", "언어")
 """Names that say a field holds a language (a note when its values are not ones add knows)."""
 MAX_COLUMN_LANGUAGES = 50
@@ -130,10 +143,13 @@ def language_code(value: str) -> str | None:
     folded = shown.lower()
     if folded in _CODES:
         return _CODES[folded]
-    match = _REGION.match(shown)
-    if match is not None and match["base"].lower() in _CODES:
-        return _CODES[match["base"].lower()]
-    return None
+    match = _TAG.match(shown)
+    if match is None or match["base"].lower() not in _CODES:
+        return None
+    extlang = (match["extlang"] or "").lower()
+    if extlang:  # the extended subtag is the language itself, and must be one add knows
+        return _CODES.get(extlang)
+    return _CODES[match["base"].lower()]
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from cultureqa.authoring.sniff.fields import OPTION_NAMES, is_text, leaf, texts
+from cultureqa.authoring.sniff.fields import is_options_name, is_text, texts
 from cultureqa.benchmarks.fields import FieldError, options_from
 from cultureqa.benchmarks.load import label_order, strip_labels
 from cultureqa.io import SourceError
@@ -64,7 +64,7 @@ def find_options(
 ) -> Options:
     """The options of the sample; raises SourceError when no field holds them."""
     free = {k: v for k, v in fields.items() if k not in exclude}
-    named = [k for k in sorted(free, key=lambda f: f.count(".")) if leaf(k) in OPTION_NAMES]
+    named = [k for k in sorted(free, key=lambda f: f.count(".")) if is_options_name(k)]
     for name in named:
         found = _structured(name, free[name]) or _delimited(name, free[name], answer, True)
         if found is not None:
@@ -141,20 +141,36 @@ def _parse_all(values: pd.Series, transform: str) -> list[list[str]] | None:
 
 
 def _delimited(name: str, values: pd.Series, answer: pd.Series, named: bool) -> Options | None:
+    """A string split on one separator into 2–10 options on (nearly) every row with content.
+
+    Rows blank in both this field and the answer (GeoMLAMA's separator lines) do not count
+    against it; the trial load counts them. A gold is evidence when it is one of its row's parts
+    or, for a multi-gold cell (``feet, inch``), when each of its parts is.
+    """
     shown = texts(values)
-    if shown.empty or len(shown) < len(values) * 0.9:
+    gold_all = answer.map(lambda v: "" if v is None else str(v).strip())
+    rows_with_content = int(((gold_all != "") | values.index.isin(shown.index)).sum())
+    if shown.empty or len(shown) < rows_with_content * 0.9:
         return None
-    golds = answer.reindex(shown.index).map(lambda v: "" if v is None else str(v).strip())
+    golds = gold_all.reindex(shown.index)
     for sep in SEPARATORS:
         rows = [[p.strip() for p in cell.split(sep)] for cell in shown]
         if not all(2 <= len(r) <= 10 and all(r) for r in rows):
             continue
         pairs = zip(golds, rows, strict=True)
-        evidence = all(g in r for g, r in pairs)
+        evidence = all(_named_in(g, r, sep) for g, r in pairs)
         if evidence or (named and sep != ","):
             config = {"from": name, "transform": "delimited", "sep": sep}
-            return Options(config, (name,), rows)
+            parts = dict(zip(shown.index, rows, strict=True))
+            return Options(config, (name,), [parts.get(i, []) for i in values.index])
     return None
+
+
+def _named_in(gold: str, row: list[str], sep: str) -> bool:
+    if gold in row:
+        return True
+    parts = [p.strip() for p in gold.split(sep)]
+    return len(parts) > 1 and all(p in row for p in parts)
 
 
 def _per_column(columns: list[str], fields: dict[str, pd.Series]) -> Options:

@@ -7,6 +7,7 @@ layout (a premise and a ``cause``/``effect`` column) gets the question its relat
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -44,12 +45,19 @@ def find_question(
     copa = _copa(text_fields, language)
     if copa is not None:
         return copa
-    name = pick(text_fields, QUESTION_NAMES, set())
+    name = pick(text_fields, QUESTION_NAMES[:1], set()) or _compound(text_fields)
+    name = name or pick(text_fields, QUESTION_NAMES, set())
     notes = []
     if name is None:
         name = _longest_text(text_fields, origin)
         notes.append(f"question: '{name}', the longest free text (no field has a known name)")
     cue = pick(text_fields, CUE_NAMES, {name})
+    if cue is not None and _is_label(text_fields[cue]):
+        shown = texts(text_fields[cue])
+        notes.append(f"'{cue}' is named like a cue but holds short repeated labels "
+                     f"({shown.nunique()} values over {len(shown)} rows, e.g. "
+                     f"{shown.iloc[0]!r}): left out of the question")  # fmt: skip
+        cue = None
     if cue is None or leaf(name) in CUE_NAMES:
         return Question(name, (name,), notes=notes)
     blank = len(texts(text_fields[cue])) < len(text_fields[cue])
@@ -58,6 +66,36 @@ def find_question(
         shown = f"{{% if {ref(cue)} is string and {ref(cue)}.strip() %}}{shown}{{% endif %}}"
     notes.append(f"cue column '{cue}' joins the question in a template (edit it freely)")
     return Question(f"{shown}{{{{ {ref(name)} }}}}", (name, cue), notes=notes)
+
+
+QUESTION_WORDS = ("question", "questions", "pertanyaan", "soal")
+MIN_CUE = 40
+"""Median length under which a repeated cue-named field is a label (a topic), not a passage."""
+
+
+def _compound(fields: dict[str, pd.Series]) -> str | None:
+    """A top-level field of free text whose name has a question word (``Corresponding Questions``).
+
+    It comes before ``prompt`` or ``context``: GeoMLAMA's ``Prompt`` is the masked sentence
+    for a masked language model, its ``Corresponding Questions`` the question a chat model reads.
+    Names like ``question_type`` hold labels, so the field must hold mostly distinct text.
+    """
+    for name, values in fields.items():
+        words = {w.lower() for w in re.split(r"[_\-\s]+|(?<=[a-z])(?=[A-Z])", name)}
+        shown = texts(values)
+        if ("." not in name and words & set(QUESTION_WORDS) and len(shown)
+                and shown.nunique() >= len(shown) / 2
+                and shown.str.len().median() >= MIN_QUESTION):  # fmt: skip
+            return name
+    return None
+
+
+def _is_label(values: pd.Series) -> bool:
+    """Short values that repeat (GeoMLAMA's ``Context``: ``driver seat``): a topic, not a cue."""
+    shown = texts(values)
+    return bool(len(shown)) and (
+        shown.nunique() < len(shown) / 2 and shown.str.len().median() < MIN_CUE
+    )
 
 
 def _longest_text(fields: dict[str, pd.Series], origin: str) -> str:

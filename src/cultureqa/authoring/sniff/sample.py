@@ -77,11 +77,50 @@ def _read_pattern(path: str) -> Sample:
         for key, value in captured.items():
             part[key] = value
         parts.append(part)
+    _one_layout(path, picked, parts)
     frame = pd.concat(parts, ignore_index=True)
     sample = Sample(_spread(frame), path, files, capture_names(path))
     if len(picked) < len(files):
         sample.notes.append(f"sniffed {len(picked)} of {len(files)} files (spread evenly)")
     return sample
+
+
+def _one_layout(
+    path: str, picked: list[tuple[Path, dict[str, str]]], parts: list[pd.DataFrame]
+) -> None:
+    """Refuse a pattern whose files hold different layouts, naming both.
+
+    GeoMLAMA's ``gd_prompt_{lang}.tsv`` also matches ``gd_prompt_en_aug.tsv``, a headerless list
+    of prompts: read together, its first sentence becomes a field name and no role fits. A file
+    sharing fewer than half its fields with the most common layout is another layout.
+    """
+    layouts = [
+        frozenset(map(str, part.columns)) - {"_file", "_row"} - set(captured)
+        for part, (_, captured) in zip(parts, picked, strict=True)
+    ]
+    common = max(set(layouts), key=layouts.count)
+    other = [
+        i for i, fields in enumerate(layouts)
+        if len(fields & common) * 2 < max(len(fields), len(common))
+    ]  # fmt: skip
+    if not other:
+        return
+    usual = [picked[i][0].name for i in range(len(picked)) if i not in other]
+    odd = [picked[i][0].name for i in other]
+    raise SourceError(
+        path,
+        f"the pattern's files hold different layouts: {_some(usual, 'file')} have "
+        f"{_some(sorted(common), 'field')}, but {_some(odd, 'file')} have "
+        f"{_some(sorted(layouts[other[0]]), 'field')}; a benchmark is one layout: give add a "
+        "pattern that matches one (or put those files in a folder of their own)",
+    )
+
+
+def _some(names: list[str], noun: str) -> str:
+    """``5 files ('a.tsv', 'b.tsv', …)``, long names cut."""
+    shown = ", ".join(repr(n) if len(n) <= 40 else repr(n[:37] + "...") for n in names[:3])
+    plural = noun if len(names) == 1 else f"{noun}s"
+    return f"{len(names)} {plural} ({shown}{', …' if len(names) > 3 else ''})"
 
 
 def _with_rows(frame: pd.DataFrame, file: Path) -> pd.DataFrame:

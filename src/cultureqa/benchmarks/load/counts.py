@@ -63,6 +63,11 @@ class Drop:
     column: str | None
     message: str
 
+    @property
+    def in_column(self) -> str:
+        """``, column 'Ans'``; nothing for a row as a whole (a blank row)."""
+        return f", column '{self.column}'" if self.column is not None else ""
+
 
 @dataclass
 class LoadCounts:
@@ -176,7 +181,7 @@ def check_drop_share(spec: BenchmarkSpec, counts: LoadCounts, rows: int, origin:
         origin,
         f"{len(invalid)} of {rows} rows ({len(invalid) / rows:.1%}) are invalid, more than "
         f"rows.max_invalid_share {limit:.0%} allows; by reason {reasons}; "
-        f"first: {first.file}, row {first.row}, column '{first.column}': {first.message}; fix "
+        f"first: {first.file}, row {first.row}{first.in_column}: {first.message}; fix "
         "the rows, narrow rows.keep, or raise rows.max_invalid_share",
         counts,
     )

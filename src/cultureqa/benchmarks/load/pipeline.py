@@ -43,7 +43,7 @@ from cultureqa.benchmarks.load.mapping import (
 )
 from cultureqa.benchmarks.load.options import folded, row_options
 from cultureqa.benchmarks.load.shuffle import shuffled
-from cultureqa.benchmarks.sources import apply_sample, keep_mask, read_rows
+from cultureqa.benchmarks.sources import apply_sample, capture_names, keep_mask, read_rows
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.io import SourceError
 from cultureqa.records import McqItem
@@ -211,11 +211,12 @@ def _map_rows(
     ids: dict[str, int] = {}  # id → frame position of its first row (formatted only on error)
     questions: dict[tuple[str, str, tuple[str, ...]], str] = {}
     normalizer = _normalizer(spec)
+    captured = capture_names(spec.source.path or "")
     for pos, row in enumerate(_records(frame), start=1):
         where = Where(str(row.get("_file", origin)), int(row.get("_row", pos)))
         name = f"row {where.row}"
         try:
-            not_blank(row, where)
+            not_blank(row, where, captured)
             name = item_id(spec, row, where, pos)
             if name in ids:
                 first = _where(frame, ids[name], origin)

@@ -114,6 +114,22 @@ def test_a_language_column_in_one_file(tmp_path: Path) -> None:
     assert _languages_of(_items(drafted)) == _questions()
 
 
+def test_a_yes_no_flag_named_language_is_metadata_not_a_mapping_to_write(
+    tmp_path: Path,
+) -> None:
+    """COPAL's ``Language`` column says whether an item needs the local language (0/1)."""
+    rows = [(*row, str(n % 2)) for n, row in enumerate(ROWS["id"])]
+    _tsv(tmp_path / "copal.tsv", rows, "Language")
+    drafted = draft(ROOT, "planted", str(tmp_path / "copal.tsv"), "id")
+    assert "language" not in drafted.proposal.columns
+    assert drafted.proposal.columns["metadata"] == ["Language"]
+    assert (
+        "column 'Language' is named as a language but holds a yes/no flag (0, 1): not each "
+        "item's language (it may say whether an item needs one)"
+    ) in drafted.proposal.notes
+    assert not any("map them by hand" in n for n in drafted.proposal.notes)
+
+
 def test_translation_columns_beside_a_language_column_are_a_note(tmp_path: Path) -> None:
     """Items with their own language cannot also be each row in every language: a note says so."""
     rows = [(*row, f"{row[0]} (en)", lang) for lang, batch in ROWS.items() for row in batch]

@@ -267,3 +267,29 @@ def test_an_instruction_after_padded_questions_is_still_stripped(tmp_path: Path)
         "Which dish is cooked for hours in coconut milk and chilli in West Sumatra?",
         "Which city is known for gudeg?",
     ]  # fmt: skip
+
+
+def test_a_saved_index_without_a_header_is_no_metadata(tmp_path: Path) -> None:
+    """CMMLU's subject CSVs start with a blank header cell over 0, 1, 2, … (pandas' index)."""
+    rows = [json.loads(line) for line in (LAYOUTS / "ans_candidates.jsonl").open(encoding="utf-8")]
+    for subject, part in (("food", rows[:6]), ("arts", rows[6:])):
+        frame = pd.DataFrame(
+            {"Question": [r["Question"] for r in part], "Answer": [r["Ans"] for r in part]}
+            | {
+                letter: [r["Candidates"].split("\n")[i][3:] for r in part]
+                for i, letter in enumerate("ABCD")
+            }
+        )
+        frame.to_csv(tmp_path / f"{subject}.csv")  # the index written under a blank header
+    drafted = _draft(tmp_path / "{subject}.csv")
+    columns = drafted.proposal.columns
+    assert columns["metadata"] == ["subject"] and columns["id"] is None
+    assert ("'Unnamed: 0': a column without a header holding row numbers (a saved table's "
+            "index): not proposed as metadata") in drafted.proposal.notes  # fmt: skip
+    assert [i.answer_index for i in _items(drafted)] == GOLDS[6:] + GOLDS[:6]
+    words = pd.read_csv(tmp_path / "food.csv", index_col=0)
+    words.index = ["easy", "hard"] * 3  # a blank header over words: a field that lost its name
+    words.to_csv(tmp_path / "food.csv")
+    assert _draft(tmp_path / "food.csv").proposal.columns["metadata"] == [
+        {"unnamed_0": "Unnamed: 0"}
+    ]

@@ -220,6 +220,11 @@ def find_item_language(
                                "country an item is about): not proposed as each item's language; "
                                f"if it is, declare columns.language: {{from: {name}, values: "
                                "{…}}")  # fmt: skip
+        elif _named(name) and _is_flag(series):
+            flags = ", ".join(sorted(set(texts(series))))
+            found.notes.append(f"column '{name}' is named as a language but holds a yes/no "
+                               f"flag ({flags}): not each item's language (it may say whether "
+                               "an item needs one)")  # fmt: skip
         elif _named(name) and series.map(lambda v: isinstance(v, str)).all():
             found.notes.append(_not_known(f"column '{name}'", list(texts(series))))
     for candidate in candidates:
@@ -288,6 +293,15 @@ def _column(series: pd.Series, named: bool) -> dict[str, str] | None:
     if values is None or (not named and len(set(values.values())) < 2):
         return None
     return values
+
+
+FLAG_VALUES = {"0", "1", "true", "false", "yes", "no", "y", "n"}
+
+
+def _is_flag(series: pd.Series) -> bool:
+    """Two-valued yes/no cells (``0``/``1``, ``True``/``False``), text or not."""
+    shown = {v.lower() for v in texts(series)}
+    return 1 <= len(shown) <= 2 and shown <= FLAG_VALUES
 
 
 def _not_known(where: str, seen: list[str]) -> str:

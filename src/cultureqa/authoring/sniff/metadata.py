@@ -77,6 +77,10 @@ def find_extras(
             continue
         if leaf(expr) in SPLIT_NAMES and _split_keep(expr, values, extras):
             continue
+        if _row_index(expr, values):
+            extras.notes.append(f"'{expr}': a column without a header holding row numbers (a "
+                                "saved table's index): not proposed as metadata")  # fmt: skip
+            continue
         if expr in captures:
             _add(expr, values, extras, (captures[expr], files))
         elif leaf(expr) not in NOT_METADATA and _is_metadata(values):
@@ -114,6 +118,18 @@ def _split_keep(name: str, values: pd.Series, extras: Extras) -> bool:
     extras.notes.append(f"'{name}' holds splits {sorted(shown)}: rows.keep keeps the test rows "
                         f"({kept} of {len(values)} sampled)")  # fmt: skip
     return True
+
+
+_UNNAMED = re.compile(r"^Unnamed: \d+$")
+"""How pandas names a column whose header cell is blank."""
+
+
+def _row_index(name: str, values: pd.Series) -> bool:
+    """CMMLU's ``Unnamed: 0`` (0, 1, 2, … in each file): an index written out with the table."""
+    if not _UNNAMED.match(name):
+        return False
+    shown = texts(values)
+    return bool(len(shown)) and bool(shown.str.fullmatch(r"\d+").all())
 
 
 def _is_metadata(values: pd.Series) -> bool:

@@ -21,6 +21,19 @@ from cultureqa.io import SourceError
 from cultureqa.records import LETTERS
 
 FORMATS = ("letter", "index", "one_based", "text")
+NATIVE_LETTERS = {
+    "Myanmar": "ကခဂဃငစ",
+    "Thai": "กขคงจฉ",
+    "Hangul": "가나다라마바",
+    "Devanagari": "कखगघङच",
+    "Cyrillic": "АБВГДЕ",
+    "Greek": "ΑΒΓΔΕΖ",
+    "Arabic": "أبجدهو",
+    "Katakana": "アイウエオカ",
+    "Han": "甲乙丙丁戊己",
+}
+"""The letters that label options in other scripts, in order (Burmese က ခ ဂ ဃ as A B C D:
+SEA-HELM's Burmese Global-MMLU-Lite file writes its golds so)."""
 _INT = re.compile(r"-?\d+(?:\.0+)?")
 
 
@@ -32,18 +45,28 @@ class Answers:
     """letter, index, one_based (written as an index template) or text."""
     several: bool = False
     notes: list[str] = field(default_factory=list)
+    letters: dict[str, str] = field(default_factory=dict)
+    """Another script's option letters → A, B, … (written as a template); empty: none."""
 
 
 def find_format(answer: pd.Series, rows: list[list[str]], column: str, origin: str) -> Answers:
     """The format every sampled gold fits (the first of FORMATS), or the one most fit."""
     golds = [_split_on_options(_parts(v), _shown(r)) for v, r in zip(answer, rows, strict=True)]
+    script, letters = _native_letters(golds)
+    if letters:
+        golds = [[letters.get(p, p) for p in g] for g in golds]
     several = any(len(g) > 1 for g in golds)
     pairs = [(g, _shown(r)) for g, r in zip(golds, rows, strict=True) if g and r]
     if not pairs:
         raise SourceError(origin, f"column '{column}' holds no gold answer in the sampled rows")
     fits = {f: [all(_fits(f, p, o) for p in g) for g, o in pairs] for f in FORMATS}
     best = max(FORMATS, key=lambda f: (sum(fits[f]), -FORMATS.index(f)))
-    found = Answers(best, several)
+    found = Answers(best, several, letters=letters if best == "letter" else {})
+    if found.letters:
+        written = sum(p in letters for v in answer for p in _parts(v))
+        found.notes.append(f"{written} sampled golds are {script} letters "
+                           f"({' '.join(letters)}): read as {'/'.join(letters.values())} by a "
+                           "template")  # fmt: skip
     if not any(fits[best]):
         raise SourceError(
             origin,
@@ -91,6 +114,18 @@ def _parts(value: Any) -> list[str]:
     if re.fullmatch(r"[A-Ja-j](\s*,\s*[A-Ja-j])+", text):
         return [p.strip() for p in text.split(",")]
     return [text]
+
+
+def _native_letters(golds: list[list[str]]) -> tuple[str, dict[str, str]]:
+    """The script whose option letters are all the golds not written in Latin letters."""
+    others = {p for g in golds for p in g if p and not (len(p) == 1 and p.isascii())}
+    if not others:
+        return "", {}
+    for script, letters in NATIVE_LETTERS.items():
+        if others <= set(letters):
+            last = max(letters.index(p) for p in others)
+            return script, {letters[i]: LETTERS[i] for i in range(last + 1)}
+    return "", {}
 
 
 def _split_on_options(golds: list[str], options: list[str]) -> list[str]:

@@ -48,18 +48,30 @@ def fields_of(
             continue
         values = frame[column].map(plain)
         found[str(column)] = values
+        prefix = str(column)
+        if len(values) and values.map(_one_record).all():
+            values, prefix = values.map(lambda v: v[0]), f"{column}.0"
+            found[prefix] = values
         if depth > 1 and len(values) and values.map(lambda v: isinstance(v, Mapping)).all():
             every = set.intersection(*({str(k) for k in record} for record in values))
             if partial is not None:
                 seen = {str(k) for record in values for k in record}
-                partial.extend(f"{column}.{k}" for k in sorted(seen - every))
+                partial.extend(f"{prefix}.{k}" for k in sorted(seen - every))
             nested = pd.DataFrame({k: values.map(lambda r, k=k: r.get(k)) for k in sorted(every)})
             inner: list[str] | None = [] if partial is not None else None
             for name, series in fields_of(nested, depth - 1, inner).items():
-                found[f"{column}.{name}"] = series
+                found[f"{prefix}.{name}"] = series
             if partial is not None and inner:
-                partial.extend(f"{column}.{k}" for k in inner)
+                partial.extend(f"{prefix}.{k}" for k in inner)
     return found
+
+
+def _one_record(value: Any) -> bool:
+    """A list holding one record: SEA-HELM's ``prompts: [{question, option_a, …}]``.
+
+    Its record's keys become ``prompts.0.question``, a path the loader reads as it is.
+    """
+    return isinstance(value, list) and len(value) == 1 and isinstance(value[0], Mapping)
 
 
 def leaf(name: str) -> str:

@@ -41,6 +41,8 @@ class Extras:
     keep: dict[str, str] | None = None
     languages: dict[str, dict[str, str]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    shown: dict[str, pd.Series] = field(default_factory=dict)
+    """Each proposed metadata field's values as text, to tell a copy from a namesake."""
 
 
 def find_extras(
@@ -63,6 +65,10 @@ def find_extras(
         files: how many files the source has.
     """
     extras = Extras()
+    if roles.get("language") in fields:  # the item language: a copy of it is no metadata
+        extras.shown[f"the item language ('{roles['language']}')"] = texts(
+            fields[roles["language"]]
+        )
     taken = taken | set(named.values())
     taken |= {k.split(".")[0] for k in taken} | {k for k in fields if _parent_of(k, taken)}
     _translations(fields, roles, taken, extras)
@@ -80,6 +86,11 @@ def find_extras(
         if _row_index(expr, values):
             extras.notes.append(f"'{expr}': a column without a header holding row numbers (a "
                                 "saved table's index): not proposed as metadata")  # fmt: skip
+            continue
+        if _file_numbers(expr, values):
+            extras.notes.append(f"'{expr}': numbers named as an id that repeat over the sampled "
+                                "rows (each file numbering its own rows): neither the id nor "
+                                "metadata")  # fmt: skip
             continue
         if expr in captures:
             _add(expr, values, extras, (captures[expr], files))
@@ -132,6 +143,13 @@ def _row_index(name: str, values: pd.Series) -> bool:
     return bool(len(shown)) and bool(shown.str.fullmatch(r"\d+").all())
 
 
+def _file_numbers(name: str, values: pd.Series) -> bool:
+    """SEA-HELM's ``id`` (0…399 in each language's file): not unique, so no id over the set."""
+    shown = texts(values)
+    return (is_id_name(name) and bool(len(shown)) and not shown.is_unique
+            and bool(shown.str.fullmatch(r"\d+").all()))  # fmt: skip
+
+
 def _is_metadata(values: pd.Series) -> bool:
     if not values.map(lambda v: pd.api.types.is_scalar(v) and not isinstance(v, bytes)).all():
         return False
@@ -147,7 +165,23 @@ def _is_metadata(values: pd.Series) -> bool:
 def _add(
     expr: str, values: pd.Series, extras: Extras, over_files: tuple[int, int] | None = None
 ) -> None:
+    """Propose ``expr`` as metadata, unless it copies a field proposed already.
+
+    SEA-HELM repeats ``subject`` in ``metadata`` and in its prompt record, and tags each row's
+    language in ``metadata.language``: a copy is named in a note; a namesake with other values
+    gets its path as its name (``prompts_0_subject``).
+    """
+    shown = texts(values)
+    copy = next((n for n, v in extras.shown.items() if v.equals(shown)), None)
+    if copy is not None:
+        extras.notes.append(f"'{expr}' repeats {copy} on every sampled row: not proposed "
+                            "again")  # fmt: skip
+        return
     name = meta_name(expr)
+    names = {m if isinstance(m, str) else next(iter(m)) for m in extras.metadata}
+    if name in names or name == "language":
+        name = meta_name(expr.replace(".", "_"))
+    extras.shown[f"'{expr}'"] = shown
     extras.metadata.append(name if name == expr else {name: expr})
     kind = _scalar_type(values)
     if kind is not None:

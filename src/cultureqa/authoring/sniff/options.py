@@ -69,7 +69,7 @@ def find_options(
         found = _structured(name, free[name]) or _delimited(name, free[name], answer, True)
         if found is not None:
             return found
-    columns = [k for k in free if "." not in k and OPTION_COLUMN.match(k)] or _series(free)
+    columns = _option_columns(free) or _series(free)
     if len(columns) >= 2:
         return _per_column(columns, fields)
     for name in free:
@@ -85,6 +85,26 @@ def find_options(
         f"cannot tell which field(s) hold the options (fields: {sorted(free)}); "
         "write conf/benchmark/<name>.yaml by hand (docs/benchmark-configs.md)",
     )
+
+
+def _option_columns(fields: dict[str, pd.Series]) -> list[str]:
+    """``A``…``D`` or ``option_a``…: top-level columns, else the keys of one record.
+
+    The least nested group of two or more wins, so ``prompts.0.option_a``… (SEA-HELM's one
+    prompt record) are the options where no top-level column is.
+    """
+    groups: dict[str, list[str]] = {}
+    for name in fields:
+        parent, _, leaf_name = name.rpartition(".")
+        if OPTION_COLUMN.match(leaf_name) and is_text(fields[name]):
+            groups.setdefault(parent, []).append(name)
+    usable = [g for p, g in groups.items() if len(g) >= 2 and not _letter_record(p, g, fields)]
+    return min(usable, key=lambda g: g[0].count(".")) if usable else []
+
+
+def _letter_record(parent: str, keys: list[str], fields: dict[str, pd.Series]) -> bool:
+    """A record of options alone (``{"a": …, "d": …}``): one letter-object field, not columns."""
+    return bool(parent) and len(keys) == sum(f.startswith(parent + ".") for f in fields)
 
 
 def _series(fields: dict[str, pd.Series]) -> list[str]:

@@ -90,6 +90,7 @@ def propose(sample: Sample, language: str | None = None) -> Proposal:
     if found.language is not None:
         columns["language"] = found.language.config()
         taken.add(found.language.expr)
+        roles["language"] = found.language.expr
     distinct = {c: len(v) for c, v in captured.items()}
     extras = find_extras(
         fields, roles, taken | givers, question.metadata, distinct, len(sample.files)
@@ -171,6 +172,9 @@ def _answer(columns: dict[str, Any], answer: str, answers: Answers) -> None:
     if answers.format == "one_based":
         columns["answer"] = f"{{{{ ({ref(answer)} | int) - 1 }}}}"
         columns["answer_format"] = "index"
+    if answers.letters:
+        pairs = ", ".join(f"{k!r}: {v!r}" for k, v in answers.letters.items())
+        columns["answer"] = f"{{{{ {{{pairs}}}.get({ref(answer)}, {ref(answer)}) }}}}"
     if answers.several:
         columns["answer_sep"] = ","
 

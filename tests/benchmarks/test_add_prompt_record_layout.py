@@ -103,3 +103,37 @@ def test_option_letters_of_other_scripts(golds: list[str], letters: dict[str, st
     rows = [["w", "x", "y", "z"]] * len(golds)
     found = find_format(pd.Series(golds), rows, "label", "planted")
     assert found.letters == letters
+
+
+def test_a_passage_in_the_prompt_record_joins_the_question(tmp_path: Path) -> None:
+    """Belebele as SEA-HELM writes it: ``prompts: [{text, question, choice1…4}]``."""
+    passage = ("Angklung dijieun tina awi. Alat musik ieu asalna ti Jawa Barat sarta dimaénkeun "
+               "ku cara digoyangkeun.")  # fmt: skip
+    rows = [
+        {"id": n, "label": "ABCD"[g], "metadata": {"language": "su"},
+         "prompts": [{"text": f"{passage} ({n})", "question": f"Angklung dijieun tina naon? {n}",
+                      **{f"choice{k + 1}": f"{w} {n}" for k, w in
+                         enumerate(["awi", "kai", "beusi", "batu"])}}]}
+        for n, g in enumerate(GOLDS)
+    ]  # fmt: skip
+    path = tmp_path / "su_belebele.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    drafted = draft(ROOT, "planted", str(path), "su")
+    columns = drafted.proposal.columns
+    assert columns["question"] == "{{ prompts[0].text }}\n{{ prompts[0].question }}"
+    assert columns["options"] == [f"prompts.0.choice{k}" for k in range(1, 5)]
+    items = load_benchmark(drafted.spec, rows=(drafted.sample.frame, "planted")).whole["su"]
+    assert items[2].question == f"{passage} (2)\nAngklung dijieun tina naon? 2"
+    assert [i.answer_index for i in items] == GOLDS
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [("question", "question"), ("meta.island", "meta.island"),
+     ("prompts.0.text", "prompts[0].text"), ("Kalimat-1", "row['Kalimat-1']"),
+     ("row.x", "row['row.x']"), ("a.0.b-c", "row['a.0.b-c']")],
+)  # fmt: skip
+def test_a_template_names_a_path_through_a_list_by_index(name: str, shown: str) -> None:
+    from cultureqa.authoring.sniff.question import ref
+
+    assert ref(name) == shown

@@ -51,7 +51,7 @@ def find_question(
     if name is None:
         name = _longest_text(text_fields, origin)
         notes.append(f"question: '{name}', the longest free text (no field has a known name)")
-    cue = pick(text_fields, CUE_NAMES, {name})
+    cue = pick(text_fields, CUE_NAMES, {name}) or _cue_word(text_fields, name)
     if cue is not None and _is_label(text_fields[cue]):
         shown = texts(text_fields[cue])
         notes.append(f"'{cue}' is named like a cue but holds short repeated labels "
@@ -86,6 +86,23 @@ def _compound(fields: dict[str, pd.Series]) -> str | None:
         if ("." not in name and words & set(QUESTION_WORDS) and len(shown)
                 and shown.nunique() >= len(shown) / 2
                 and shown.str.len().median() >= MIN_QUESTION):  # fmt: skip
+            return name
+    return None
+
+
+CUE_WORDS = ("text", "passage", "context", "paragraph", "story", "article")
+"""Words that make a compound name, or a bare ``text`` beside a question, a cue (Belebele's
+``text`` and ``flores_passage``)."""
+
+
+def _cue_word(fields: dict[str, pd.Series], question: str) -> str | None:
+    """A field beside the question named by a cue word, holding text longer than the question."""
+    asked = texts(fields[question]).str.len().median()
+    for name, values in fields.items():
+        words = {w.lower() for w in re.split(r"[_\-\s.]+", name.rsplit(".", 1)[-1])}
+        shown = texts(values)
+        if (name != question and words & set(CUE_WORDS) and len(shown)
+                and shown.str.len().median() > asked):  # fmt: skip
             return name
     return None
 
@@ -137,7 +154,19 @@ def _copa(fields: dict[str, pd.Series], language: str) -> Question | None:
 
 
 def ref(name: str) -> str:
-    """How a template names a field: ``meta.island`` as it is, ``row['Kalimat-1']`` otherwise."""
-    if all(part.isidentifier() for part in name.split(".")) and name.split(".")[0] != "row":
+    """How a template names a field: ``meta.island`` as it is, ``row['Kalimat-1']`` otherwise.
+
+    A path through a list (``prompts.0.text``, as :func:`~cultureqa.benchmarks.fields.resolve`
+    reads it) is ``prompts[0].text``.
+    """
+    parts = name.split(".")
+    if all(part.isidentifier() for part in parts) and parts[0] != "row":
         return name
+    if (
+        len(parts) > 1
+        and parts[0].isidentifier()
+        and parts[0] != "row"
+        and all(p.isidentifier() or p.isdigit() for p in parts[1:])
+    ):
+        return parts[0] + "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in parts[1:])
     return f"row[{name!r}]"

@@ -293,3 +293,50 @@ def test_a_saved_index_without_a_header_is_no_metadata(tmp_path: Path) -> None:
     assert _draft(tmp_path / "food.csv").proposal.columns["metadata"] == [
         {"unnamed_0": "Unnamed: 0"}
     ]
+
+
+def _marked_rows() -> list[dict[str, Any]]:
+    """Korean-exam items whose options quote passage markers (a)…(e), beside plain ones."""
+    plain = [{"question": f"질문 {n}", "choices": [f"답 {n}{x}" for x in "가나다라"],
+              "answer": f"답 {n}{'가나다라'[n % 4]}"} for n in range(12)]  # fmt: skip
+    marked = [
+        {"question": "(a)~(d) 중 잘못 고친 것은?", "answer": "(b) : 푸르-+-어 → 푸르러",
+         "choices": ["(a) : 예쁘-+-어도 → 예뻐도", "(b) : 푸르-+-어 → 푸르러",
+                     "(c) : 살-+-니 → 사니", "(d) : 긋-+-은 → 그은"]},
+        {"question": "밑줄 친 (a)~(d) 중 높임 표현은?", "answer": "(c)",
+         "choices": ["(a)", "(b)", "(c)", "(d)"]},
+        {"question": "(a)~(d)를 순서대로 배열한 것은?", "answer": "(a) - (c) - (b) - (d)",
+         "choices": ["(a) - (b) - (c) - (d)", "(a) - (c) - (b) - (d)", "(b) - (a) - (c) - (d)",
+                     "(b) - (c) - (a) - (d)"]},
+    ]  # fmt: skip
+    return plain + marked
+
+
+def test_markers_that_are_content_are_kept_not_stripped(tmp_path: Path) -> None:
+    path = tmp_path / "exam.json"
+    path.write_text(json.dumps(_marked_rows(), ensure_ascii=False), encoding="utf-8")
+    drafted = _draft(path)
+    assert drafted.proposal.columns["option_labels"] == "keep"
+    assert any(n.startswith("options begin with markers that are their content in 3 sampled rows")
+               for n in drafted.proposal.notes)  # fmt: skip
+    assert not any("name none of their row's options" in n for n in drafted.proposal.notes)
+    items = _items(drafted)
+    assert len(items) == 15 and items[12].options[1] == "(b) : 푸르-+-어 → 푸르러"
+    assert [i.answer_index for i in items[12:]] == [1, 2, 1]
+
+
+def test_markers_beside_labels_to_strip_are_a_note_not_keep(tmp_path: Path) -> None:
+    """Rows whose golds show their labels are labels: keep would leave them; strip stays."""
+    rows = _marked_rows()
+    for row in rows[:12]:
+        row["choices"] = [f"{x}. {c}" for x, c in zip("ABCD", row["choices"], strict=True)]
+    path = tmp_path / "exam.json"
+    path.write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
+    drafted = _draft(path)
+    assert "option_labels" not in drafted.proposal.columns
+    assert any(
+        n.startswith("options begin with markers that are their content in 3 sampled rows")
+        and "while 12 rows carry labels to strip" in n
+        for n in drafted.proposal.notes
+    )
+    assert drafted.trial.kept - len(drafted.trial.rows) >= 1  # the marked rows, counted

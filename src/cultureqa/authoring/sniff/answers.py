@@ -57,9 +57,11 @@ def find_format(answer: pd.Series, rows: list[list[str]], column: str, origin: s
         golds = [[letters.get(p, p) for p in g] for g in golds]
     several = any(len(g) > 1 for g in golds)
     pairs = [(g, _shown(r)) for g, r in zip(golds, rows, strict=True) if g and r]
+    written = [r for g, r in zip(golds, rows, strict=True) if g and r]
     if not pairs:
         raise SourceError(origin, f"column '{column}' holds no gold answer in the sampled rows")
-    fits = {f: [all(_fits(f, p, o) for p in g) for g, o in pairs] for f in FORMATS}
+    fits = {f: [all(_fits(f, p, o) or (f == "text" and p in w) for p in g)
+                for (g, o), w in zip(pairs, written, strict=True)] for f in FORMATS}  # fmt: skip
     best = max(FORMATS, key=lambda f: (sum(fits[f]), -FORMATS.index(f)))
     found = Answers(best, several, letters=letters if best == "letter" else {})
     if found.letters:

@@ -45,8 +45,29 @@ class Options:
         found = sorted({len(r) for r in self.rows} - {0, 1})
         return found if len(found) > 1 else None
 
-    def labels(self) -> tuple[str | None, list[str]]:
-        """``option_labels`` to propose (None: the default, strip) and what was seen."""
+    def labels(self, golds: list[str] | None = None) -> tuple[str | None, list[str]]:
+        """``option_labels`` to propose (None: the default, strip) and what was seen.
+
+        ``golds``: each sampled row's gold as written, when golds are option texts. Markers like
+        CLIcK's ``(a)``…``(e)``, which point into a passage, are content: an option that is only
+        a marker, markers that are no A, B, C… sequence, or a gold that quotes its option with
+        the marker say so, and where no labelled row says otherwise ``keep`` is proposed.
+        """
+        content = [
+            i for i, r in enumerate(self.rows) if r and _marked(r, golds[i] if golds else "")
+        ]
+        genuine = [i for i, r in enumerate(self.rows) if r and i not in content
+                   and (strip_labels(r) is not None or label_order(r) is not None)]  # fmt: skip
+        if content:
+            first = self.rows[content[0]]
+            seen = (f"options begin with markers that are their content in {len(content)} sampled "
+                    f"rows (first: {first[:3]}; an option that is only a marker, markers out of "
+                    "sequence, or a gold that quotes its marker)")  # fmt: skip
+            if not genuine:
+                return "keep", [f"{seen}: proposed option_labels: keep"]
+            return None, [f"{seen}, while {len(genuine)} rows carry labels to strip: those rows "
+                          "do not load (the trial load counts them); option_labels: keep would "
+                          "keep both"]  # fmt: skip
         in_order = sum(strip_labels(r) is not None for r in self.rows if r)
         shuffled = [i for i, r in enumerate(self.rows) if r and label_order(r) is not None]
         if shuffled:
@@ -57,6 +78,24 @@ class Options:
         if in_order:
             return None, [f"options carry labels A., B., … in {in_order} sampled rows: stripped"]
         return None, []
+
+
+def _marked(row: list[str], gold: str) -> bool:
+    """Whether a row's label-like prefixes are content rather than labels to strip."""
+    if not all(_LABEL_LIKE.match(o) for o in row):
+        return False
+    if any(_ONLY_MARKER.match(o) for o in row):
+        return True
+    if strip_labels(row) is None and label_order(row) is None:
+        # "(a) - (c) - (b)": markers, but not as A, B, C… in any order; "R. A. Kartini" (an
+        # initial) is no marker, so only the parenthesised form counts
+        return all(_PARENTHESISED.match(o) for o in row)
+    return bool(gold) and gold.strip() in row and gold.strip() not in (strip_labels(row) or [])
+
+
+_LABEL_LIKE = re.compile(r"^\s*\(?[A-Ja-j][.)]\s*")
+_PARENTHESISED = re.compile(r"^\s*\([A-Ja-j]\)")
+_ONLY_MARKER = re.compile(r"^\s*\(?[A-Ja-j][.)]?\)?\s*$")
 
 
 def find_options(

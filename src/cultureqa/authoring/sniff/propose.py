@@ -80,7 +80,7 @@ def propose(sample: Sample, language: str | None = None) -> Proposal:
     instruction = find_instruction(fields[question.expr]) if question.expr in fields else None
     if instruction is not None:
         columns["question"] = instruction.template(ref(question.expr))
-    label_notes = _options(columns, options)
+    label_notes = _options(columns, options, fields[answer] if answers.format == "text" else None)
     _answer(columns, answer, answers)
     roles = {"question": question.expr, "options": _one(options.config)}
     taken |= {columns["id"]} if columns["id"] else set()
@@ -153,13 +153,14 @@ def _language_notes(
     return notes
 
 
-def _options(columns: dict[str, Any], options: Options) -> list[str]:
+def _options(columns: dict[str, Any], options: Options, golds: pd.Series | None) -> list[str]:
     """Options, their counts where rows differ, and the label mode; returns the label notes."""
     columns["options"] = options.config
     counts = options.counts()
     if counts:
         columns["option_counts"] = counts
-    labels, notes = options.labels()
+    shown = None if golds is None else [str(g) if g is not None else "" for g in golds]
+    labels, notes = options.labels(shown)
     if labels:
         columns["option_labels"] = labels
     return notes

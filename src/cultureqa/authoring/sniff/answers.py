@@ -57,7 +57,7 @@ def find_format(answer: pd.Series, rows: list[list[str]], column: str, origin: s
         golds = [[letters.get(p, p) for p in g] for g in golds]
     several = any(len(g) > 1 for g in golds)
     pairs = [(g, _shown(r)) for g, r in zip(golds, rows, strict=True) if g and r]
-    written = [r for g, r in zip(golds, rows, strict=True) if g and r]
+    written = [r for g, r in zip(golds, rows, strict=True) if g and r]  # labels kept
     if not pairs:
         raise SourceError(origin, f"column '{column}' holds no gold answer in the sampled rows")
     fits = {f: [all(_fits(f, p, o) or (f == "text" and p in w) for p in g)
@@ -65,8 +65,8 @@ def find_format(answer: pd.Series, rows: list[list[str]], column: str, origin: s
     best = max(FORMATS, key=lambda f: (sum(fits[f]), -FORMATS.index(f)))
     found = Answers(best, several, letters=letters if best == "letter" else {})
     if found.letters:
-        written = sum(p in letters for v in answer for p in _parts(v))
-        found.notes.append(f"{written} sampled golds are {script} letters "
+        native = sum(p in letters for v in answer for p in _parts(v))
+        found.notes.append(f"{native} sampled golds are {script} letters "
                            f"({' '.join(letters)}): read as {'/'.join(letters.values())} by a "
                            "template")  # fmt: skip
     if not any(fits[best]):

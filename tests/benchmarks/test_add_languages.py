@@ -215,8 +215,9 @@ def test_questions_in_their_script_make_a_capture_languages(tmp_path: Path) -> N
 
 def test_a_culture_in_english_questions_is_no_language(tmp_path: Path) -> None:
     """``{culture}/test.tsv`` named ko and zh, every question in English: not their language."""
-    for culture in ("ko", "zh"):
-        _tsv(tmp_path / culture / "test.tsv", CJK["en"])
+    for culture in ("ko", "zh"):  # each culture's own wording, so no item repeats another
+        rows = [(f"{q} ({culture.upper()})", *rest) for q, *rest in CJK["en"]]
+        _tsv(tmp_path / culture / "test.tsv", rows)
     drafted = draft(ROOT, "planted", str(tmp_path / "{culture}" / "test.tsv"), "en")
     assert "language" not in drafted.proposal.columns
     assert ("path capture 'culture' names languages (ko, zh) but only 0% of the questions tagged "

@@ -59,8 +59,11 @@ def draft(root: Path, name: str, source: str, language: str | None) -> Drafted:
     text = scaffold.benchmark_yaml(name, proposal, path, language, root)
     spec = BenchmarkSpec.from_config(yaml.safe_load(text))
     trial = trial_load(spec, sample.frame, source)
-    if trial.dropped:
-        _drop_defective(proposal, trial, source)
+    if trial.dropped or trial.repeats:
+        if trial.dropped:
+            _drop_defective(proposal, trial, source)
+        if trial.repeats:
+            _drop_repeats(proposal, trial)
         text = scaffold.benchmark_yaml(name, proposal, path, language, root)
         spec = BenchmarkSpec.from_config(yaml.safe_load(text))
     return Drafted(sample, proposal, path, text, spec, trial)
@@ -99,6 +102,20 @@ def _drop_defective(proposal: Proposal, trial: Trial, origin: str) -> None:
         f"rows.invalid: drop (each dropped row is listed with its reason by validate"
         + (f"; rows.max_invalid_share: {limit}" if "max_invalid_share" in rows else "")
         + ")"
+    )
+
+
+def _drop_repeats(proposal: Proposal, trial: Trial) -> None:
+    """Propose ``rows.duplicates: drop`` for items that repeat an earlier one.
+
+    A repeat (CMMLU asks some questions twice, IndoCloze one story twice) would fail the
+    uniqueness check; dropped, each is listed with the item it repeats.
+    """
+    proposal.rows = {**(proposal.rows or {}), "duplicates": "drop"}
+    proposal.notes.append(
+        f"{trial.repeats} of {trial.kept} sampled rows repeat an earlier item (same language, "
+        "question and options): proposed rows.duplicates: drop (each dropped repeat is listed "
+        "by validate with the item it repeats)"
     )
 
 

@@ -108,7 +108,7 @@ def find_options(
         found = _structured(name, free[name]) or _delimited(name, free[name], answer, True)
         if found is not None:
             return found
-    columns = _option_columns(free) or _series(free)
+    columns = _option_columns(free) or column_run(free)
     if len(columns) >= 2:
         return _per_column(columns, fields)
     for name in free:
@@ -146,7 +146,7 @@ def _letter_record(parent: str, keys: list[str], fields: dict[str, pd.Series]) -
     return bool(parent) and len(keys) == sum(f.startswith(parent + ".") for f in fields)
 
 
-def _series(fields: dict[str, pd.Series]) -> list[str]:
+def column_run(fields: dict[str, pd.Series]) -> list[str]:
     """Text columns that share a stem and run 0, 1, … / 1, 2, … / A, B, … (``sol1``, ``sol2``).
 
     The longest such run wins; a run of columns holding numbers is not options.

@@ -31,6 +31,7 @@ from cultureqa.authoring.sniff.languages import (
 )
 from cultureqa.authoring.sniff.metadata import find_extras
 from cultureqa.authoring.sniff.options import Options, find_options
+from cultureqa.authoring.sniff.pairwise import find_pairwise
 from cultureqa.authoring.sniff.question import find_question, ref
 from cultureqa.authoring.sniff.sample import Sample
 from cultureqa.io import SourceError
@@ -70,9 +71,15 @@ def propose(sample: Sample, language: str | None = None) -> Proposal:
             f"cannot tell which field holds the answer (fields: {sorted(fields)}); "
             "write conf/benchmark/<name>.yaml by hand (docs/benchmark-configs.md)",
         )
-    options = find_options(fields, fields[answer], {answer, *sample.captures}, origin)
-    question = find_question(fields, {answer, *options.used, *sample.captures}, origin, fallback)
-    answers = find_format(fields[answer], options.rows, answer, origin)
+    pair = find_pairwise(fields, answer, set(sample.captures))
+    if pair is not None:  # a right ending beside wrong ones: the endings are the options
+        options, question = pair.options, pair.question
+        answers = Answers("index", notes=[pair.note])
+    else:
+        options = find_options(fields, fields[answer], {answer, *sample.captures}, origin)
+        used = {answer, *options.used, *sample.captures}
+        question = find_question(fields, used, origin, fallback)
+        answers = find_format(fields[answer], options.rows, answer, origin)
     taken = {answer, *options.used, *question.used}
     columns: dict[str, Any] = {"id": find_id(fields, taken, question.used[0])}
     givers, gold_notes = _gold_givers(fields, answer, taken | set(sample.captures))
@@ -82,6 +89,8 @@ def propose(sample: Sample, language: str | None = None) -> Proposal:
         columns["question"] = instruction.template(ref(question.expr))
     label_notes = _options(columns, options, fields[answer] if answers.format == "text" else None)
     _answer(columns, answer, answers)
+    if pair is not None:
+        columns["answer"] = "{{ 0 }}"  # the right ending, first before the shuffle
     roles = {"question": question.expr, "options": _one(options.config)}
     taken |= {columns["id"]} if columns["id"] else set()
     captured = {c: sorted({got[c] for _, got in sample.files}) for c in sample.captures}

@@ -26,6 +26,9 @@ class Trial:
     kept: int
     skipped: int
     dropped: dict[str, int]
+    """Invalid rows by reason (a repeated item is not invalid: see ``repeats``)."""
+    repeats: int = 0
+    """Sampled rows repeating an earlier item's question and options."""
 
     def note(self) -> str:
         """One line for the user: what the proposal made of the sample."""
@@ -35,6 +38,8 @@ class Trial:
         if self.dropped:
             reasons = ", ".join(f"{k} {v}" for k, v in sorted(self.dropped.items()))
             line += f"; not loadable: {reasons} (docs/benchmark-configs.md: Rows)"
+        if self.repeats:
+            line += f"; {self.repeats} repeat an earlier item"
         return line
 
 
@@ -42,7 +47,7 @@ def trial_load(spec: BenchmarkSpec, frame: pd.DataFrame, origin: str) -> Trial:
     """Load ``frame`` through ``spec`` with every invalid row dropped and counted."""
     lenient = replace(
         spec,
-        rows=replace(spec.rows, invalid="drop", max_invalid_share=0.999),
+        rows=replace(spec.rows, invalid="drop", max_invalid_share=0.999, duplicates="drop"),
         sample=SampleSpec(),
     )
     try:
@@ -52,7 +57,9 @@ def trial_load(spec: BenchmarkSpec, frame: pd.DataFrame, origin: str) -> Trial:
         raise SourceError(origin, _unread(len(frame), counts, str(exc))) from exc
     counts = loaded.counts
     kept = counts.rows_read - counts.skipped
-    return Trial(loaded.source, kept, counts.skipped, counts.dropped_by_reason())
+    dropped = counts.dropped_by_reason()
+    repeats = dropped.pop("duplicate_item", 0)
+    return Trial(loaded.source, kept, counts.skipped, dropped, repeats)
 
 
 def _unread(rows: int, counts: LoadCounts, error: str) -> str:

@@ -85,7 +85,11 @@ def test_parse_letter(raw: str, letter: str | None) -> None:
     [
         (_row(2, a="Banana"), "a", "answer 'Banana' is not a letter"),
         (_row(2, a="D"), "a", "answer 'D' is not among the 3 options of 'opts'"),
-        (_row(2, opts=["same", "Same ", "other"]), "opts", "options A and B are the same"),
+        (
+            _row(2, opts=["same  one", " same one ", "other"]),
+            "opts",
+            "options A and B are the same",
+        ),
         (_row(2, opts=["x", "", "z"]), "opts", "option(s) ['B'] are empty"),
         (_row(2, opts=["x", None, "z"]), "opts", "option(s) ['B'] are empty"),
         (_row(2, opts=["x"]), "opts", "need at least 2 options"),
@@ -100,6 +104,17 @@ def test_planted_violations_name_file_row_column_value(
     text = str(info.value)
     assert f"src.jsonl, row 2, column '{column}'" in text
     assert message in text
+
+
+def test_options_that_differ_only_in_case_are_kept_and_counted(tmp_path: Path) -> None:
+    """Genotypes GG/Gg/gg are three answers; dropping the row as a repeat would lose it."""
+    counts = LoadCounts()
+    rows = [_row(1, opts=["GG", "Gg", "gg"], a="C"), _row(2, opts=["E=F/Q", "E=F/q", "F=EQ"]),
+            _row(3)]  # fmt: skip
+    items = _rows(tmp_path, rows, counts=counts)
+    assert [i.options for i in items[:2]] == [("GG", "Gg", "gg"), ("E=F/Q", "E=F/q", "F=EQ")]
+    assert counts.case_only_options == 2 and counts.examples["case_only_options"] == ["r1", "r2"]
+    assert counts.record()["options_differing_only_in_case"] == 2 and not counts.dropped
 
 
 def test_index_and_text_answers_are_strict(tmp_path: Path) -> None:

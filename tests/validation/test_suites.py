@@ -121,3 +121,15 @@ def test_a_repeated_item_is_found_by_its_folded_cells_not_their_concatenation() 
     })  # fmt: skip
     found = duplicate_questions(frame, ["language", "question", "options"])
     assert found == {"b (en)": "same language/question/options as a"}
+
+
+def test_options_repeat_by_their_spacing_not_by_their_case() -> None:
+    """The suite agrees with the loader: ``GG``/``gg`` are two options, ``x``/`` x `` one."""
+    from cultureqa.validation.mcq_expectations import option_problems
+
+    frame = pd.DataFrame({
+        "item_id": ["genes", "spaced", "empty"],
+        "language": ["en", "en", "en"],
+        "options": ['["GG", "Gg", "gg"]', '["x  y", " x y", "z"]', '["a", " "]'],
+    })  # fmt: skip
+    assert option_problems(frame) == {"spaced (en)": "'x y' repeated", "empty (en)": "empty ['B']"}

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from cultureqa.benchmarks.checks import Loaded, load_checked, preflight
+from cultureqa.benchmarks.load import LoadCounts
 from cultureqa.benchmarks.sources import sample_record, source_provenance
 from cultureqa.benchmarks.spec import BenchmarkSpec, SpecError
 from cultureqa.evaluation.prompts import Template
@@ -156,4 +157,14 @@ def _load_sentence(loaded: Loaded) -> str:
         f"{loaded.origin}: {counts.rows_read} rows read, {counts.skipped} skipped by rows.keep, "
         f"{dropped}{sample}; option labels stripped on {counts.labels_stripped} items, "
         f"reordered on {counts.labels_reordered}; {counts.multi_gold} items with several golds"
+        + _case_only(counts)
     )
+
+
+def _case_only(counts: LoadCounts) -> str:
+    """Items kept with options that differ only in case, named so a reader can look."""
+    if not counts.case_only_options:
+        return ""
+    first = ", ".join(counts.examples.get("case_only_options", []))
+    return (f"; {counts.case_only_options} items with options that differ only in case, kept "
+            f"as distinct answers (first: {first})")  # fmt: skip

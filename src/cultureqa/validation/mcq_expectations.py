@@ -118,7 +118,7 @@ def option_problems(frame: pd.DataFrame) -> dict[str, str]:
         except json.JSONDecodeError:
             problems[key] = "options are not a JSON list"
             continue
-        texts = [" ".join(str(o).split()).casefold() for o in options]
+        texts = [" ".join(str(o).split()) for o in options]  # case counts: GG and gg differ
         empty = [LETTERS[i] for i, t in enumerate(texts) if not t]
         repeated = sorted(t for t, c in Counter(texts).items() if c > 1 and t)
         reason = "; ".join(

@@ -86,6 +86,8 @@ class LoadCounts:
     shuffled: int = 0
     """Rows whose options ``columns.options.shuffle`` reordered (the gold re-pointed)."""
     option_counts: dict[int, int] = field(default_factory=dict)
+    case_only_options: int = 0
+    """Items with two options that differ only in case (kept: ``GG``/``gg`` are two answers)."""
     languages: dict[str, int] = field(default_factory=dict)
     """Loaded rows per item language (one row, one language when the language is per row)."""
     examples: dict[str, list[str]] = field(default_factory=dict)
@@ -118,6 +120,7 @@ class LoadCounts:
             "options_shuffled": self.shuffled,
             "multi_gold_items": self.multi_gold,
             "option_counts": {str(k): v for k, v in sorted(self.option_counts.items())},
+            "options_differing_only_in_case": self.case_only_options,
             "items_by_language": dict(sorted(self.languages.items())),
             "examples": self.examples,
         }
@@ -131,10 +134,14 @@ class RowChanges:
     labels_reordered: bool = False
     multi_gold: bool = False
     shuffled: bool = False
+    case_only: bool = False
     option_count: int | None = None
 
     def merge_into(self, counts: LoadCounts, item_id: str) -> None:
         """Count the row once, whatever number of languages it was mapped in."""
+        if self.case_only:
+            counts.case_only_options += 1
+            counts.note("case_only_options", item_id)
         for what in ("labels_stripped", "labels_reordered", "multi_gold", "shuffled"):
             if getattr(self, what):
                 setattr(counts, what, getattr(counts, what) + 1)

@@ -48,7 +48,7 @@ def row_options(
     if empty:
         raise where.error(f"option(s) {empty} are empty", column, "empty_option")
     texts, moved = _labels(texts, spec.columns.option_labels, where, column, changes)
-    _no_duplicates(texts, where, column)
+    _no_duplicates(texts, where, column, changes)
     return tuple(texts), moved, column
 
 
@@ -190,10 +190,16 @@ def split_label(text: str) -> tuple[str, str] | None:
     return labelled.group(1).upper(), text[labelled.end() :]
 
 
-def _no_duplicates(options: list[str], where: Where, column: str) -> None:
+def _no_duplicates(options: list[str], where: Where, column: str, changes: RowChanges) -> None:
+    """Two options that read the same (spacing aside) are one option twice: the row is invalid.
+
+    Case counts: ``GG``/``gg`` (genotypes), ``E=F/Q``/``E=F/q`` and ``sq``/``SQ`` are distinct
+    answers, so options that differ only in case are kept, and counted (``Panitia Sembilan``
+    beside ``Panitia sembilan`` may be one answer twice: the count says where to look).
+    """
     first: dict[str, str] = {}
     for letter, text in zip(LETTERS, options, strict=False):
-        key = folded(text)
+        key = spaced(text)
         if key in first:
             raise where.error(
                 f"options {first[key]} and {letter} are the same ({text[:40]!r})",
@@ -201,8 +207,15 @@ def _no_duplicates(options: list[str], where: Where, column: str) -> None:
                 "duplicate_option",
             )
         first[key] = letter
+    if len({folded(o) for o in options}) < len(options):
+        changes.case_only = True
 
 
 def folded(text: str) -> str:
-    """Whitespace-collapsed, case-folded text: how repeats are recognised."""
+    """Whitespace-collapsed, case-folded text: how repeated questions are recognised."""
     return " ".join(text.split()).casefold()
+
+
+def spaced(text: str) -> str:
+    """Whitespace-collapsed text: how repeated options are recognised (case counts)."""
+    return " ".join(text.split())

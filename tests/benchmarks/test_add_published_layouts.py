@@ -340,3 +340,17 @@ def test_markers_beside_labels_to_strip_are_a_note_not_keep(tmp_path: Path) -> N
         for n in drafted.proposal.notes
     )
     assert drafted.trial.kept - len(drafted.trial.rows) >= 1  # the marked rows, counted
+
+
+def test_bare_labels_the_question_never_names_are_lost_options_not_content(
+    tmp_path: Path,
+) -> None:
+    """TurkishMMLU has rows whose options are only ``A)``…``E)``: their text was lost."""
+    rows = _marked_rows()[:12]
+    rows.append({"question": "Hangi element soy gazdır?", "answer": "B)",
+                 "choices": ["A)", "B)", "C)", "D)"]})  # fmt: skip
+    path = tmp_path / "exam.json"
+    path.write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
+    drafted = _draft(path)
+    assert "option_labels" not in drafted.proposal.columns
+    assert drafted.trial.dropped == {"label_only_option": 1}

@@ -45,7 +45,9 @@ class Options:
         found = sorted({len(r) for r in self.rows} - {0, 1})
         return found if len(found) > 1 else None
 
-    def labels(self, golds: list[str] | None = None) -> tuple[str | None, list[str]]:
+    def labels(
+        self, golds: list[str] | None = None, questions: list[str] | None = None
+    ) -> tuple[str | None, list[str]]:
         """``option_labels`` to propose (None: the default, strip) and what was seen.
 
         ``golds``: each sampled row's gold as written, when golds are option texts. Markers like
@@ -54,7 +56,9 @@ class Options:
         the marker say so, and where no labelled row says otherwise ``keep`` is proposed.
         """
         content = [
-            i for i, r in enumerate(self.rows) if r and _marked(r, golds[i] if golds else "")
+            i
+            for i, r in enumerate(self.rows)
+            if r and _marked(r, golds[i] if golds else "", questions[i] if questions else "")
         ]
         genuine = [i for i, r in enumerate(self.rows) if r and i not in content
                    and (strip_labels(r) is not None or label_order(r) is not None)]  # fmt: skip
@@ -80,16 +84,22 @@ class Options:
         return None, []
 
 
-def _marked(row: list[str], gold: str) -> bool:
-    """Whether a row's label-like prefixes are content rather than labels to strip."""
+def _marked(row: list[str], gold: str, question: str) -> bool:
+    """Whether a row's label-like prefixes are content rather than labels to strip.
+
+    Markers only (``(a)``…) or markers out of sequence are content when the question names them
+    ("(a)~(e) 중 …"); otherwise options ``A)``…``E)`` are labels whose text was lost, a defect
+    the trial load counts. A gold that quotes its option with the marker is content by itself.
+    """
     if not all(_LABEL_LIKE.match(o) for o in row):
         return False
+    named = any(m.group(0).strip() in question for o in row if (m := _LABEL_LIKE.match(o)))
     if any(_ONLY_MARKER.match(o) for o in row):
-        return True
+        return named
     if strip_labels(row) is None and label_order(row) is None:
         # "(a) - (c) - (b)": markers, but not as A, B, C… in any order; "R. A. Kartini" (an
         # initial) is no marker, so only the parenthesised form counts
-        return all(_PARENTHESISED.match(o) for o in row)
+        return named and all(_PARENTHESISED.match(o) for o in row)
     return bool(gold) and gold.strip() in row and gold.strip() not in (strip_labels(row) or [])
 
 

@@ -87,14 +87,15 @@ def propose(sample: Sample, language: str | None = None) -> Proposal:
     instruction = find_instruction(fields[question.expr]) if question.expr in fields else None
     if instruction is not None:
         columns["question"] = instruction.template(ref(question.expr))
-    label_notes = _options(columns, options, fields[answer] if answers.format == "text" else None)
+    asked = pd.DataFrame({u: fields[u].map(str) for u in question.used}).agg(" ".join, axis=1)
+    golds = fields[answer] if answers.format == "text" else None
+    label_notes = _options(columns, options, golds, asked)
     _answer(columns, answer, answers)
     if pair is not None:
         columns["answer"] = "{{ 0 }}"  # the right ending, first before the shuffle
     roles = {"question": question.expr, "options": _one(options.config)}
     taken |= {columns["id"]} if columns["id"] else set()
     captured = {c: sorted({got[c] for _, got in sample.files}) for c in sample.captures}
-    asked = pd.DataFrame({u: fields[u].map(str) for u in question.used}).agg(" ".join, axis=1)
     found = find_item_language(fields, captured, taken, asked)
     if found.language is not None:
         columns["language"] = found.language.config()
@@ -162,14 +163,16 @@ def _language_notes(
     return notes
 
 
-def _options(columns: dict[str, Any], options: Options, golds: pd.Series | None) -> list[str]:
+def _options(
+    columns: dict[str, Any], options: Options, golds: pd.Series | None, asked: pd.Series
+) -> list[str]:
     """Options, their counts where rows differ, and the label mode; returns the label notes."""
     columns["options"] = options.config
     counts = options.counts()
     if counts:
         columns["option_counts"] = counts
     shown = None if golds is None else [str(g) if g is not None else "" for g in golds]
-    labels, notes = options.labels(shown)
+    labels, notes = options.labels(shown, [str(q) for q in asked])
     if labels:
         columns["option_labels"] = labels
     return notes

@@ -131,3 +131,19 @@ def test_a_compound_name_with_an_options_word_is_the_options(
     name: str, options: bool, answer: bool
 ) -> None:
     assert (is_options_name(name), is_answer_like(name)) == (options, answer)
+
+
+def test_a_question_id_is_never_the_question(tmp_path: Path) -> None:
+    """``question_id`` holds long unique tokens, but no words: ``question_text`` is the question."""
+    rows = ["question_id\tquestion_text\tanswer\tA\tB\tC"]
+    for n, (q, a, b, c, gold) in enumerate(
+        [("Where is rendang from?", "Padang", "Bali", "Aceh", "A"),
+         ("Which island is Bali?", "Java", "Bali", "Sumatra", "B"),
+         ("Where is the saman dance from?", "Bali", "Papua", "Aceh", "C"),
+         ("What is angklung made of?", "bamboo", "iron", "stone", "A")]
+    ):  # fmt: skip
+        rows.append(f"orig_q_{n:04d}_e7038612d21641ed\t{q}\t{gold}\t{a}\t{b}\t{c}")
+    path = tmp_path / "qid.tsv"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    columns = draft(ROOT, "planted", str(path), "en").proposal.columns
+    assert (columns["question"], columns["id"]) == ("question_text", "question_id")

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from cultureqa.authoring.sniff.fields import QUESTION_NAMES, is_text, leaf, pick, texts
+from cultureqa.authoring.sniff.ids import is_id_name
 from cultureqa.io import SourceError
 
 CUE_NAMES = ("context", "passage", "premise", "hint", "background", "scenario", "situation",
@@ -83,10 +84,11 @@ def _compound(fields: dict[str, pd.Series]) -> str | None:
     for name, values in fields.items():
         words = {w.lower() for w in re.split(r"[_\-\s]+|(?<=[a-z])(?=[A-Z])", name)}
         shown = texts(values)
-        if ("." not in name and words & set(QUESTION_WORDS) and len(shown)
-                and shown.nunique() >= len(shown) / 2
+        if ("." not in name and words & set(QUESTION_WORDS) and not is_id_name(name)
+                and len(shown) and shown.nunique() >= len(shown) / 2
+                and shown.str.contains(r"\s").mean() >= 0.5
                 and shown.str.len().median() >= MIN_QUESTION):  # fmt: skip
-            return name
+            return name  # words, not codes: question_id holds long unique tokens too
     return None
 
 

@@ -25,7 +25,7 @@ from cultureqa.cases.ingest import load_sample_items
 from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import write_json, write_parquet
 from cultureqa.llm.door import open_client
-from cultureqa.llm.store import ResponseStore, store_location
+from cultureqa.llm.store import open_store, store_location
 from cultureqa.runlog import VOLATILE_COLUMNS, runlog_dir
 from cultureqa.spend import LEDGER, budget_from, build_guard, team_from
 
@@ -34,7 +34,7 @@ def construct_with_model(
     cases: pd.DataFrame, model_cfg: dict[str, Any], config: ConstructConfig, root: Path
 ) -> tuple[ConstructionResult, int]:
     template = load_construct_template(root)
-    store = ResponseStore(store_location())
+    store = open_store(store_location())
     try:
         client = open_client(str(model_cfg["id"]), model_cfg, store)
 

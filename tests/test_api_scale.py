@@ -22,7 +22,7 @@ from cultureqa.llm.base import GenerateRequest, Message
 from cultureqa.llm.cached import CachedClient
 from cultureqa.llm.chat_client import ChatClient, ChatConfig
 from cultureqa.llm.retry import RetryConfig
-from cultureqa.llm.store import ResponseStore
+from cultureqa.llm.store import open_store
 from cultureqa.runlog import runlog_dir
 from cultureqa.testing import FakeOpenAIServer, FaultPlan
 from cultureqa.testing.workspace import make_api_workspace, stage_env
@@ -63,7 +63,7 @@ def test_every_item_ends_answered_or_recorded_under_mixed_faults(
     requests = [GenerateRequest((Message("user", f"q{i}"),)) for i in range(150)]
     with FakeOpenAIServer(responder=lambda m: "B", faults=plan) as server:
         client = ChatClient(ChatConfig(**{**config.__dict__, "api_base": server.api_base}))
-        store = ResponseStore(tmp_path / "s.sqlite")
+        store = open_store(tmp_path / "s.sqlite")
         cached = CachedClient(client, store, {"m": "f"})
         out = asyncio.run(cached.generate(requests))
         asyncio.run(client.aclose())

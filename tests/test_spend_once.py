@@ -159,13 +159,13 @@ from cultureqa.llm.base import GenerateRequest, Message
 from cultureqa.llm.cached import CachedClient
 from cultureqa.llm.chat_client import ChatClient, ChatConfig
 from cultureqa.llm.retry import RetryConfig
-from cultureqa.llm.store import ResponseStore
+from cultureqa.llm.store import open_store
 
 api_base, store_path, go, n = sys.argv[1], sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
 client = ChatClient(ChatConfig(model_id="m", litellm_model="openai/m", api_base=api_base,
     concurrency=8, ramp_up_s=0, retry=RetryConfig(attempts=3, initial_wait_s=0.01, timeout_s=5)))
 client.transport._lib()  # the import takes seconds: load it before the start line
-store = ResponseStore(store_path)
+store = open_store(store_path)
 cached = CachedClient(client, store, {"m": "m"}, poll_s=0.05)
 requests = [GenerateRequest((Message("user", f"prompt {i}"),)) for i in range(n)]
 print("ready", flush=True)
@@ -362,12 +362,12 @@ def test_the_ledger_sums_every_client_of_a_job_and_keeps_the_first_stop(tmp_path
     from cultureqa.llm.base import GenerateRequest, Message
     from cultureqa.llm.cached import CachedClient
     from cultureqa.llm.registry import build_model
-    from cultureqa.llm.store import ResponseStore
+    from cultureqa.llm.store import open_store
     from cultureqa.spend import ApiLedger, ApiStopped, stopped_reason
 
     cfg = OmegaConf.to_container(OmegaConf.load(ROOT / "params.yaml").baselines.random)
     built = build_model(cfg)  # type: ignore[arg-type]
-    store = ResponseStore(tmp_path / "s.sqlite")
+    store = open_store(tmp_path / "s.sqlite")
     ledger = ApiLedger()
     requests = [GenerateRequest((Message("user", f"q {i}"),)) for i in range(5)]
     try:

@@ -35,7 +35,7 @@ from cultureqa.llm.cached import CachedClient
 from cultureqa.llm.chat_client import ChatClient, ChatConfig
 from cultureqa.llm.fake import ScriptedModel
 from cultureqa.llm.retry import RetryConfig
-from cultureqa.llm.store import ResponseStore
+from cultureqa.llm.store import open_store
 from cultureqa.testing import FakeOpenAIServer, FaultPlan
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -210,7 +210,7 @@ def test_rerun_through_the_store_replays_rejections_without_calls(
     template: Template, tmp_path: Path
 ) -> None:
     """Retry requests differ from first requests, so stored replies reproduce the whole run."""
-    store = ResponseStore(tmp_path / "responses.sqlite")
+    store = open_store(tmp_path / "responses.sqlite")
     first = CachedClient(ScriptedModel("m", [MALFORMED, VALID]), store, {"backend": "scripted"})
     before = _run(first, template, _cases())
 

@@ -11,7 +11,7 @@ import pytest
 from cultureqa.llm.base import GenerateRequest, LoglikRequest, Message
 from cultureqa.llm.baselines import FixedPositionBaseline, RandomBaseline
 from cultureqa.llm.door import open_client
-from cultureqa.llm.store import ResponseStore
+from cultureqa.llm.store import open_store
 
 
 def _loglik(n: int) -> list[LoglikRequest]:
@@ -49,7 +49,7 @@ def test_fixed_position_in_both_modes() -> None:
 )
 def test_baselines_call_no_model_and_store_nothing(cfg: dict[str, Any], tmp_path: Path) -> None:
     """Issue 33 item 8: a random baseline over 1 M rows wrote 311 MB into the response store."""
-    store = ResponseStore(tmp_path / "store.sqlite")
+    store = open_store(tmp_path / "store.sqlite")
     seen: list[int] = []
     client = open_client(cfg["id"], cfg, store, on_progress=lambda r: seen.append(len(r)))
     gen = [GenerateRequest((Message("user", f"Q{i}\nA. x\nB. y\nC. z"),)) for i in range(2500)]

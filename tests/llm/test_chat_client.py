@@ -22,7 +22,7 @@ from cultureqa.llm.cached import CachedClient
 from cultureqa.llm.chat_client import ChatClient, ChatConfig
 from cultureqa.llm.registry import build_model
 from cultureqa.llm.retry import RetryConfig, retry_cause
-from cultureqa.llm.store import ResponseStore
+from cultureqa.llm.store import open_store
 from cultureqa.testing import FakeOpenAIServer, FaultPlan
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -159,7 +159,7 @@ def test_a_refused_connection_is_retried_as_connection_and_opens_the_breaker(
 def test_model_calls_equal_requests_the_server_saw(tmp_path: Path, transport: str) -> None:
     plan = FaultPlan(rate_limit=0.2, server_error=0.1, seed=5, retry_after_s=0.01)
     with FakeOpenAIServer(faults=plan) as server:
-        store = ResponseStore(tmp_path / "s.sqlite")
+        store = open_store(tmp_path / "s.sqlite")
         cached = CachedClient(_client(server.api_base, transport, attempts=9), store, {"m": 1})
         out = _run(cached, 30)
         seen = server.hits
@@ -176,7 +176,7 @@ def test_model_calls_equal_requests_the_server_saw(tmp_path: Path, transport: st
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_items_kept_back_by_the_breaker_are_not_calls(tmp_path: Path, transport: str) -> None:
     with FakeOpenAIServer(faults=FaultPlan(fail_status=401)) as server:
-        store = ResponseStore(tmp_path / "s.sqlite")
+        store = open_store(tmp_path / "s.sqlite")
         client = _client(server.api_base, transport, attempts=2, breaker_after=3)
         cached = CachedClient(client, store, {"m": 1})
         out = _run(cached, 40)

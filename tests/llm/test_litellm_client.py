@@ -19,7 +19,7 @@ from cultureqa.llm.base import GenerateRequest, Message
 from cultureqa.llm.cached import CachedClient
 from cultureqa.llm.chat_client import ChatClient, ChatConfig
 from cultureqa.llm.retry import RetryConfig
-from cultureqa.llm.store import ResponseStore
+from cultureqa.llm.store import open_store
 from cultureqa.testing import FakeOpenAIServer
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -55,7 +55,7 @@ def _requests(n: int) -> list[GenerateRequest]:
 def test_store_makes_rerun_call_nothing(tmp_path) -> None:  # type: ignore[no-untyped-def]
     with FakeOpenAIServer(responder=lambda m: "C") as server:
         for expected_calls in (5, 0):
-            store = ResponseStore(tmp_path / "r.sqlite")
+            store = open_store(tmp_path / "r.sqlite")
             cached = CachedClient(_client(server), store, {"backend": "litellm", "m": "fake"})
             out = asyncio.run(cached.generate(_requests(5)))
             store.close()

@@ -18,7 +18,7 @@ from cultureqa.llm.fake import ScriptedModel
 from cultureqa.llm.registry import build_model
 from cultureqa.llm.replicas import ReplicaPool
 from cultureqa.llm.retry import RetryConfig
-from cultureqa.llm.store import ResponseStore
+from cultureqa.llm.store import open_store
 from cultureqa.spend import api_stats
 from cultureqa.testing import FakeOpenAIServer, FaultPlan
 from cultureqa.tracking import api_metrics
@@ -54,7 +54,7 @@ def _requests(n: int) -> list[GenerateRequest]:
 def _run(cfg: dict[str, Any], n: int, tmp_path: Any) -> tuple[list[Any], dict[str, Any]]:
     """Generate ``n`` answers through the store, as a stage does (it bounds what is in flight)."""
     built = build_model(cfg)
-    store = ResponseStore(tmp_path / "store.sqlite")
+    store = open_store(tmp_path / "store.sqlite")
     client = CachedClient(built.client, store, built.identity, built.chunk_size)
 
     async def go() -> list[Any]:

@@ -16,7 +16,7 @@ from cultureqa.llm.cached import CachedClient
 from cultureqa.llm.chat_client import ChatClient, ChatConfig, MissingKey
 from cultureqa.llm.fake import ScriptedModel
 from cultureqa.llm.retry import CircuitBreaker, RetryConfig, hopeless_status
-from cultureqa.llm.store import ResponseStore, StoredResponse
+from cultureqa.llm.store import StoredResponse, open_store
 from cultureqa.testing import FakeOpenAIServer, FaultPlan
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -123,7 +123,7 @@ def _row(key: str) -> StoredResponse:
 
 
 def test_a_lease_held_by_a_live_process_is_not_claimed_twice(tmp_path: Path) -> None:
-    store = ResponseStore(tmp_path / "s.sqlite")
+    store = open_store(tmp_path / "s.sqlite")
     first = store.claim(["k1", "k2"], "owner-a", since=time.time())
     second = store.claim(["k1", "k2", "k3"], "owner-b", since=time.time())
     assert first.claimed == ["k1", "k2"]
@@ -137,12 +137,12 @@ def test_a_lease_held_by_a_live_process_is_not_claimed_twice(tmp_path: Path) -> 
 def test_leases_of_a_dead_process_are_taken_over(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
     code = (
-        "import sys, time; from cultureqa.llm.store import ResponseStore\n"
-        f"s = ResponseStore({str(path)!r}); s.claim(['k1', 'k2'], 'dead', time.time())\n"
+        "import sys, time; from cultureqa.llm.store import open_store\n"
+        f"s = open_store({str(path)!r}); s.claim(['k1', 'k2'], 'dead', time.time())\n"
         "import os; os._exit(0)  # no close(): the leases stay behind, as after kill -9"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
-    store = ResponseStore(path)
+    store = open_store(path)
     claim = store.claim(["k1", "k2"], "me", since=time.time())
     assert claim.claimed == ["k1", "k2"] and claim.taken_over == 2
     store.close()
@@ -150,7 +150,7 @@ def test_leases_of_a_dead_process_are_taken_over(tmp_path: Path) -> None:
 
 def test_duplicate_requests_in_one_batch_are_sent_once(tmp_path: Path) -> None:
     model = ScriptedModel(replies=["B"])
-    store = ResponseStore(tmp_path / "s.sqlite")
+    store = open_store(tmp_path / "s.sqlite")
     client = CachedClient(model, store, {"m": 1})
     out = asyncio.run(client.generate(_requests(3) + _requests(3)))
     store.close()

@@ -6,10 +6,12 @@ import asyncio
 import contextlib
 from pathlib import Path
 
+import pytest
+
 from cultureqa.llm.base import GenerateRequest, GenerateResponse, LoglikRequest, Message
 from cultureqa.llm.cached import CachedClient
 from cultureqa.llm.fake import ScriptedModel
-from cultureqa.llm.store import ResponseStore, request_key
+from cultureqa.llm.store import open_store, request_key
 
 
 def _gen(n: int) -> list[GenerateRequest]:
@@ -25,7 +27,7 @@ def test_key_ignores_dict_order_but_not_content() -> None:
 def test_rerun_makes_zero_calls(tmp_path: Path) -> None:
     for expected in (4, 0):
         model = ScriptedModel(replies=["B"])
-        store = ResponseStore(tmp_path / "s.sqlite")
+        store = open_store(tmp_path / "s.sqlite")
         client = CachedClient(model, store, {"backend": "fake"})
         out = asyncio.run(client.generate(_gen(4)))
         store.close()
@@ -35,7 +37,7 @@ def test_rerun_makes_zero_calls(tmp_path: Path) -> None:
 
 
 def test_identity_change_misses(tmp_path: Path) -> None:
-    store = ResponseStore(tmp_path / "s.sqlite")
+    store = open_store(tmp_path / "s.sqlite")
     asyncio.run(CachedClient(ScriptedModel(), store, {"model": "a"}).generate(_gen(2)))
     other = ScriptedModel()
     asyncio.run(CachedClient(other, store, {"model": "b"}).generate(_gen(2)))
@@ -43,7 +45,7 @@ def test_identity_change_misses(tmp_path: Path) -> None:
 
 
 def test_errors_are_recorded_but_retried_next_time(tmp_path: Path) -> None:
-    store = ResponseStore(tmp_path / "s.sqlite")
+    store = open_store(tmp_path / "s.sqlite")
     failing = ScriptedModel(replies=[GenerateResponse(None, status="error", error="boom")])
     out = asyncio.run(CachedClient(failing, store, {"m": 1}).generate(_gen(1)))
     assert out[0].status == "error" and store.count() == 1
@@ -57,7 +59,7 @@ def test_errors_are_recorded_but_retried_next_time(tmp_path: Path) -> None:
 
 def test_each_chunk_is_persisted_as_it_arrives(tmp_path: Path) -> None:
     """A crash after the first chunk keeps that chunk: the next run only asks for the rest."""
-    store = ResponseStore(tmp_path / "s.sqlite")
+    store = open_store(tmp_path / "s.sqlite")
 
     class Crashing(ScriptedModel):
         async def generate(self, requests):  # type: ignore[no-untyped-def]
@@ -74,10 +76,26 @@ def test_each_chunk_is_persisted_as_it_arrives(tmp_path: Path) -> None:
 
 
 def test_loglik_is_cached_too(tmp_path: Path) -> None:
-    store = ResponseStore(tmp_path / "s.sqlite")
+    store = open_store(tmp_path / "s.sqlite")
     req = [LoglikRequest("ctx", (" a", " b"))]
     first = ScriptedModel(loglik_fn=lambda r: [-1.0, -2.0])
     asyncio.run(CachedClient(first, store, {"m": 1}).loglik(req))
     second = ScriptedModel(loglik_fn=lambda r: [0.0, 0.0])
     out = asyncio.run(CachedClient(second, store, {"m": 1}).loglik(req))
     assert out[0].logprobs == (-1.0, -2.0) and not second.loglik_calls
+
+
+def test_a_backend_missing_a_storage_method_cannot_be_built(tmp_path: Path) -> None:
+    """The storage methods are abstract: a backend that skips one fails when built, not later."""
+    from typing import Any
+
+    from cultureqa.llm.store import ResponseStore
+    from cultureqa.llm.store.sqlite import SqliteStore
+
+    class LookupOnly(ResponseStore):
+        def get_many_ok(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+            return {}
+
+    with pytest.raises(TypeError, match=r"abstract methods .*claim.*leases"):
+        LookupOnly()  # type: ignore[abstract]
+    assert isinstance(open_store(tmp_path / "s.sqlite"), SqliteStore)

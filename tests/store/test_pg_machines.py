@@ -16,7 +16,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from cultureqa.llm.store import ResponseStore
+from cultureqa.llm.store import open_store
 from cultureqa.llm.store.admin import report
 from cultureqa.runlog import runlog_dir
 from cultureqa.testing import FakeOpenAIServer
@@ -128,7 +128,7 @@ def test_a_machine_killed_mid_run_loses_nothing_and_pays_nothing_twice(
     assert 0 < in_flight <= 2 * concurrency  # the client leases one wave beyond its slots
     assert len(prompts) == n and len(twice) <= in_flight, "paid twice beyond a's in-flight"
     assert max(prompts.values()) <= 2
-    with ResponseStore(pg_url) as store:
+    with open_store(pg_url) as store:
         assert store.count() == n and store.leases() == 0  # nothing lost, no lease left behind
     rep = report(pg_url)
     assert rep.duplicates == 0  # a's in-flight replies were never stored: nothing recorded twice
@@ -156,7 +156,7 @@ def test_the_server_stopped_mid_run_stops_the_stage_with_one_line_and_a_rerun_re
         assert "the PostgreSQL server is down or unreachable" in errors[0]
         assert "a rerun sends only the rest" in errors[0]
         assert not (ws / OUT / "predictions.parquet").exists()  # nothing half-written
-        with ResponseStore(pg_url) as store:
+        with open_store(pg_url) as store:
             kept = store.count()
         assert 0 < kept < n
         again = subprocess.run(

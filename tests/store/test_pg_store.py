@@ -16,9 +16,9 @@ import pytest
 from cultureqa.cli import main as cli
 from cultureqa.errors import one_line
 from cultureqa.llm.store import (
-    ResponseStore,
     StoredResponse,
     StoreLocationError,
+    open_store,
     parse_location,
     shown,
     store_location,
@@ -35,9 +35,9 @@ def _row(key: str, status: str = "ok", text: str = "A", cost: float = 0.0) -> St
 
 
 def test_the_location_chooses_the_backend(tmp_path: Path, pg_url: str, monkeypatch) -> None:
-    with ResponseStore(pg_url) as pg, ResponseStore(tmp_path / "r.sqlite") as lite:
+    with open_store(pg_url) as pg, open_store(tmp_path / "r.sqlite") as lite:
         assert isinstance(pg, PostgresStore) and isinstance(lite, SqliteStore)
-    with ResponseStore(f"sqlite:///{tmp_path}/s.sqlite") as lite:  # sqlite:////absolute
+    with open_store(f"sqlite:///{tmp_path}/s.sqlite") as lite:  # sqlite:////absolute
         assert isinstance(lite, SqliteStore) and lite.path == tmp_path / "s.sqlite"
     assert parse_location("sqlite:///rel/r.sqlite") == Path("rel/r.sqlite")
     monkeypatch.setenv("CULTUREQA_STORE_URL", pg_url)
@@ -56,7 +56,7 @@ def test_a_password_never_reaches_a_message() -> None:
 
 
 def test_two_workers_never_lease_one_prompt_and_answers_end_leases(pg_url: str) -> None:
-    with ResponseStore(pg_url) as a, ResponseStore(pg_url) as b:
+    with open_store(pg_url) as a, open_store(pg_url) as b:
         first = a.claim(["k1", "k2", "k3"], "A", since=0)
         second = b.claim(["k3", "k2", "k4"], "B", since=0)
         assert first.claimed == ["k1", "k2", "k3"]
@@ -69,7 +69,7 @@ def test_two_workers_never_lease_one_prompt_and_answers_end_leases(pg_url: str) 
 
 def test_a_dead_workers_leases_are_taken_over_at_once(pg_url: str) -> None:
     """Its session's advisory lock died with its connection: no need to wait for expiry."""
-    a, b = ResponseStore(pg_url), ResponseStore(pg_url)
+    a, b = open_store(pg_url), open_store(pg_url)
     try:
         assert a.claim(["k1", "k2"], "A", since=0).claimed == ["k1", "k2"]
         assert b.claim(["k1"], "B", since=0).held == ["k1"]  # alive: held
@@ -81,7 +81,7 @@ def test_a_dead_workers_leases_are_taken_over_at_once(pg_url: str) -> None:
 
 def test_an_expired_lease_is_taken_over_even_from_a_live_session(pg_url: str) -> None:
     """A machine that went quiet (connection still open on the server) loses its leases."""
-    with ResponseStore(pg_url) as a, ResponseStore(pg_url) as b:
+    with open_store(pg_url) as a, open_store(pg_url) as b:
         a.claim(["k1"], "A", since=0)
         with psycopg.connect(pg_url, autocommit=True) as conn:
             conn.execute("UPDATE leases SET expires = expires - 100000")
@@ -90,7 +90,7 @@ def test_an_expired_lease_is_taken_over_even_from_a_live_session(pg_url: str) ->
 
 
 def test_an_error_never_overwrites_an_answer_and_every_send_is_logged(pg_url: str) -> None:
-    with ResponseStore(pg_url) as store:
+    with open_store(pg_url) as store:
         store.put([_row("k", "error", text="")])
         store.put([_row("k", "ok", cost=0.5)])
         store.put([_row("k", "error", text="")])
@@ -107,14 +107,14 @@ def test_an_answer_paid_twice_is_a_duplicate_and_the_report_exits_1(
 ) -> None:
     """Planted: two stores that did not lease (as two machines on two SQLite files would)."""
     monkeypatch.setenv("CULTUREQA_MACHINE", "lab-a")
-    ResponseStore(pg_url).put([_row("k1"), _row("k2")])
+    open_store(pg_url).put([_row("k1"), _row("k2")])
     monkeypatch.setenv("CULTUREQA_MACHINE", "lab-b")
-    ResponseStore(pg_url).put([_row("k2")])
+    open_store(pg_url).put([_row("k2")])
     assert cli(["store", "report", pg_url]) == 1
     out = capsys.readouterr().out
     assert "lab-a" in out and "lab-b" in out
     assert "duplicates: 1 ok answers paid more than once" in out
-    ResponseStore(pg_url).put([_row("k3")])
+    open_store(pg_url).put([_row("k3")])
     rep = report(pg_url)
     assert rep.machines["lab-a"].requests == 2 and rep.machines["lab-b"].requests == 2
     assert rep.lost == 0
@@ -123,7 +123,7 @@ def test_an_answer_paid_twice_is_a_duplicate_and_the_report_exits_1(
 def test_a_row_deleted_behind_the_stores_back_is_reported_lost(
     pg_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    ResponseStore(pg_url).put([_row("k1"), _row("k2")])
+    open_store(pg_url).put([_row("k1"), _row("k2")])
     assert cli(["store", "report", pg_url]) == 0
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("DELETE FROM responses WHERE key = 'k2'")
@@ -136,13 +136,13 @@ def test_copy_sqlite_to_postgresql_and_back_loses_no_row(
     tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     lite = tmp_path / "responses.sqlite"
-    with ResponseStore(lite) as src:
+    with open_store(lite) as src:
         src.put([_row(f"k{i:04d}", "ok" if i % 7 else "error", text=f"t{i}") for i in range(5000)])
-    with ResponseStore(pg_url) as dst:  # the target already holds an answer and an error
+    with open_store(pg_url) as dst:  # the target already holds an answer and an error
         dst.put([_row("k0001", text="kept"), _row("k0002", "error", text="")])
     assert cli(["store", "copy", f"sqlite:///{lite}", pg_url]) == 0
     assert "copied 5000 rows (4285 ok, 715 errors) and 5000 sends" in capsys.readouterr().out
-    with ResponseStore(pg_url) as dst:
+    with open_store(pg_url) as dst:
         assert dst.count() == 5000
         assert dst.get_ok("k0001") == {"text": "kept", "status": "ok", "usage": {"cost_usd": 0.0}}
         assert dst.get_ok("k0002") is not None  # the error row was replaced by the answer
@@ -164,7 +164,7 @@ def test_a_database_of_other_tables_is_refused(pg_url: str) -> None:
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("CREATE TABLE responses (id INTEGER)")
     with pytest.raises(Exception) as caught:
-        ResponseStore(pg_url)
+        open_store(pg_url)
     line = one_line(caught.value)
     assert line is not None and "table responses lacks columns" in line
     assert "not a cultureqa response store" in line
@@ -175,7 +175,7 @@ def test_a_server_that_is_down_is_one_line_with_the_fix(
 ) -> None:
     url = f"postgresql://postgres@/postgres?host={tmp_path}&port=5999"  # nobody listens there
     with pytest.raises(psycopg.OperationalError) as caught:
-        ResponseStore(url)
+        open_store(url)
     line = one_line(caught.value)
     assert line is not None and "\n" not in line
     assert line.startswith("postgresql://postgres@(socket):5999/postgres: the PostgreSQL server")
@@ -195,7 +195,7 @@ def test_a_wrong_password_is_one_line_with_the_fix(pg_server: PgServer, pg_url: 
         time.sleep(0.3)
         url = pg_url.replace("postgres:@", "team:wrong@", 1)
         with pytest.raises(psycopg.OperationalError) as caught:
-            ResponseStore(url)
+            open_store(url)
         line = one_line(caught.value)
         assert line is not None and "authentication failed" in line, line
         assert "PGPASSWORD or ~/.pgpass" in line and "wrong" not in line
@@ -236,6 +236,6 @@ def _until(condition: object, timeout: float = 10.0) -> None:
 
 def test_payloads_round_trip_unchanged(pg_url: str) -> None:
     payload = {"text": "Jawaban: ü, 日本", "nested": {"a": [1, 2.5, None]}, "status": "ok"}
-    with ResponseStore(pg_url) as store:
+    with open_store(pg_url) as store:
         store.put([StoredResponse("k", "generate", "m", "ok", payload)])
         assert store.get_many_ok(["k", "missing"]) == {"k": json.loads(json.dumps(payload))}

@@ -41,7 +41,7 @@ from cultureqa.llm.base import (
     ModelClient,
 )
 from cultureqa.llm.door import open_client
-from cultureqa.llm.store import ResponseStore, StoreLocation
+from cultureqa.llm.store import StoreLocation, open_store
 from cultureqa.paths import project_root
 from cultureqa.provenance import provenance
 from cultureqa.runlog import write_run
@@ -176,7 +176,7 @@ def evaluate(family: Family, run: RunSpec) -> Result:
     call goes through the response store, so a rerun is free and a crash loses nothing answered.
     """
     started = time.perf_counter()
-    store = ResponseStore(run.store_path)
+    store = open_store(run.store_path)
     try:
         client = open_client(run.roster_entry, run.model_cfg, store)
     except BaseException:

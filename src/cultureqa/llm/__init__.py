@@ -13,7 +13,7 @@ from cultureqa.llm.base import (
 from cultureqa.llm.cached import CachedClient
 from cultureqa.llm.fake import ScriptedModel
 from cultureqa.llm.registry import BuiltModel, build_model, register_backend
-from cultureqa.llm.store import ResponseStore, StoredResponse, request_key
+from cultureqa.llm.store import ResponseStore, StoredResponse, open_store, request_key
 
 __all__ = [
     "BuiltModel",
@@ -30,6 +30,7 @@ __all__ = [
     "UnsupportedOperation",
     "Usage",
     "build_model",
+    "open_store",
     "register_backend",
     "request_key",
 ]

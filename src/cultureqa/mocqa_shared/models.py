@@ -20,7 +20,7 @@ from typing import Any
 
 from cultureqa.llm.base import GenerateRequest, GenerateResponse, Message
 from cultureqa.llm.door import open_client
-from cultureqa.llm.store import ResponseStore, StoreLocation
+from cultureqa.llm.store import ResponseStore, StoreLocation, open_store
 from cultureqa.spend import ApiStopped, api_stats, stopped_reason
 
 _SPLIT = "---user---"
@@ -102,7 +102,7 @@ def run_models(
     """
     if not any(requests for _, requests in jobs.values()):
         return {name: [] for name in jobs}
-    store = ResponseStore(store_path)
+    store = open_store(store_path)
 
     async def run_all() -> list[list[GenerateResponse]]:
         return list(

@@ -11,7 +11,7 @@ or whose expiry passed is taken over. Every stored answer is also logged as one 
 PID, status, cost): that log is the ledger ``cultureqa store report`` reads to show requests per
 machine and prompts paid twice.
 
-Two backends share this interface. ``ResponseStore(location)`` opens the one the location names:
+Two backends share this interface. :func:`open_store` opens the one a location names:
 a path (or ``sqlite:///path``) opens SQLite (:mod:`cultureqa.llm.store.sqlite`, the embedded
 default: one machine, several processes); ``postgresql://…`` opens PostgreSQL
 (:mod:`cultureqa.llm.store.pg`: a team on several machines). :func:`store_location` says which a
@@ -28,6 +28,7 @@ import json
 import os
 import socket
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -176,28 +177,27 @@ def send_of(row: StoredResponse, machine: str, now: float) -> Send:
     return Send(row.key, machine, os.getpid(), row.status, float(cost or 0.0), now)
 
 
-class ResponseStore:
+def open_store(location: StoreLocation) -> ResponseStore:
+    """The backend ``location`` names: PostgreSQL for a ``postgresql://`` URL, else SQLite."""
+    if isinstance(location, str):
+        location = parse_location(location)
+    if isinstance(location, str):
+        from cultureqa.llm.store.pg import PostgresStore
+
+        return PostgresStore(location)
+    from cultureqa.llm.store.sqlite import SqliteStore
+
+    return SqliteStore(location)
+
+
+class ResponseStore(ABC):
     """A persistent map from request key to the recorded response payload.
 
-    ``ResponseStore(location)`` returns the backend for ``location``; subclasses implement the
-    storage methods and share the write queue below.
+    :func:`open_store` opens the backend for a location; each backend implements the abstract
+    storage methods, and all share the write queue below.
     """
 
     location: StoreLocation
-
-    def __new__(cls, location: StoreLocation) -> ResponseStore:
-        """The backend ``location`` names (constructors of a backend class build that one)."""
-        if cls is ResponseStore:
-            if isinstance(location, str):
-                location = parse_location(location)
-            if isinstance(location, str):
-                from cultureqa.llm.store.pg import PostgresStore
-
-                return object.__new__(PostgresStore)
-            from cultureqa.llm.store.sqlite import SqliteStore
-
-            return object.__new__(SqliteStore)
-        return object.__new__(cls)
 
     def _init_queue(self) -> None:
         self._lock = threading.Lock()
@@ -212,9 +212,9 @@ class ResponseStore:
         """The stored payload for ``key`` if the stored call succeeded (errors are retried)."""
         return self.get_many_ok([key]).get(key)
 
+    @abstractmethod
     def get_many_ok(self, keys: list[str]) -> dict[str, dict[str, Any]]:
         """Bulk lookup; only successful entries are returned."""
-        raise NotImplementedError
 
     def put(self, rows: Sequence[StoredResponse], owner: str | None = None) -> None:
         """Record responses now, in one transaction (an error never overwrites a success).
@@ -224,48 +224,49 @@ class ResponseStore:
         """
         self._put_groups([(rows, owner)])
 
+    @abstractmethod
     def _put_groups(self, groups: Sequence[tuple[Sequence[StoredResponse], str | None]]) -> None:
         """Several ``put`` calls' rows in one transaction and one commit."""
-        raise NotImplementedError
 
+    @abstractmethod
     def claim(self, keys: Sequence[str], owner: str, since: float) -> Claim:
         """Lease the unanswered, unleased ``keys`` to ``owner`` in one write transaction.
 
         Errors recorded by others after ``since`` (this run's start) count as answered: the
         other process already paid for them.
         """
-        raise NotImplementedError
 
+    @abstractmethod
     def release(self, keys: Sequence[str], owner: str) -> None:
         """Drop ``owner``'s leases on ``keys`` (its requests failed before any answer)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def release_own(self) -> int:
         """Drop every lease this process holds (its requests ended unanswered); returns count."""
-        raise NotImplementedError
 
+    @abstractmethod
     def count(self) -> int:
         """Number of stored entries (any status)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def rows(self, batch: int = 2000) -> Iterator[RawRow]:
         """Every stored row, in key order (for ``store copy``)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def sends(self) -> Iterator[Send]:
         """The send log (for ``store report`` and ``store copy``)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def add_raw(self, rows: Sequence[RawRow], sends: Sequence[Send] = ()) -> None:
         """Insert rows as they are (an ok row is never replaced) and log ``sends``: a copy."""
-        raise NotImplementedError
 
+    @abstractmethod
     def leases(self) -> int:
         """Leases held now (by any process): nonzero while some worker has requests out."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _close_connection(self) -> None:
-        raise NotImplementedError
+        """Close the backend's connection (the write queue is drained first)."""
 
     # -- shared: the async write queue ---------------------------------------------------------
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from cultureqa.llm.store import RawRow, ResponseStore, Send, StoreLocation, shown
+from cultureqa.llm.store import RawRow, ResponseStore, Send, StoreLocation, open_store, shown
 
 
 class CopyError(RuntimeError):
@@ -39,7 +39,7 @@ def open_existing(location: StoreLocation) -> ResponseStore:
     """Open a store that must exist already (a copy's source, a report's store)."""
     if isinstance(location, Path) and not location.is_file():
         raise FileNotFoundError(f"{location}: no response store there (no such file)")
-    return ResponseStore(location)
+    return open_store(location)
 
 
 def copy_store(source: StoreLocation, target: StoreLocation, batch: int = 2000) -> CopyResult:
@@ -51,7 +51,7 @@ def copy_store(source: StoreLocation, target: StoreLocation, batch: int = 2000) 
     if shown(source) == shown(target):
         raise CopyError(f"{shown(source)}: source and target are the same store")
     result = CopyResult()
-    with open_existing(source) as src, ResponseStore(target) as dst:
+    with open_existing(source) as src, open_store(target) as dst:
         result.target_before = dst.count()
         chunk: list[RawRow] = []
         for row in src.rows(batch):

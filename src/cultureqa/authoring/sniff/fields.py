@@ -96,11 +96,13 @@ def pick(fields: dict[str, pd.Series], names: tuple[str, ...], exclude: set[str]
 
 def is_options_name(name: str) -> bool:
     """Whether a field's name says it holds the options: a known name or a compound of one."""
-    return leaf(name) in OPTION_NAMES or any(w.lower() in OPTION_WORDS for w in _words(name))
+    return leaf(name) in OPTION_NAMES or bool(name_words(name) & set(OPTION_WORDS))
 
 
-def _words(name: str) -> list[str]:
-    return re.split(r"[_\-\s]+|(?<=[a-z])(?=[A-Z])", name.rsplit(".", 1)[-1])
+def name_words(name: str) -> set[str]:
+    """The lowercased words of a field's last part: ``Candidate Ans``, ``answerOptions``."""
+    last = name.rsplit(".", 1)[-1]
+    return {w.lower() for w in re.split(r"[_\-\s]+|(?<=[a-z])(?=[A-Z])", last) if w}
 
 
 def is_answer_like(name: str) -> bool:
@@ -110,10 +112,10 @@ def is_answer_like(name: str) -> bool:
     """
     if MODEL_OUTPUT.search(name):
         return False
-    words = [w.lower() for w in _words(name)]
-    if any(w in OPTION_WORDS for w in words):  # answer_choices, candidate_answers: the options
+    words = name_words(name)
+    if words & set(OPTION_WORDS):  # answer_choices, candidate_answers: the options
         return False
-    return leaf(name) in ANSWER_NAMES or any(w in ANSWER_WORDS for w in words)
+    return leaf(name) in ANSWER_NAMES or bool(words & set(ANSWER_WORDS))
 
 
 def texts(values: pd.Series) -> pd.Series:

@@ -9,12 +9,11 @@ so the proposal shuffles them with a seed (``options.shuffle``) and the story is
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import pandas as pd
 
-from cultureqa.authoring.sniff.fields import is_text, texts
+from cultureqa.authoring.sniff.fields import is_text, name_words, texts
 from cultureqa.authoring.sniff.options import Options, column_run
 from cultureqa.authoring.sniff.question import MIN_QUESTION, Question, ref
 
@@ -39,7 +38,7 @@ def find_pairwise(fields: dict[str, pd.Series], answer: str, exclude: set[str]) 
     ``Correct Ending`` and ``Incorrect Ending`` share every word but the one that says right or
     wrong. A right-answer column of letters or numbers is a gold, not an option: None.
     """
-    right_words = _words(answer)
+    right_words = name_words(answer)
     if not right_words & set(RIGHT_WORDS) or right_words & set(WRONG_WORDS):
         return None
     if not _free_text(fields[answer]):
@@ -47,7 +46,7 @@ def find_pairwise(fields: dict[str, pd.Series], answer: str, exclude: set[str]) 
     rest = right_words - set(RIGHT_WORDS)
     wrong = [name for name, values in fields.items()
              if name not in exclude and name != answer and "." not in name
-             and _words(name) & set(WRONG_WORDS) and _words(name) - set(WRONG_WORDS) == rest
+             and name_words(name) & set(WRONG_WORDS) and name_words(name) - set(WRONG_WORDS) == rest
              and is_text(values)]  # fmt: skip
     if not wrong:
         return None
@@ -81,10 +80,6 @@ def _story(fields: dict[str, pd.Series], exclude: set[str]) -> Question | None:
 def _free_text(values: pd.Series) -> bool:
     shown = texts(values)
     return bool(len(shown)) and shown.str.len().median() >= MIN_QUESTION
-
-
-def _words(name: str) -> set[str]:
-    return {w.lower() for w in re.split(r"[_\-\s]+|(?<=[a-z])(?=[A-Z])", name) if w}
 
 
 def _quoted(names: list[str] | tuple[str, ...]) -> str:

@@ -7,12 +7,11 @@ layout (a premise and a ``cause``/``effect`` column) gets the question its relat
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import pandas as pd
 
-from cultureqa.authoring.sniff.fields import QUESTION_NAMES, is_text, leaf, pick, texts
+from cultureqa.authoring.sniff.fields import QUESTION_NAMES, is_text, leaf, name_words, pick, texts
 from cultureqa.authoring.sniff.ids import is_id_name
 from cultureqa.io import SourceError
 
@@ -82,7 +81,7 @@ def _compound(fields: dict[str, pd.Series]) -> str | None:
     Names like ``question_type`` hold labels, so the field must hold mostly distinct text.
     """
     for name, values in fields.items():
-        words = {w.lower() for w in re.split(r"[_\-\s]+|(?<=[a-z])(?=[A-Z])", name)}
+        words = name_words(name)
         shown = texts(values)
         if ("." not in name and words & set(QUESTION_WORDS) and not is_id_name(name)
                 and len(shown) and shown.nunique() >= len(shown) / 2
@@ -101,7 +100,7 @@ def _cue_word(fields: dict[str, pd.Series], question: str) -> str | None:
     """A field beside the question named by a cue word, holding text longer than the question."""
     asked = texts(fields[question]).str.len().median()
     for name, values in fields.items():
-        words = {w.lower() for w in re.split(r"[_\-\s.]+", name.rsplit(".", 1)[-1])}
+        words = name_words(name)
         shown = texts(values)
         if (name != question and words & set(CUE_WORDS) and len(shown)
                 and shown.str.len().median() > asked):  # fmt: skip

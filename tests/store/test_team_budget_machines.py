@@ -115,7 +115,8 @@ def test_a_cap_per_process_lets_two_machines_pass_the_team_cap(tmp_path: Path, p
     with FakeOpenAIServer(latency_s=0.02, responder=lambda m: "B") as server:
         ends = _sweep(tmp_path, pg_url, server.api_base, team=None)
         sent = server.hits
-    assert [rc for rc, _ in ends] == [0, 0] and sent == 2 * N_ITEMS
+    assert [rc for rc, _ in ends] == [0, 0], ends
+    assert sent == 2 * N_ITEMS
     with pytest.raises(AssertionError, match=r"the team spent \$2\.0000, past its \$1\.205 cap"):
         assert_within_team_cap(pg_url, TEAM_CAP)
 

@@ -79,6 +79,9 @@ _COLUMNS = {
     "sends": {"id", "key", "machine", "pid", "status", "cost_usd", "created"},
 }
 
+_RELATIONS = ("responses", "leases", "leases_session", "sends", "sends_key")
+"""Every table and index ``_SCHEMA`` creates: when all exist, a store opens without DDL."""
+
 _SCHEMA_LOCK = 0x43515153  # advisory lock numbers of this project ("CQQS", "CQQC")
 _CLAIM_LOCK = 0x43515143
 _NOW = "extract(epoch from clock_timestamp())"
@@ -102,6 +105,31 @@ def _retry_conflicts() -> tenacity.Retrying:
         wait=tenacity.wait_random(0.01, 0.1),
         reraise=True,
     )
+
+
+def ensure_schema(
+    conn: psycopg.Connection[Any], lock: int, statements: Sequence[str], relations: Sequence[str]
+) -> None:
+    """Run ``statements`` (``CREATE … IF NOT EXISTS``) unless every one of ``relations`` exists.
+
+    ``CREATE INDEX IF NOT EXISTS`` takes a SHARE lock on its table before it finds the index
+    already there. A machine that joined a store in use therefore waited for every open write,
+    and a writer that then touched a second table closed a lock cycle: the server aborted one
+    of the two, and when that was the newcomer's schema transaction its stage failed at start
+    ("deadlock detected"). On a complete schema nothing is locked; a partial one is created
+    under the advisory lock, retried when the server breaks a deadlock (the DDL rolled back).
+    """
+    row = conn.execute(
+        "SELECT COUNT(*) FROM unnest(%s::text[]) AS r WHERE to_regclass(r) IS NOT NULL",
+        (list(relations),),
+    ).fetchone()
+    if row is not None and row[0] == len(relations):
+        return
+    for attempt in _retry_conflicts():
+        with attempt, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock,))
+            for statement in statements:
+                conn.execute(statement)
 
 
 class PostgresStore(ResponseStore):
@@ -129,11 +157,8 @@ class PostgresStore(ResponseStore):
         return f"PostgresStore({shown(self.location)!r})"
 
     def _ensure_schema(self) -> None:
-        """Create the tables once (two workers starting together wait for each other)."""
-        with self._conn.transaction():
-            self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-            for statement in _SCHEMA:
-                self._conn.execute(statement)
+        """Create the tables once; refuse a database whose tables of these names are others'."""
+        ensure_schema(self._conn, _SCHEMA_LOCK, _SCHEMA, _RELATIONS)
         found: dict[str, set[str]] = {}
         for table, column in self._conn.execute(
             "SELECT table_name, column_name FROM information_schema.columns "

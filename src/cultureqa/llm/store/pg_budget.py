@@ -30,6 +30,7 @@ import psycopg
 
 from cultureqa.errors import ConfigTypeError
 from cultureqa.llm.store import LEASE_TTL_S, StoreLocation, machine_name, shown
+from cultureqa.llm.store.pg import ensure_schema
 from cultureqa.llm.store.team_budget import TeamCap, TeamGrant, TeamState
 
 _SCHEMA = (
@@ -63,6 +64,7 @@ _SCHEMA = (
         released_by TEXT NOT NULL,
         created DOUBLE PRECISION NOT NULL)""",
 )
+_RELATIONS = ("budgets", "budget_machines", "budget_holds", "budget_releases")
 _SCHEMA_LOCK = 0x43515142  # "CQQB": the budget tables are created once
 _NOW = "extract(epoch from clock_timestamp())"
 
@@ -94,14 +96,11 @@ class PgTeamBudget:
         )
         self._session = secrets.randbits(62)
         self._conn.execute("SELECT pg_advisory_lock(%s)", (self._session,))
-        with self._conn.transaction():
-            self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-            for statement in _SCHEMA:
-                self._conn.execute(statement)
-            self._conn.execute(
-                "INSERT INTO budgets(name, created) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-                (name, time.time()),
-            )
+        ensure_schema(self._conn, _SCHEMA_LOCK, _SCHEMA, _RELATIONS)
+        self._conn.execute(
+            "INSERT INTO budgets(name, created) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+            (name, time.time()),
+        )
 
     def __repr__(self) -> str:
         return f"PgTeamBudget({shown(self.url)!r}, {self.name!r})"

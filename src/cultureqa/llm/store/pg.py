@@ -112,24 +112,31 @@ def ensure_schema(
 ) -> None:
     """Run ``statements`` (``CREATE … IF NOT EXISTS``) unless every one of ``relations`` exists.
 
-    ``CREATE INDEX IF NOT EXISTS`` takes a SHARE lock on its table before it finds the index
+    ``CREATE INDEX IF NOT EXISTS`` takes a SHARE lock on its table even when the index is
     already there. A machine that joined a store in use therefore waited for every open write,
     and a writer that then touched a second table closed a lock cycle: the server aborted one
     of the two, and when that was the newcomer's schema transaction its stage failed at start
-    ("deadlock detected"). On a complete schema nothing is locked; a partial one is created
-    under the advisory lock, retried when the server breaks a deadlock (the DDL rolled back).
+    ("deadlock detected"). So the schema is checked first, and again under the advisory lock
+    (a machine that waited there finds what the one before it made). DDL runs only where part
+    of the schema is missing: a new database, which nobody writes to yet, or one whose table or
+    index was dropped by hand.
     """
+    if _all_exist(conn, relations):
+        return
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock,))
+        if _all_exist(conn, relations):
+            return
+        for statement in statements:
+            conn.execute(statement)
+
+
+def _all_exist(conn: psycopg.Connection[Any], relations: Sequence[str]) -> bool:
     row = conn.execute(
         "SELECT COUNT(*) FROM unnest(%s::text[]) AS r WHERE to_regclass(r) IS NOT NULL",
         (list(relations),),
     ).fetchone()
-    if row is not None and row[0] == len(relations):
-        return
-    for attempt in _retry_conflicts():
-        with attempt, conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock,))
-            for statement in statements:
-                conn.execute(statement)
+    return row is not None and row[0] == len(relations)
 
 
 class PostgresStore(ResponseStore):

@@ -48,6 +48,7 @@ class LocalHFClient:
         batch_size: int = 8,
         max_length: int = 1024,
         num_threads: int = 2,
+        cpu_kernels: str | None = None,
         dtype: str = "float32",
         hf_path: str | None = None,
         loader: Loader | None = None,
@@ -55,6 +56,7 @@ class LocalHFClient:
         """Keep the settings; ``batch_size`` counts items (or prompts) per forward pass."""
         self.model_id, self.batch_size, self.max_length = model_id, batch_size, max_length
         self.num_threads = num_threads
+        self.cpu_kernels = cpu_kernels  # checked when the model loads (cpu_kernels.pin)
         self._loader = loader or (lambda: load_model(source, Path(cache_dir), hf_path, dtype))
         self._model: Any = None
         self._tok: Any = None
@@ -76,6 +78,9 @@ class LocalHFClient:
                 self._model, self._tok = await asyncio.to_thread(self._load)
 
     def _load(self) -> tuple[Any, Any]:
+        from cultureqa.llm.cpu_kernels import pin
+
+        pin(self.cpu_kernels)  # before the first kernel runs: the same bits on every machine
         import torch
 
         torch.set_num_threads(self.num_threads)

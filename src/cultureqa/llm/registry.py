@@ -191,11 +191,13 @@ def _local_hf(cfg: Mapping[str, Any]) -> BuiltModel:
         batch_size=int(cfg.get("batch_size", 8)),
         max_length=int(opts.get("max_length", 1024)),
         num_threads=int(opts.get("num_threads", 2)),
+        cpu_kernels=opts.get("cpu_kernels"),
     )
     identity = {
         "backend": "local_hf",
         "source": source,
         "hf_path": opts.get("hf_path"),
         "max_length": int(opts.get("max_length", 1024)),
+        "cpu_kernels": opts.get("cpu_kernels"),  # the last digits of every score depend on it
     }
     return BuiltModel(client, identity, chunk_size=int(cfg.get("batch_size", 8)) * 4)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import io
 import textwrap
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -279,7 +280,7 @@ def read_deltas(
     items, no spread) is inconclusive and enters neither family.
     """
     from statsmodels.stats.multitest import multipletests
-    from statsmodels.stats.power import tt_solve_power
+    from statsmodels.tools.sm_exceptions import ConvergenceWarning
 
     diff = np.array([d.p_difference for d in deltas], dtype=float)
     same = np.array([d.p_equivalence for d in deltas], dtype=float)
@@ -296,17 +297,10 @@ def read_deltas(
         elif p_same < alpha:
             out.append((SAME, None))
         else:
-            needed = []
-            if np.isfinite(d.sd) and d.sd > 0:
-                # the n at which either test would reject at Holm's first step, 80% power
-                if d.value != 0:
-                    needed.append(tt_solve_power(abs(d.value) / d.sd, alpha=alpha / family,
-                                                 power=0.8))  # fmt: skip
-                if abs(d.value) < margin:
-                    needed.append(tt_solve_power((margin - abs(d.value)) / d.sd,
-                                                 alpha=alpha / family, power=0.8,
-                                                 alternative="larger"))  # fmt: skip
-            out.append((UNDECIDED, int(np.ceil(min(needed))) if needed else None))
+            with warnings.catch_warnings():  # a power that never converges returns NaN: no n
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                needed = _n_to_decide(d, margin, alpha / family)
+            out.append((UNDECIDED, needed))
     return out
 
 
@@ -381,6 +375,27 @@ def compare(
         row.setdefault("reading", "")
         row["note"] = row.pop("note")  # the note stays the last column
     return Comparison(table, columns, base, slot, notes, folded, spans, margin, margin_source)
+
+
+def _n_to_decide(delta: Estimate, margin: float, alpha: float) -> int | None:
+    """Items at which the difference or the equivalence test would reject at 80% power.
+
+    statsmodels ``tt_solve_power`` for a paired t-test of the observed Δ (two-sided) and for the
+    binding one-sided test of TOST at the distance to the margin; the smaller n, or None where
+    neither is defined (no spread, Δ on the margin, no convergence).
+    """
+    from statsmodels.stats.power import tt_solve_power
+
+    if not (np.isfinite(delta.sd) and delta.sd > 0):
+        return None
+    needed = []
+    if delta.value != 0:
+        needed.append(tt_solve_power(abs(delta.value) / delta.sd, alpha=alpha, power=0.8))
+    if abs(delta.value) < margin:
+        distance = (margin - abs(delta.value)) / delta.sd
+        needed.append(tt_solve_power(distance, alpha=alpha, power=0.8, alternative="larger"))
+    finite = [float(n) for n in needed if np.isfinite(n)]
+    return int(np.ceil(min(finite))) if finite else None
 
 
 def _margin(root: Path) -> tuple[float, str]:

@@ -62,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
         questions = analyze_questions(dataset, dict(cfg.get("question_analysis") or {}), root)
         shared = dict(cfg.get("shared_errors") or {})
         boot = (int(cfg["bootstrap"]["resamples"]), int(cfg["bootstrap"]["seed"]))
-        summary = write_report(preds, paths, human, questions, boot, **shared)
+        margin = float(cfg["margin"])
+        summary = write_report(preds, paths, human, questions, boot, margin, **shared)
     # The POS taggers behind Table 6: name, held-out agreement and corpus repairs, as a run record.
     write_json(paths.metrics / "question_taggers.json", questions.tagger_records)
     headline = mocqa_headline(summary, roster_slots(preds))

@@ -27,6 +27,7 @@ from cultureqa.compare import (
     estimate,
     experiments,
     measure,
+    read_deltas,
     render,
 )
 
@@ -96,6 +97,39 @@ def test_other_ids_cannot_be_paired() -> None:
     old = _measured({(f"i{k}", "a"): 1.0 for k in range(5)})
     new = _measured({(f"j{k}", "a"): 1.0 for k in range(5)})
     assert difference(new, old) == "no common items"
+
+
+def _shifted(n: int, shift: float, noise: float, seed: int) -> tuple[Measured, Measured]:
+    """Old and new per-item scores (one setting) whose true Δ is ``shift``."""
+    rng = np.random.default_rng(seed)
+    base = rng.random(n)
+    new = np.clip(base + shift + rng.normal(0, noise, n), 0, 1)
+    return (_measured({(f"i{k}", "a"): float(v) for k, v in enumerate(new)}),
+            _measured({(f"i{k}", "a"): float(v) for k, v in enumerate(base)}))  # fmt: skip
+
+
+def test_each_delta_reads_as_a_difference_no_difference_or_inconclusive_with_its_n() -> None:
+    found = [difference(*_shifted(400, 0.15, 0.1, 1)), difference(*_shifted(400, 0.0, 0.1, 2)),
+             difference(*_shifted(20, 0.0, 0.3, 3))]  # fmt: skip
+    assert all(isinstance(d, Estimate) for d in found)
+    readings = read_deltas(found, margin=0.05)  # type: ignore[arg-type]
+    assert [r for r, _ in readings] == ["difference", "no difference beyond the margin",
+                                        "inconclusive"]  # fmt: skip
+    small = found[2]
+    assert isinstance(small, Estimate) and small.low < 0 < small.high  # the CI covers 0 …
+    needed = readings[2][1]
+    assert needed is not None and needed > 20  # … and only more items would decide it
+    # the n it names does decide: the same effect at that n reads "no difference"
+    again = difference(*_shifted(needed * 2, 0.0, 0.3, 4))
+    assert read_deltas([again], margin=0.05)[0][0] == "no difference beyond the margin"  # type: ignore[list-item]
+
+
+def test_the_table_corrects_the_deltas_for_their_number() -> None:
+    """One Δ at p ≈ 0.02 is a difference alone and not among twenty (Holm)."""
+    one = Estimate(0.1, 0.01, 0.19, 50, p_difference=0.02, p_equivalence=0.9, sd=0.3)
+    quiet = Estimate(0.0, -0.1, 0.1, 50, p_difference=0.9, p_equivalence=0.9, sd=0.3)
+    assert read_deltas([one], 0.05)[0][0] == "difference"
+    assert read_deltas([one, *[quiet] * 19], 0.05)[0][0] == "inconclusive"
 
 
 def test_one_item_has_no_interval() -> None:
@@ -180,6 +214,9 @@ def test_a_prompt_sweep_leaves_the_families_it_does_not_reach_empty(
     assert "+0.000 ± 0.000" not in table and NOT_VARIED in table
     assert max(map(len, table.splitlines())) <= 160
     assert "ID-MoCQA runs every prompt style" in table
+    assert indo["reading"].split(" (")[0] in ("difference", "inconclusive",
+                                              "no difference beyond the margin")  # fmt: skip
+    assert "| reading" in table and indo["reading"] in table and "± 0.05" in table
 
 
 def test_changed_predictions_under_equal_params_are_compared(

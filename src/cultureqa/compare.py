@@ -19,6 +19,12 @@ rounded metrics. Three rules keep a reader from comparing what was not measured 
   separates the experiments did not reach that family: the Δ cell is empty and the note names the
   params that do differ.
 
+Each Δ reads three ways: a **difference** (``ttest_rel`` p, Holm-adjusted over every Δ of the
+table, below 0.05), **no difference beyond ± margin** (two one-sided paired t-tests, statsmodels
+``ttost_paired``, at ``evaluate.compare_margin``, Holm-adjusted the same way), or
+**inconclusive** with the number of items that would decide it (statsmodels ``tt_solve_power``,
+80% power). A Δ whose interval covers 0 is never read as "no difference" on that alone.
+
 A cell whose predictions are not available at that revision (not run, or not in the DVC cache:
 ``dvc pull``) reads ``n/a``, never a number from elsewhere. A clean workspace (same params and
 predictions as its commit) is one row, not two.
@@ -28,6 +34,7 @@ from __future__ import annotations
 
 import io
 import textwrap
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +54,11 @@ local DVC cache: ``dvc pull``)."""
 NOT_VARIED = "not varied"
 """The Δ of a family that the experiments' differences did not reach (the note says which)."""
 NO_COMMON = "no common items"
+ALPHA = 0.05
+"""Family-wise error of the table's Δ readings (Holm over every Δ)."""
+MARGIN = 0.05
+"""The Δ margin when params.yaml declares none (``evaluate.compare_margin``); the legend says so."""
+DIFFERENT, SAME, UNDECIDED = "difference", "no difference beyond the margin", "inconclusive"
 
 
 @dataclass(frozen=True)
@@ -68,6 +80,12 @@ class Estimate:
     high: float
     n: int
     note: str = ""
+    p_difference: float = float("nan")
+    """Two-sided paired t-test p (a Δ only), before the table's Holm adjustment."""
+    p_equivalence: float = float("nan")
+    """TOST p that |Δ| < margin (a Δ only), before the table's Holm adjustment."""
+    sd: float = float("nan")
+    """SD of the per-item differences (a Δ only): what the n that would decide it rests on."""
 
     def text(self, signed: bool = False) -> str:
         """``0.352 ± 0.051`` (t-intervals are symmetric), ``+`` sign for a difference."""
@@ -217,8 +235,11 @@ def item_means(measured: Measured) -> pd.Series:
     return measured.rows.groupby(unit)["correct"].mean()
 
 
-def difference(new: Measured, old: Measured) -> Estimate | str:
+def difference(new: Measured, old: Measured, margin: float = MARGIN) -> Estimate | str:
     """``new − old`` over the rows both measured, per item, paired (``ttest_rel``).
+
+    The Δ carries the difference and equivalence (TOST at ``margin``) p-values that the
+    table's reading (:func:`read_deltas`) adjusts together.
 
     Rows are matched on all keys (item × setting, item × seed), so a setting only one side ran
     never enters; the note says how many items and shared settings the Δ stands on.
@@ -238,9 +259,49 @@ def difference(new: Measured, old: Measured) -> Estimate | str:
         return Estimate(float((a - b).mean()), np.nan, np.nan, len(a), note)
     if np.ptp(a - b) == 0:  # every item moved alike (or not at all): no spread, no t-interval
         moved = float((a - b).mean())
-        return Estimate(moved, moved, moved, len(a), note)
-    low, high = stats.ttest_rel(a, b).confidence_interval(0.95)
-    return Estimate(float((a - b).mean()), float(low), float(high), len(a), note)
+        return Estimate(moved, moved, moved, len(a), note + ", no spread: no test")
+    from statsmodels.stats.weightstats import ttost_paired
+
+    test = stats.ttest_rel(a, b)
+    low, high = test.confidence_interval(0.95)
+    p_same = float(ttost_paired(a, b, -margin, margin)[0])
+    sd = float(np.std(a - b, ddof=1))
+    return Estimate(float((a - b).mean()), float(low), float(high), len(a), note,
+                    float(test.pvalue), p_same, sd)  # fmt: skip
+
+
+def read_deltas(
+    deltas: Sequence[Estimate], margin: float, alpha: float = ALPHA
+) -> list[tuple[str, int | None]]:
+    """Each Δ's reading and, where inconclusive, the items that would decide it.
+
+    Holm (statsmodels ``multipletests``) runs over every Δ of the table, once for the
+    difference tests and once for the equivalence tests; a Δ without a test (fewer than two
+    items, no spread) is inconclusive and enters neither family.
+    """
+    from statsmodels.stats.multitest import multipletests
+    from statsmodels.tools.sm_exceptions import ConvergenceWarning
+
+    diff = np.array([d.p_difference for d in deltas], dtype=float)
+    same = np.array([d.p_equivalence for d in deltas], dtype=float)
+    tested = np.isfinite(diff) & np.isfinite(same)
+    diff_adj, same_adj = np.full(diff.shape, np.nan), np.full(same.shape, np.nan)
+    if tested.any():
+        diff_adj[tested] = multipletests(diff[tested], alpha=alpha, method="holm")[1]
+        same_adj[tested] = multipletests(same[tested], alpha=alpha, method="holm")[1]
+    family = max(int(tested.sum()), 1)
+    out: list[tuple[str, int | None]] = []
+    for d, p_diff, p_same in zip(deltas, diff_adj, same_adj, strict=True):
+        if p_diff < alpha:
+            out.append((DIFFERENT, None))
+        elif p_same < alpha:
+            out.append((SAME, None))
+        else:
+            with warnings.catch_warnings():  # a power that never converges returns NaN: no n
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                needed = _n_to_decide(d, margin, alpha / family)
+            out.append((UNDECIDED, needed))
+    return out
 
 
 @dataclass(frozen=True)
@@ -260,12 +321,25 @@ class Comparison:
     """``workspace = <commit>`` when the clean workspace was shown once."""
     spans: dict[str, str] = field(default_factory=dict)
     """Per column: what its ``settings`` count (``setting``, ``seed``)."""
+    margin: float = MARGIN
+    """The Δ equivalence margin the readings used."""
+    margin_source: str = "default"
+    """Where the margin came from (``evaluate.compare_margin`` or the default)."""
 
 
 def compare(
-    root: Path, rows: Sequence[Experiment], baseline: str | None, slot: str = "model"
+    root: Path,
+    rows: Sequence[Experiment],
+    baseline: str | None,
+    slot: str = "model",
+    margin: float | None = None,
 ) -> Comparison:
-    """Headline per cell and Δ to ``baseline`` (paired over shared rows) for every experiment."""
+    """Headline per cell and Δ to ``baseline`` (paired over shared rows) for every experiment.
+
+    ``margin``: the Δ equivalence margin; None reads ``evaluate.compare_margin`` from the
+    workspace's params.yaml (:data:`MARGIN` when it has none, said in the legend).
+    """
+    margin, margin_source = _margin(root) if margin is None else (margin, "given")
     measured = {exp.name: measure(root, exp, slot) for exp in rows}
     rows, folded = _fold_clean_workspace(rows, measured)
     base = _baseline(rows, baseline, measured)
@@ -281,7 +355,7 @@ def compare(
             if mine is None:
                 continue
             ref = measured[base].get(column) if base else None
-            delta, why = _delta(exp, by_name.get(base or ""), mine, ref, stages, slot)
+            delta, why = _delta(exp, by_name.get(base or ""), mine, ref, stages, slot, margin)
             if why and why not in notes[column]:
                 notes[column].append(why)
             table.append({
@@ -292,7 +366,46 @@ def compare(
             })  # fmt: skip
     spans = {c: m.cell.keys[1] for per in measured.values() for c, m in per.items()
              if len(m.cell.keys) > 1}  # fmt: skip
-    return Comparison(table, columns, base, slot, notes, folded, spans)
+    deltas = [row for row in table if isinstance(row["Δ"], Estimate)]
+    for row, (reading, needed) in zip(
+        deltas, read_deltas([r["Δ"] for r in deltas], margin), strict=True
+    ):
+        row["reading"] = reading + (f" (n≈{needed} would decide)" if needed else "")
+    for row in table:
+        row.setdefault("reading", "")
+        row["note"] = row.pop("note")  # the note stays the last column
+    return Comparison(table, columns, base, slot, notes, folded, spans, margin, margin_source)
+
+
+def _n_to_decide(delta: Estimate, margin: float, alpha: float) -> int | None:
+    """Items at which the difference or the equivalence test would reject at 80% power.
+
+    statsmodels ``tt_solve_power`` for a paired t-test of the observed Δ (two-sided) and for the
+    binding one-sided test of TOST at the distance to the margin; the smaller n, or None where
+    neither is defined (no spread, Δ on the margin, no convergence).
+    """
+    from statsmodels.stats.power import tt_solve_power
+
+    if not (np.isfinite(delta.sd) and delta.sd > 0):
+        return None
+    needed = []
+    if delta.value != 0:
+        needed.append(tt_solve_power(abs(delta.value) / delta.sd, alpha=alpha, power=0.8))
+    if abs(delta.value) < margin:
+        distance = (margin - abs(delta.value)) / delta.sd
+        needed.append(tt_solve_power(distance, alpha=alpha, power=0.8, alternative="larger"))
+    finite = [float(n) for n in needed if np.isfinite(n)]
+    return int(np.ceil(min(finite))) if finite else None
+
+
+def _margin(root: Path) -> tuple[float, str]:
+    """``evaluate.compare_margin`` of the workspace's params.yaml, and where it came from."""
+    path = root / "params.yaml"
+    params = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+    value = _at(params or {}, "evaluate.compare_margin")
+    if value is None:
+        return MARGIN, "default: params.yaml declares no evaluate.compare_margin"
+    return float(value), "evaluate.compare_margin"
 
 
 def _fold_clean_workspace(
@@ -359,6 +472,7 @@ def _delta(
     ref: Measured | None,
     stages: Mapping[str, list[str]],
     slot: str,
+    margin: float = MARGIN,
 ) -> tuple[Estimate | str, str]:
     """The Δ cell and, where it is empty, the reason (one sentence for the section's notes)."""
     if base is None or exp.name == base.name:
@@ -375,7 +489,7 @@ def _delta(
             f"{NOT_VARIED} ({exp.name}): it differs from {base.name} in {shown or 'nothing'}, "
             f"which {mine.cell.stage} does not read; same predictions"
         )
-    found = difference(mine, ref)
+    found = difference(mine, ref, margin)
     return found, (f"{found}: {exp.name} and {base.name}" if isinstance(found, str) else "")
 
 
@@ -461,6 +575,8 @@ def render(result: Comparison, width: int = 160) -> str:
     legend = (
         f"Roster slot `{result.slot}`: accuracy over its rows ± 95% CI (t over items); "
         f"Δ = experiment − {base}, paired by item over the rows both measured (n items shown); "
+        f"reading: {DIFFERENT} (paired t, Holm over the table's Δs, α = {ALPHA}), {SAME} "
+        f"± {result.margin:g} ({result.margin_source}; TOST, Holm) or {UNDECIDED}; "
         f"settings (seeds) = run here / run by any experiment; {NOT_AVAILABLE}: no "
         f"predictions at that revision; {NOT_VARIED}: the experiments' differences do not "
         "reach this benchmark."

@@ -246,6 +246,7 @@ RANGES: dict[str, Range] = {
     "minor": Range(0, 16, integer=True), "moderate": Range(0, 16, integer=True),
     # analysis
     "fdr_alpha": Range(0, 1, open_low=True), "alpha": Range(0, 1, open_low=True),
+    "margin": Range(0, 1, open_low=True), "compare_margin": Range(0, 1, open_low=True),
     "min_models": _COUNT, "min_topic_n": _COUNT0,
     "small_cell_n": _COUNT0, "min_category_n": _COUNT0, "min_fragment_length": _COUNT0,
     "robustness_threshold_pp": Range(0, 100), "bootstrap": _COUNT, "resamples": _COUNT,

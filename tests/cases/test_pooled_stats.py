@@ -19,7 +19,7 @@ import pytest
 import statsmodels.api as sm
 from statsmodels.stats.contingency_tables import Table
 
-from cultureqa.cases.analysis import POOLED, SHRINKAGE_NA, AnalysisOptions, analyze
+from cultureqa.cases.analysis import POOLED, WITHHELD, AnalysisOptions, analyze
 from cultureqa.cases.ingest import DOMAINS
 from cultureqa.cases.weird import weird_score_sixths
 
@@ -177,7 +177,8 @@ def test_shrinkage_matches_two_direct_logit_fits(tables, dim: str, kind: str) ->
     assert got["odds_ratio_continent"] == pytest.approx(math.exp(fe), rel=1e-6)
     raw, adjusted = math.exp(none), math.exp(fe)
     if got["shrinkage_withheld"]:
-        assert math.isnan(got["shrinkage_pct"]) and got["shrinkage"] == SHRINKAGE_NA
+        assert math.isnan(got["shrinkage_pct"]) and got["shrinkage_withheld"] in WITHHELD
+        assert got["shrinkage"] == f"n/a ({got['shrinkage_withheld']})"
     else:
         expected = 100 * (raw - adjusted) / (raw - 1)
         assert got["shrinkage_pct"] == pytest.approx(expected, rel=1e-5)

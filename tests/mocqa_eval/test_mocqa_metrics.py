@@ -125,6 +125,36 @@ def test_cot_deltas_carry_paired_intervals_and_mcnemar_p(monkeypatch: pytest.Mon
     assert again.loc[("same", "entity"), "multi_hop_delta_ci_low"] == same["multi_hop_delta_ci_low"]
 
 
+def test_cot_deltas_read_three_ways_and_never_none_from_a_wide_interval(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """30 items: CoT right where zero-shot missed is a difference; half flipping each way is
+    inconclusive (its interval covers 0, and that alone is no "no difference"), with the n that
+    would decide it; 400 items answered alike by both styles show no difference beyond 5 points."""
+    rows = []
+    for i in range(400):
+        item = f"y{i}"
+        monkeypatch.setitem(ITEMS, item, ("entity", "en", "Aceh", "food", "A"))
+        if i < 30:
+            rows.append(_row("better", "api", "zero_shot", item, (0, "B")))
+            rows.append(_row("better", "api", "cot", item, (1, "A")))
+            answer = "A" if i % 2 else "B"
+            rows.append(_row("flips", "api", "zero_shot", item, (1, answer)))
+            rows.append(_row("flips", "api", "cot", item, (1, "B" if i % 2 else "A")))
+        answer = "A" if i % 3 else "C"
+        rows.append(_row("alike", "api", "zero_shot", item, (1, answer)))
+        rows.append(_row("alike", "api", "cot", item, (1, answer)))
+    deltas = m.cot_deltas(pd.DataFrame(rows), 200, 7, margin=0.05)
+    deltas = deltas.set_index(["model", "clue_type"])
+    assert deltas.loc[("better", "entity"), "multi_hop_reading"] == "difference"
+    flips = deltas.loc[("flips", "entity")]
+    assert flips["multi_hop_reading"] == "inconclusive" and flips["multi_hop_n_to_decide"] > 30
+    alike = deltas.loc[("alike", "entity")]
+    assert alike["multi_hop_reading"] == "no difference beyond the margin"
+    assert pd.isna(alike["multi_hop_n_to_decide"])
+    assert (deltas["multi_hop_p_holm"] >= deltas["multi_hop_p"] - 1e-12).all()
+
+
 def test_the_report_shows_intervals_in_tables_and_plots(preds: pd.DataFrame, tmp_path) -> None:  # type: ignore[no-untyped-def]
     from cultureqa.mocqa.report import ReportPaths, write_report
 
@@ -135,6 +165,8 @@ def test_the_report_shows_intervals_in_tables_and_plots(preds: pd.DataFrame, tmp
     assert "100.0 [" in text  # m1 CoT first hop on entity: 100% with its interval
     deltas = pd.read_csv(paths.reports / "cot_deltas.csv")
     assert {"multi_hop_delta_ci_low", "multi_hop_delta_ci_high", "multi_hop_p"} <= set(deltas)
+    assert {"multi_hop_reading", "multi_hop_p_equivalence_holm"} <= set(deltas)
+    assert "multi-hop reading" in text and "Tango TOST" in text
     for png in ("cot_delta_heatmap", "accuracy_by_clue_type"):
         assert (paths.reports / f"{png}.png").stat().st_size > 5000
 

@@ -307,16 +307,33 @@ def dimension_logits(
 
 SHRINKAGE_TOLERANCE = 0.05
 """|OR_raw − 1| below this leaves the shrinkage's denominator too near 0 to divide by."""
-SHRINKAGE_NA = "n/a (raw OR ≈ 1)"
+NEAR_ONE = "raw OR ≈ 1"
+COVERS_ONE = "raw OR's 95% CI covers 1"
+RAW_FIT_FAILED = "raw fit failed"
+FE_FIT_FAILED = "fit with continent failed"
+DETERMINED = "determined by continent"
+WITHHELD = {
+    NEAR_ONE: f"|OR_none − 1| < {SHRINKAGE_TOLERANCE}: no effect to shrink (a ratio over ~0)",
+    COVERS_ONE: "OR_none's 95% CI covers 1: no effect shown to shrink",
+    RAW_FIT_FAILED: "the fit without fixed effects failed (its note says how): no OR_none",
+    FE_FIT_FAILED: "the fit with continent fixed effects failed to converge or separated "
+    "(its note says how): no OR_continent",
+    DETERMINED: "within each continent the dimension does not vary (it is collinear with the "
+    "continent fixed effects, or no level is left once continents whose outcome never varies "
+    "are dropped): the fit with continent cannot be made on this case bank, whatever the model",
+}
+"""Each reason a Table 9 row is withheld, as the report explains it; the printed cell is
+``n/a (<reason>)``."""
+_DETERMINED_NOTES = ("collinear with the fixed effects", "predictor has no variation")
 
 
 def shrinkage_pct(or_raw: Any, or_fe: Any) -> Any:
     """The seed's Table 9 shrinkage: 100 · (OR_raw − OR_FE) / (OR_raw − 1).
 
     The share of the raw odds ratio's distance from 1 that continent fixed effects remove
-    (0 = unchanged, 100 = gone, negative = the effect grows). Its rows fit this definition (W:
-    1.86 → 2.56 gives −81.4 %, printed −80.7 % from unrounded ORs), not one on the log scale.
-    Works on scalars and arrays alike; no guard here (see :func:`shrinkage_guarded`).
+    (0 = unchanged, 100 = gone, negative = the effect grows). Its five rows fit this definition
+    (W: 1.86 → 2.56 gives −81.4 %, printed −80.7 % from unrounded ORs), not one on the log
+    scale. Works on scalars and arrays alike; no guard here (see :func:`shrinkage_guarded`).
     """
     raw, fe = np.asarray(or_raw, dtype=float), np.asarray(or_fe, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -324,21 +341,28 @@ def shrinkage_pct(or_raw: Any, or_fe: Any) -> Any:
 
 
 def shrinkage_guarded(
-    or_raw: pd.Series, or_fe: pd.Series, ci_low: pd.Series, ci_high: pd.Series
+    or_raw: pd.Series,
+    or_fe: pd.Series,
+    ci_low: pd.Series,
+    ci_high: pd.Series,
+    fe_note: pd.Series | None = None,
 ) -> tuple[pd.Series, pd.Series]:
-    """(shrinkage %, why it is withheld or ""): a raw OR near 1 has no effect to shrink.
+    """(shrinkage %, the :data:`WITHHELD` reason or ""), one reason per row.
 
-    Withheld where |OR_raw − 1| < :data:`SHRINKAGE_TOLERANCE` (a ratio over ~0: the default run
-    printed −3279 % and 1983 %) or the raw OR's 95% CI covers 1, and where either fit failed.
+    A failed fit comes first (there is no number to judge), split by the continent fit's note
+    into "determined by continent" (the dimension does not vary within continents: no data can
+    fit it) and other failures; then a raw OR near 1 (the default run printed −3279 % and
+    1983 % from ratios over ~0); then a raw OR whose CI covers 1.
     """
     value = pd.Series(shrinkage_pct(or_raw, or_fe), index=or_raw.index)
-    near_one = (or_raw - 1).abs() < SHRINKAGE_TOLERANCE
-    covers_one = (ci_low <= 1) & (ci_high >= 1)
-    failed = or_raw.isna() | or_fe.isna()
+    notes = (fe_note if fe_note is not None else pd.Series("", index=or_raw.index)).fillna("")
+    determined = notes.astype(str).str.contains("|".join(_DETERMINED_NOTES), regex=True)
     reason = pd.Series("", index=or_raw.index, dtype=object)
-    reason[covers_one] = "raw OR's 95% CI covers 1"
-    reason[near_one] = f"|raw OR − 1| < {SHRINKAGE_TOLERANCE}"
-    reason[failed] = "a fit failed"
+    reason[(ci_low <= 1) & (ci_high >= 1)] = COVERS_ONE
+    reason[(or_raw - 1).abs() < SHRINKAGE_TOLERANCE] = NEAR_ONE
+    reason[or_fe.isna()] = FE_FIT_FAILED
+    reason[or_fe.isna() & determined] = DETERMINED
+    reason[or_raw.isna()] = RAW_FIT_FAILED
     return value.where(reason == ""), reason
 
 
@@ -346,27 +370,47 @@ def odds_ratio_shrinkage(logits: pd.DataFrame) -> pd.DataFrame:
     """The paper's Table 9 columns: each OR without and with continent FE, and the shrinkage.
 
     ``shrinkage_pct`` = 100 · (OR_none − OR_continent) / (OR_none − 1) (:func:`shrinkage_pct`),
-    NaN with ``shrinkage_withheld`` saying why where the raw OR is ≈ 1; ``shrinkage`` is the
-    printed form: the percentage to one decimal, or :data:`SHRINKAGE_NA`.
+    NaN with ``shrinkage_withheld`` naming the reason (:data:`WITHHELD`); ``shrinkage`` is the
+    printed form: the percentage to one decimal, or ``n/a (<reason>)``. ``note_none`` /
+    ``note_continent`` keep each fit's own note (how it failed, which rows it dropped).
     """
     if logits.empty:
         return pd.DataFrame()
     keys = ["model", "dimension", "error_type"]
-    values = ["odds_ratio", "ci_low", "ci_high", "n"]
+    logits = logits if "note" in logits.columns else logits.assign(note="")
+    values = ["odds_ratio", "ci_low", "ci_high", "n", "note"]
     wide = logits.set_index([*keys, "fixed_effects"])[values].unstack("fixed_effects")
     out = pd.DataFrame(index=wide.index)
     for fe in ("none", "continent"):
         for column in ("odds_ratio", "ci_low", "ci_high"):
             out[f"{column}_{fe}"] = wide[(column, fe)].astype(float)
+        out[f"note_{fe}"] = wide[("note", fe)].fillna("").astype(str)
     out["n"] = wide[("n", "none")]
     out["shrinkage_pct"], out["shrinkage_withheld"] = shrinkage_guarded(
-        out["odds_ratio_none"], out["odds_ratio_continent"], out["ci_low_none"], out["ci_high_none"]
-    )
+        out["odds_ratio_none"], out["odds_ratio_continent"], out["ci_low_none"],
+        out["ci_high_none"], out["note_continent"],
+    )  # fmt: skip
     out["shrinkage"] = [
-        SHRINKAGE_NA if reason else f"{value:.1f} %"
+        f"n/a ({reason})" if reason else f"{value:.1f} %"
         for value, reason in zip(out["shrinkage_pct"], out["shrinkage_withheld"], strict=True)
     ]
     return out.reset_index()
+
+
+def withheld_summary(table: pd.DataFrame) -> list[str]:
+    """One line per withheld reason of a Table 9: how many rows, which dimensions, and why.
+
+    A reason every row of a dimension shares (W determined by continent on the shipped case
+    bank) is named with the dimension, so a reader sees why the row can never be fitted there.
+    """
+    if table.empty or "shrinkage_withheld" not in table.columns:
+        return []
+    withheld = table[table["shrinkage_withheld"] != ""]
+    lines = [f"{len(withheld)} of {len(table)} rows withheld."]
+    for reason, rows in withheld.groupby("shrinkage_withheld", sort=True):
+        dims = ", ".join(sorted(rows["dimension"].astype(str).unique()))
+        lines.append(f"n/a ({reason}): {len(rows)} rows (dimensions {dims}) — {WITHHELD[reason]}.")
+    return lines
 
 
 def domain_topics(primary: pd.DataFrame, top: int = 5, exclude: Sequence[str] = ()) -> pd.DataFrame:

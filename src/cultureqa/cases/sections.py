@@ -16,7 +16,7 @@ import pandas as pd
 
 from cultureqa.analysis import plots
 from cultureqa.analysis.tables import to_markdown
-from cultureqa.cases.analysis import POOLED, SHRINKAGE_NA, SHRINKAGE_TOLERANCE, CasesAnalysis
+from cultureqa.cases.analysis import POOLED, CasesAnalysis, withheld_summary
 from cultureqa.cases.trends import ERROR_TYPES
 from cultureqa.io import write_csv
 
@@ -111,9 +111,8 @@ SECTIONS: tuple[Section, ...] = (
              "shrinkage"), "odds_ratios.png",
             "The paper's Table 9: shrinkage = 100 · (OR_none − OR_continent) / (OR_none − 1), the "
             "share of the raw OR's distance from 1 that continent fixed effects remove (negative: "
-            f"the effect grows); \"{SHRINKAGE_NA}\" where |OR_none − 1| < {SHRINKAGE_TOLERANCE} or "
-            "OR_none's 95% CI covers 1 (no effect to shrink; the reason is in shrinkage_withheld). "
-            "CIs of both fits and per-model rows are in the CSV."),
+            "the effect grows); a withheld row reads n/a with its reason (listed below the "
+            "table). CIs and notes of both fits and per-model rows are in the CSV."),
     Section("odds_ratios_per_model", "Logistic odds ratios per model (CSV only)",
             "dimension_logits", lambda f: f[f["model"] != POOLED], ("model",),
             note="Per-model fits are in the CSV; the markdown lists the models only."),
@@ -157,6 +156,8 @@ def render(section: Section, result: CasesAnalysis, out_dir: Path) -> str:
     links = f"CSV: `tables/{section.name}.csv`"
     if section.figure and (out_dir / section.figure).exists():
         links += f"; figure: `{section.figure}`"
+    if section.name == "odds_ratio_shrinkage":  # why each withheld row is blank
+        links += "".join(f"\n- {line}" for line in withheld_summary(rows))
     return head + to_markdown(shown.reset_index(drop=True)) + f"\n{links}\n"
 
 

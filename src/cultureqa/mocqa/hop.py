@@ -21,11 +21,13 @@ province is worth that the clue delivers; left empty unless oracle > none is dec
 ratio over a denominator near 0 means nothing), and exact McNemar p-values for each comparison,
 raw and Holm-adjusted over the whole table.
 
-The readings (:mod:`cultureqa.mocqa.hop_reading`) decide on the Holm-adjusted McNemar p, one test
-per comparison, never on intervals or point estimates: clue needed, clue helps beyond the
-province (clue above oracle too: lexical hints), clue misleads, clue unused, and the two
-no-difference readings, statement suffices and too weak to tell. A chance baseline (random or
-fixed position) cannot read the table at all; its rows say so.
+The readings (:mod:`cultureqa.mocqa.hop_reading`) decide on Holm-adjusted tests both ways, never
+on intervals or point estimates: each comparison is a difference (McNemar), no difference beyond
+``mocqa.hop.margin`` (Tango TOST) or inconclusive with the n that would decide it; the cell reads
+clue needed, clue helps beyond the province (clue above oracle too: lexical hints), clue
+misleads, clue unused, statement suffices, too weak to tell, or inconclusive at this n. Chance is
+each item's own (1 / its options). A chance baseline (random or fixed position) cannot read the
+table at all; its rows say so.
 """
 
 from __future__ import annotations
@@ -43,9 +45,20 @@ from cultureqa.evaluation.engine import RunSpec, evaluate
 from cultureqa.knowledge.provinces import KnowledgeBase
 from cultureqa.llm.store import StoreLocation
 from cultureqa.mocqa.evaluate import EvalConfig, MocqaFamily, balanced_subset
-from cultureqa.mocqa.hop_reading import ALPHA, COMPARISONS, READINGS, RULE, read_table
+from cultureqa.mocqa.hop_reading import (
+    ALPHA,
+    COMPARISONS,
+    MARGIN,
+    READINGS,
+    RULE,
+    above_chance_p,
+    below_chance_margin_p,
+    read_table,
+)
 from cultureqa.mocqa.paired import (
     bootstrap_means,
+    discordant,
+    equivalence_p,
     mcnemar_p,
     paired_difference,
     percentile_interval,
@@ -77,6 +90,9 @@ class HopConfig:
     """Condition → prompt folder relative to the project root; every condition needs one."""
     alpha: float = ALPHA
     """Family-wise error rate of the whole table's readings (Holm)."""
+    margin: float = MARGIN
+    """Equivalence margin (accuracy share): a comparison reads "no difference" only when shown
+    within ± margin."""
 
     def __post_init__(self) -> None:
         prompts = {str(k): str(v) for k, v in dict(self.prompts).items()}
@@ -90,6 +106,8 @@ class HopConfig:
             )
         if not 0 < self.alpha < 1:
             raise ValueError(f"mocqa.hop.alpha must lie in (0, 1), got {self.alpha}")
+        if not 0 < self.margin < 1:
+            raise ValueError(f"mocqa.hop.margin must lie in (0, 1), got {self.margin}")
         object.__setattr__(self, "prompts", prompts)
 
 
@@ -138,8 +156,14 @@ def _oracle_sentence(kb: KnowledgeBase, province: str, language: str) -> str:
     return ORACLE.get(language, ORACLE["en"]).format(name=name)
 
 
-def paired_items(predictions: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    """One row per item answered under every condition: correctness per condition, first hop."""
+def paired_items(
+    predictions: Mapping[str, pd.DataFrame], items: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """One row per item answered under every condition: correctness per condition, first hop.
+
+    With ``items`` (the dataset rows, with their ``options``), each row also carries its own
+    ``chance``: 1 / its number of options.
+    """
     keys = ["item_id", "language", "clue_type"]
     clue = predictions["clue"][[*keys, "correct", "province_correct"]].rename(
         columns={"correct": "clue", "province_correct": "first_hop"}
@@ -150,6 +174,9 @@ def paired_items(predictions: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
         out = out.merge(frame.rename(columns={"correct": condition}), on="item_id", how="inner")
     for column in (*CONDITIONS, "first_hop"):
         out[column] = out[column].fillna(False).astype(bool)
+    if items is not None:
+        chance = items[["item_id"]].assign(chance=[1 / len(o) for o in items["options"]])
+        out = out.merge(chance, on="item_id", how="left", validate="one_to_one")
     return out.sort_values(keys).reset_index(drop=True)
 
 
@@ -195,6 +222,18 @@ def cell_stats(items: pd.DataFrame, config: HopConfig) -> dict[str, Any]:
     out["gain_undefined_share"] = undefined
     for key, (a, b) in COMPARISONS.items():
         out[f"p_{key}"] = mcnemar_p(arrays[a], arrays[b])
+        only_a, only_b = discordant(arrays[a], arrays[b])
+        out[f"discordant_{key}"] = (only_a + only_b) / len(items) if len(items) else math.nan
+        out[f"p_{key}_equivalence"] = float(
+            equivalence_p(only_a, only_b, len(items), config.margin)
+        )
+    chances = items["chance"].to_numpy(dtype=float)
+    if np.isnan(chances).any():
+        raise ValueError("hop items without a chance (1 / options): every item needs its options")
+    correct = int(arrays["none"].sum())
+    out["chance"] = float(chances.mean()) if chances.size else math.nan
+    out["p_above_chance"] = float(above_chance_p(correct, chances))
+    out["p_at_chance"] = float(below_chance_margin_p(correct, chances, config.margin))
     return out
 
 
@@ -209,7 +248,7 @@ def hop_table(paired: pd.DataFrame, config: HopConfig, chance_model: bool) -> pd
         for clue_type, items in groups:
             stats = cell_stats(items, config)
             rows.append({"language": language, "clue_type": clue_type, **stats})
-    table = read_table(pd.DataFrame(rows), chance_model, config.alpha)
+    table = read_table(pd.DataFrame(rows), chance_model, config.alpha, config.margin)
     p_values = [c for c in table.columns if c.startswith("p_")]
     numeric = [c for c in table.select_dtypes("number").columns if c not in p_values]
     table[numeric] = table[numeric].round(4)
@@ -238,7 +277,7 @@ def run_hop(
             raise ApiStopped(reason)  # refused requests are not wrong answers; skip the rest
         predictions[condition] = preds.assign(condition=condition)
     chance_model = str(model_cfg.get("backend")) in CHANCE_BACKENDS
-    paired = paired_items(predictions)
+    paired = paired_items(predictions, items)
     table = hop_table(paired, config, chance_model)
     summary = _summary(model_cfg, config, items, paired, predictions, dropped, table)
     summary["chance_model"] = chance_model
@@ -269,7 +308,8 @@ def _summary(
         "bootstrap": {"resamples": config.bootstrap, "seed": config.seed},
         "prompts": dict(config.prompts),
         "alpha": config.alpha,
-        "rule": RULE.format(alpha=config.alpha, pct=100 * config.alpha),
+        "margin": config.margin,
+        "rule": RULE.format(alpha=config.alpha, margin=config.margin, pct=100 * config.alpha),
         "accuracy": accuracy,
         "errors": {c: int((p["status"] == "error").sum()) for c, p in predictions.items()},
         "readings": READINGS,

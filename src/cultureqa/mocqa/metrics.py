@@ -17,7 +17,16 @@ import numpy as np
 import pandas as pd
 
 from cultureqa.analysis.stats import accuracy_table
-from cultureqa.mocqa.paired import mcnemar_p, paired_difference
+from cultureqa.mocqa.hop_reading import holm
+from cultureqa.mocqa.paired import (
+    INCONCLUSIVE,
+    discordant,
+    equivalence_p,
+    mcnemar_p,
+    n_to_decide,
+    paired_difference,
+    three_way,
+)
 from cultureqa.mocqa_shared.schema import CLUE_TYPES, LANGUAGES
 
 KEYS = ["model", "prompt"]
@@ -125,7 +134,18 @@ def main_table(preds: pd.DataFrame, metric: str = "multi_hop") -> pd.DataFrame:
 DELTA_METRICS = {"multi_hop": "correct", "first_hop": "province_correct"}
 
 
-def cot_deltas(preds: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
+DELTA_MARGIN = 0.05
+"""Default ``mocqa_eval.margin``: a CoT − zero-shot delta reads "no difference" only when shown
+within ± this share of accuracy."""
+
+
+def cot_deltas(
+    preds: pd.DataFrame,
+    n_boot: int = 2000,
+    seed: int = 0,
+    margin: float = DELTA_MARGIN,
+    alpha: float = 0.05,
+) -> pd.DataFrame:
     """CoT − zero-shot per model × clue type × language (clue type ``all`` = whole language).
 
     The two styles answer the same items, so each delta is paired: computed on the items both
@@ -145,15 +165,45 @@ def cot_deltas(preds: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.Dat
         return pd.DataFrame(columns=["model", "clue_type", "language", "n", "multi_hop_delta"])
     cells = [both, both.assign(clue_type="all")]
     rows = [
-        _delta_row(model, clue_type, language, part, n_boot, seed)
+        _delta_row(model, clue_type, language, part, n_boot, seed, margin)
         for frame in cells
         for (model, clue_type, language), part in frame.groupby(keys[:3], sort=True)
     ]
-    return ordered(pd.DataFrame(rows))
+    return read_deltas(ordered(pd.DataFrame(rows)), margin, alpha)
+
+
+def read_deltas(table: pd.DataFrame, margin: float, alpha: float = 0.05) -> pd.DataFrame:
+    """Each delta's reading: a difference, no difference beyond ± ``margin``, or inconclusive.
+
+    Holm over every row of the table (per metric), once for McNemar and once for the TOST
+    (:func:`cultureqa.mocqa.paired.equivalence_p`), as the hop table reads; an inconclusive
+    delta gets the paired items that would decide it.
+    """
+    out = table.copy()
+    for name in DELTA_METRICS:
+        diff = holm(out[f"{name}_p"].to_numpy(dtype=float), alpha)
+        same = holm(out[f"{name}_p_equivalence"].to_numpy(dtype=float), alpha)
+        out[f"{name}_p_holm"], out[f"{name}_p_equivalence_holm"] = diff, same
+        out[f"{name}_reading"] = three_way(diff, same, alpha)
+        family = max(int(np.isfinite(diff).sum()), 1)
+        spread = out[f"{name}_discordant"].to_numpy(dtype=float) - out[f"{name}_delta"] ** 2
+        out[f"{name}_n_to_decide"] = [
+            n_to_decide(d, float(np.sqrt(max(v, 0.0))), margin, alpha / family)
+            if r == INCONCLUSIVE
+            else None
+            for d, v, r in zip(out[f"{name}_delta"], spread, out[f"{name}_reading"], strict=True)
+        ]
+    return out
 
 
 def _delta_row(
-    model: str, clue_type: str, language: str, part: pd.DataFrame, n_boot: int, seed: int
+    model: str,
+    clue_type: str,
+    language: str,
+    part: pd.DataFrame,
+    n_boot: int,
+    seed: int,
+    margin: float = DELTA_MARGIN,
 ) -> dict[str, Any]:
     row: dict[str, Any] = {"model": model, "clue_type": clue_type, "language": language}
     row["n"] = len(part)
@@ -164,6 +214,9 @@ def _delta_row(
         row |= {f"{name}_zero_shot": zero.mean(), f"{name}_cot": cot.mean()}
         row |= {f"{name}_delta": delta, f"{name}_delta_ci_low": low}
         row |= {f"{name}_delta_ci_high": high, f"{name}_p": mcnemar_p(cot, zero)}
+        only_cot, only_zero = discordant(cot, zero)
+        row[f"{name}_discordant"] = (only_cot + only_zero) / len(part) if len(part) else np.nan
+        row[f"{name}_p_equivalence"] = float(equivalence_p(only_cot, only_zero, len(part), margin))
     return row
 
 

@@ -97,3 +97,105 @@ def excludes_zero(interval: Interval) -> bool:
     """Whether a (finite) interval lies wholly above or below 0."""
     low, high = interval
     return bool(np.isfinite(low) and np.isfinite(high) and (low > 0 or high < 0))
+
+
+DIFFERENCE = "difference"
+EQUIVALENT = "no difference beyond the margin"
+INCONCLUSIVE = "inconclusive"
+"""The three readings of one paired comparison: the difference test decides (Holm-adjusted p <
+α), else the equivalence test at the declared margin decides (Holm-adjusted TOST p < α), else
+neither: the data cannot tell at this n. A non-significant difference is never read as none."""
+
+
+def _restricted_p21(b: np.ndarray, c: np.ndarray, n: np.ndarray, delta: float) -> np.ndarray:
+    """Maximum-likelihood P(only b right) under H0 ``p_a − p_b = delta`` (Tango 1998, eq. 3).
+
+    Maximises ``b·log(p21 + δ) + c·log(p21) + (n − b − c)·log(1 − 2·p21 − δ)``; the root of its
+    derivative is the positive root of ``2n·p² + B·p + C`` with ``B = −b − c + (2n − b + c)·δ``
+    and ``C = −c·δ·(1 − δ)`` (tested against a numerical maximisation).
+    """
+    big_b = -b - c + (2 * n - b + c) * delta
+    big_c = -c * delta * (1 - delta)
+    return np.asarray((np.sqrt(big_b**2 - 8 * n * big_c) - big_b) / (4 * n), dtype=float)
+
+
+def tango_z(b: np.ndarray, c: np.ndarray, n: np.ndarray, delta: float) -> np.ndarray:
+    """Tango's score statistic of H0 ``p_a − p_b = delta`` from the discordant counts.
+
+    ``b``: items only ``a`` got right, ``c``: only ``b``; ``n``: paired items. Unlike a t-test on
+    the per-item differences, the variance is taken under H0, so a small cell with no discordant
+    pair is not "no difference" for certain: its variance at the margin is ``δ(1 − δ)``. statsmodels
+    has no paired-proportion equivalence test; this is Tango (1998), Statistics in Medicine 17(8),
+    891-908, eq. 3-4.
+    """
+    b, c, n = (np.asarray(v, dtype=float) for v in (b, c, n))
+    if delta < 0:  # the mirror test (b, c swapped, −δ) has the same statistic, negated, and its
+        return -tango_z(c, b, n, -delta)  # quadratic's constant term ≤ 0: a real root always
+    p21 = _restricted_p21(b, c, n, delta)
+    variance = n * (2 * p21 + delta * (1 - delta))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray((b - c - n * delta) / np.sqrt(variance), dtype=float)
+
+
+def equivalence_p(
+    b: np.ndarray | int, c: np.ndarray | int, n: np.ndarray | int, margin: float
+) -> np.ndarray:
+    """TOST p that ``|p_a − p_b| < margin`` on paired binary data (elementwise; 1 where n = 0).
+
+    Two one-sided Tango score tests, H0 ``δ ≤ −margin`` and H0 ``δ ≥ margin``; the larger p.
+    """
+    from scipy.stats import norm
+
+    if not 0 < margin < 1:
+        raise ValueError(f"an equivalence margin must lie in (0, 1), got {margin}")
+    b, c, n = (np.asarray(v, dtype=float) for v in (b, c, n))
+    empty = n <= 0
+    safe_n = np.where(empty, 1.0, n)
+    lower = norm.sf(tango_z(b, c, safe_n, -margin))
+    upper = norm.cdf(tango_z(b, c, safe_n, margin))
+    return np.asarray(np.where(empty, 1.0, np.maximum(lower, upper)), dtype=float)
+
+
+def discordant(a: Sequence[bool] | np.ndarray, b: Sequence[bool] | np.ndarray) -> tuple[int, int]:
+    """(items only ``a`` got right, items only ``b`` got right)."""
+    x, y = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
+    if x.shape != y.shape:
+        raise ValueError(f"paired arrays differ in length: {x.size} vs {y.size}")
+    return int((x & ~y).sum()), int((~x & y).sum())
+
+
+def three_way(
+    difference_adjusted: np.ndarray, equivalence_adjusted: np.ndarray, alpha: float
+) -> np.ndarray:
+    """:data:`DIFFERENCE`, :data:`EQUIVALENT` or :data:`INCONCLUSIVE` per entry."""
+    diff = np.asarray(difference_adjusted, dtype=float) < alpha
+    same = np.asarray(equivalence_adjusted, dtype=float) < alpha
+    return np.select([diff, same], [DIFFERENCE, EQUIVALENT], default=INCONCLUSIVE)
+
+
+def n_to_decide(
+    delta: float, sd: float, margin: float, alpha: float, power: float = 0.8
+) -> int | None:
+    """Paired items that would decide a comparison of true effect ``delta``, per-item SD ``sd``.
+
+    The smaller of the n that would show the difference (two-sided, at ``alpha``) and the n that
+    would show equivalence within ``margin`` (one-sided at ``alpha``, the binding side of TOST),
+    each at ``power``, from the normal approximation n = ((z_α + z_power)·sd / distance)². Pass
+    ``alpha`` divided by the number of comparisons corrected together (Holm's first step), so the
+    n is the one that decides the comparison in its table. The SD is floored at √(m(1 − m)),
+    the per-item SD of paired binary data whose difference sits on the margin m with no item
+    against it: the equivalence test uses the variance at the margin, not the observed one.
+    None where neither can be shown (``delta`` on the margin, or no estimate).
+    """
+    from scipy.stats import norm
+
+    if not (np.isfinite(delta) and np.isfinite(sd)):
+        return None
+    sd = max(sd, float(np.sqrt(margin * (1 - margin))))
+    z_power = norm.ppf(power)
+    found = []
+    if delta != 0:
+        found.append(((norm.ppf(1 - alpha / 2) + z_power) * sd / abs(delta)) ** 2)
+    if abs(delta) < margin:
+        found.append(((norm.ppf(1 - alpha) + z_power) * sd / (margin - abs(delta))) ** 2)
+    return int(np.ceil(min(found))) if found else None

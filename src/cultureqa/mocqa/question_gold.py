@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import yaml
 
 from cultureqa.io import SourceError
@@ -97,6 +98,23 @@ def gold_agreement(
             **agreement(entries, language, fresh),
         }
     return out
+
+
+def with_bias(table: pd.DataFrame, measured: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """Table 6 with the tagger's measured bias (%) beside each count, per row's language.
+
+    The English-vs-Indonesian gaps of the counts were the size of the Indonesian tagger's own
+    bias on the gold (issue 42), so a count is never printed without it: ``<measure>_bias_pct``
+    follows ``<measure>_per_question``, taken from the gold agreement of the row's language
+    (empty where that measure's gold total is 0, and for a language without a gold set).
+    """
+    out = table.copy()
+    columns: list[str] = [c for c in out.columns if not c.endswith("_per_question")]
+    for measure in COLUMNS:
+        bias = {lang: (m.get(measure) or {}).get("bias_pct") for lang, m in measured.items()}
+        out[f"{measure}_bias_pct"] = [bias.get(str(lang)) for lang in out["language"]]
+        columns += [f"{measure}_per_question", f"{measure}_bias_pct"]
+    return out[columns]
 
 
 def describe_agreement(measured: Mapping[str, Any]) -> str:

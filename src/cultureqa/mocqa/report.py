@@ -23,7 +23,7 @@ from cultureqa.evaluation.report import collect_predictions as collect_all
 from cultureqa.io import write_csv, write_json, write_text
 from cultureqa.knowledge.provinces import CANONICAL_PROVINCES
 from cultureqa.mocqa import metrics as m
-from cultureqa.mocqa.paired import excludes_zero
+from cultureqa.mocqa.paired import DIFFERENCE, EQUIVALENT
 from cultureqa.mocqa.question_analysis import QuestionAnalysis
 from cultureqa.mocqa_shared.schema import CLUE_TYPES
 from cultureqa.tracking import SLICE, metric_key, usage_metrics
@@ -64,6 +64,7 @@ def write_report(
     human: pd.DataFrame | None = None,
     questions: QuestionAnalysis | None = None,
     bootstrap: tuple[int, int] = (2000, 0),
+    margin: float = m.DELTA_MARGIN,
     **shared: Any,
 ) -> dict[str, Any]:
     """Write every table and figure; return the summary written as DVC metrics.
@@ -74,6 +75,7 @@ def write_report(
         human: Scored human answer sheets (rows shaped like predictions), if any.
         questions: The lexical (and, when a model ran it, semantic) question analysis.
         bootstrap: (resamples, seed) of the paired CoT − zero-shot intervals.
+        margin: ``mocqa_eval.margin``: a delta reads "no difference" only within ± margin.
         shared: Keyword arguments for :func:`cultureqa.mocqa.metrics.shared_errors`.
     """
     preds = key_by_roster(preds)
@@ -85,7 +87,7 @@ def write_report(
         "main_first_hop": m.main_table(rows, "first_hop"),
         "slice_ci": slices["clue_type_language"],
         "breakdown": slices["language"][[*m.KEYS, "language", "n", *m.OUTCOMES]],
-        "cot_deltas": m.cot_deltas(preds, *bootstrap),
+        "cot_deltas": m.cot_deltas(preds, *bootstrap, margin=margin),
         "clue_type_range": m.clue_type_range(preds),
         "shared_errors_by_topic": errors.by_topic,
         "shared_errors_by_province": errors.by_province,
@@ -116,7 +118,9 @@ _TITLES = {
     "breakdown": "Both hops: right/right, province only, answer only, wrong/wrong (%)",
     "slice_ci": "Accuracy (%) per clue type and language with Wilson 95% intervals",
     "cot_deltas": "CoT − zero-shot (percentage points): paired over items, bootstrap 95% "
-    "interval and exact McNemar p; * = the interval excludes 0",
+    "interval and exact McNemar p. Reading: * = a difference (McNemar, Holm over the table), "
+    "= = no difference beyond ± mocqa_eval.margin (Tango TOST, Holm), unmarked = inconclusive "
+    "at this n (the reading column gives the items that would decide it)",
     "clue_type_range": "Best − worst clue type, multi-hop accuracy (%)",
     "shared_errors_by_topic": "Items every model gets wrong with the same option, by topic",
     "shared_errors_by_province": "Items every model gets wrong with the same option, by province",
@@ -156,11 +160,22 @@ def slice_ci_display(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+MARKS = {DIFFERENCE: " *", EQUIVALENT: " ="}
+"""The mark of a delta's reading; an inconclusive delta has none."""
+
+
 def _delta_cell(row: dict[str, Any], name: str) -> str:
-    """``+3.2 [-1.0, +7.5]``, starred when the interval excludes 0."""
+    """``+3.2 [-1.0, +7.5]``, marked by its reading (* a difference, = none beyond the margin)."""
     low, high = row[f"{name}_delta_ci_low"], row[f"{name}_delta_ci_high"]
-    star = " *" if excludes_zero((low, high)) else ""
-    return _interval(row[f"{name}_delta"], low, high, signed=True) + star
+    mark = MARKS.get(str(row.get(f"{name}_reading")), "")
+    return _interval(row[f"{name}_delta"], low, high, signed=True) + mark
+
+
+def _reading_cell(row: dict[str, Any], name: str) -> str:
+    """The reading, with the items that would decide an inconclusive one."""
+    needed = row.get(f"{name}_n_to_decide")
+    reading = str(row.get(f"{name}_reading"))
+    return reading + (f" (n≈{int(needed)})" if needed is not None and pd.notna(needed) else "")
 
 
 def delta_display(table: pd.DataFrame) -> pd.DataFrame:
@@ -175,6 +190,7 @@ def delta_display(table: pd.DataFrame) -> pd.DataFrame:
         out[f"{label} CoT"] = [f"{100 * r[f'{name}_cot']:.1f}" for r in records]
         out[f"{label} Δ [95% CI]"] = [_delta_cell(r, name) for r in records]
         out[f"{label} p"] = [f"{r[f'{name}_p']:.3g}" for r in records]
+        out[f"{label} reading"] = [_reading_cell(r, name) for r in records]
     return out
 
 
@@ -233,16 +249,23 @@ def delta_heatmap(deltas: pd.DataFrame, target: Path) -> Path:
         index="model", columns="column", values="multi_hop_delta_ci_high"
     )
     low, high = low.reindex_like(table), high.reindex_like(table)
+    reading = cells.pivot_table(
+        index="model", columns="column", values="multi_hop_reading", aggfunc="first"
+    ).reindex_like(table)
     for r, model in enumerate(table.index):
         for c, column in enumerate(table.columns):
             value, lo, hi = table.at[model, column], low.at[model, column], high.at[model, column]
             if pd.isna(value):
                 continue
-            mark = "*" if excludes_zero((lo, hi)) else ""
+            mark = MARKS.get(str(reading.at[model, column]), "").strip()
             text = f"{value:+.1f}{mark}\n[{lo:+.0f}, {hi:+.0f}]"
             ax.text(c, r, text, ha="center", va="center", fontsize=5)
     fig.colorbar(image, ax=ax, label="pp")
-    ax.set_title("ID-MoCQA CoT − zero-shot, multi-hop (paired 95% CI; * excludes 0)", fontsize=8)
+    ax.set_title(
+        "ID-MoCQA CoT − zero-shot, multi-hop (paired 95% CI; * difference, = none beyond the "
+        "margin, Holm)",
+        fontsize=8,
+    )
     return _save(plt, fig, target)
 
 

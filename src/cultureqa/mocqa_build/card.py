@@ -169,9 +169,13 @@ def _p(value: Any) -> str:
 
 
 def _p_holm(row: Mapping[str, Any], key: str) -> str:
-    """``0.012 (Holm 0.41)``: the raw McNemar p beside its table-wide adjustment."""
+    """``0.012 (Holm 0.41): inconclusive, n≈380``: McNemar p, its adjustment, the reading."""
     raw, adjusted = row.get(f"p_{key}"), row.get(f"p_{key}_holm")
-    return _p(raw) if adjusted is None else f"{_p(raw)} (Holm {_p(adjusted)})"
+    text = _p(raw) if adjusted is None else f"{_p(raw)} (Holm {_p(adjusted)})"
+    if (reading := row.get(f"reading_{key}")) is not None:
+        needed = row.get(f"n_to_decide_{key}")
+        text += f": {reading}" + (f", n≈{needed}" if needed is not None else "")
+    return text
 
 
 def hop_markdown_table(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
@@ -227,7 +231,8 @@ def _hop_section(hop: Mapping[str, Any] | None) -> list[str]:
         f"Model `{hop.get('model')}` ({hop.get('roster_entry')}, {hop.get('prompt')}), "
         f"{hop.get('paired_items')} items answered under every condition; accuracy: {accuracy}. "
         "Conditions: `none` = statement only (clue removed), `clue` = the item, `oracle` = the "
-        "clue replaced by the province's name; chance is 1/3. gain = (clue − none) / "
+        "clue replaced by the province's name; chance is each item's own (1 / its options). "
+        "gain = (clue − none) / "
         "(oracle − none): the share of what naming the province is worth that the clue gives.",
         told + ".",
         chance,

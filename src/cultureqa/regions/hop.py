@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from cultureqa.cases.evaluate import CasesFamily, load_prompt
+from cultureqa.cases.shuffle import OPTION_COLUMNS
 from cultureqa.evaluation.engine import RunSpec, evaluate
 from cultureqa.llm.store import StoreLocation
 from cultureqa.mocqa.hop import CHANCE_BACKENDS, CONDITIONS, READINGS, HopConfig, hop_table
@@ -65,6 +66,7 @@ def run_hop(
         )
         paired = paired.merge(correct, on="item_id", how="inner")
     paired["first_hop"] = False  # not asked: the prompt wants the letter only
+    paired["chance"] = 1 / len(OPTION_COLUMNS)  # every case shows all its options A–F
     chance = str(model_cfg.get("backend")) in CHANCE_BACKENDS
     table = hop_table(paired, config, chance).drop(
         columns=["first_hop", "first_hop_low", "first_hop_high"], errors="ignore"
@@ -84,6 +86,7 @@ def run_hop(
         else {},
         "errors": {c: int((p["status"] == "error").sum()) for c, p in predictions.items()},
         "bootstrap": {"resamples": config.bootstrap, "seed": config.seed},
+        "margin": config.margin,
         "readings": {k: v.replace("province", "region") for k, v in READINGS.items()},
         "table": records,
     }

@@ -29,6 +29,7 @@ WDI = IND / "worldbank-gdppc-ppp/API_NY.GDP.PCAP.PP.KD_DS2_en_csv_v2_20423.csv"
 HDR = IND / "undp-hdr/HDR23-24_composite_indices_mys_gnipc.csv"
 CLASS = IND / "worldbank-income-class/CLASS.xlsx"
 OPTIONS = [f"option_{x}" for x in "ABCDEF"]
+KNOWABLE_GAP = 0.25  # the rule conf/region_set/un_members.yaml declares (docs/twohop-engine.md §3)
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +113,8 @@ def test_the_universe_is_the_193_members() -> None:
 
 
 def test_no_item_whose_clue_holds_for_two_countries(built: BuildResult) -> None:
-    assert len(built.dataset) >= 60
+    # the knowable-gap rule leaves few statistic clues; named facts (facts.csv) bring coverage back
+    assert len(built.dataset) >= 15
     for item in built.dataset.to_dict("records"):
         evidence = json.loads(item["clue_evidence"])
         results = {m: [holds(c, m) for c in evidence["conditions"]] for m in members()}
@@ -139,21 +141,22 @@ def test_evidence_names_the_file_row_that_holds_the_value(built: BuildResult) ->
                 fields = next(csv.reader([line]))
                 assert record["value"] in {float(x) for x in fields if _is_number(x)}, record
                 checked += 1
-    assert checked > 100
+    assert checked > 15
 
 
 def test_margins_hold(built: BuildResult) -> None:
     for item in built.dataset.to_dict("records"):
         evidence = json.loads(item["clue_evidence"])
         if item["clue_type"] == "comparison":
-            assert evidence["gap_share"] >= evidence["min_gap_share"] == 0.02
+            assert evidence["gap_share"] >= evidence["min_gap_share"] == KNOWABLE_GAP
         for cond in evidence["conditions"]:
             if cond["kind"] != "range":
                 continue
             v = numeric(cond["indicator"])[item["region"]]
             for bound in (cond["low"], cond["high"]):
                 if bound is not None:
-                    assert abs(v - bound) / max(abs(v), abs(bound)) >= 0.02, item["item_id"]
+                    gap = abs(v - bound) / max(abs(v), abs(bound))
+                    assert gap >= KNOWABLE_GAP, item["item_id"]
 
 
 def _is_number(text: str) -> bool:

@@ -3,7 +3,8 @@
 What rules can decide, each a removal with its reason:
 
 * own-region leak: any name, alias, demonym, capital or leak term of the target anywhere the
-  model reads (clue, background, question, options) after the repair;
+  model reads (clue, background, question, options) after the repair; the clue alone may state
+  the kinds the set declares in ``clue_may_name`` (the language or currency it rests on);
 * clue re-check: the conditions stored in the evidence are decided again over the universe; the
   item stays only if exactly its region holds (regions without a figure allowed only when the
   clue says so, i.e. the evidence lists them);
@@ -23,7 +24,8 @@ from typing import Any
 import pandas as pd
 
 from cultureqa.regions.build import REMOVED_COLUMNS
-from cultureqa.regions.conditions import decide
+from cultureqa.regions.clues import GAP_REASON
+from cultureqa.regions.conditions import decide, near_bound, relative_gap
 from cultureqa.regions.scrub import leaks
 from cultureqa.regions.source import TYPE_COLUMNS
 from cultureqa.regions.tables import Knowledge
@@ -46,14 +48,23 @@ def _ngrams(text: str, n: int) -> set[tuple[str, ...]]:
 
 
 def problems(
-    item: Mapping[str, Any], kb: Knowledge, complete: frozenset[str], config: CheckConfig
+    item: Mapping[str, Any],
+    kb: Knowledge,
+    complete: frozenset[str],
+    config: CheckConfig,
+    clue_may_name: tuple[str, ...] = (),
+    margins: Mapping[str, float] | None = None,
 ) -> list[tuple[str, str]]:
     """Every (reason, detail) that removes this item; empty when it passes."""
     region = kb.regions[str(item["region"])]
     columns = TYPE_COLUMNS if TYPE_COLUMNS[0] in item else OPTION_COLUMNS  # built or finalized
     options = [str(item[c]) for c in columns]
     out: list[tuple[str, str]] = []
-    if found := leaks([str(item["narrative"]), str(item["question"]), *options], region):
+    clue = str(item["clue"])
+    body = str(item["narrative"]).replace(clue, "", 1)
+    found = leaks([body, str(item["question"]), *options], region)
+    found += [t for t in leaks([clue], region, clue_may_name) if t not in found]
+    if found:
         out.append(("own-region leak", "; ".join(found)))
     evidence = json.loads(str(item["clue_evidence"]))
     decision = decide(evidence["conditions"], kb, complete)
@@ -61,6 +72,7 @@ def problems(
     if decision.holders != (region.id,) or not set(decision.unknown) <= allowed:
         detail = f"holders {list(decision.holders)}, undecided {list(decision.unknown)}"
         out.append(("clue not unique on re-check", detail))
+    out += _gaps(evidence["conditions"], str(region.id), kb, complete, margins or {})
     if str(item["narrative"]).count(str(item["clue"])) != 1:
         out.append(("structure: clue not exactly once in the background", ""))
     question = str(item["question"]).strip()
@@ -78,13 +90,45 @@ def problems(
     return out
 
 
+def _gaps(
+    conditions: list[dict[str, Any]],
+    target: str,
+    kb: Knowledge,
+    complete: frozenset[str],
+    margins: Mapping[str, float],
+) -> list[tuple[str, str]]:
+    """The knowable-gap rule decided again from the stored conditions and the tables."""
+    out = []
+    for cond in conditions:
+        if cond["kind"] != "between" or cond["indicator"] not in margins:
+            continue
+        table = kb.indicators[cond["indicator"]]
+        value = float(table[target].value)
+        gap = min(
+            relative_gap(value, float(table[cond[side]].value))
+            for side in ("low_region", "high_region")
+        )
+        if gap < margins[cond["indicator"]]:
+            out.append(
+                (GAP_REASON, f"{cond['indicator']}: {gap:.3f} < {margins[cond['indicator']]}")
+            )
+    if near := near_bound([c for c in conditions], kb, complete, margins):
+        out.append((GAP_REASON, f"a figure near a bound: {near[0]}"))
+    return out
+
+
 def check_items(
-    items: pd.DataFrame, kb: Knowledge, complete: frozenset[str], config: CheckConfig
+    items: pd.DataFrame,
+    kb: Knowledge,
+    complete: frozenset[str],
+    config: CheckConfig,
+    clue_may_name: tuple[str, ...] = (),
+    margins: Mapping[str, float] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(kept items, removal records: one per reason an item fails)."""
     keep, removed = [], []
     for item in items.to_dict("records"):
-        found = problems(item, kb, complete, config)
+        found = problems(item, kb, complete, config, clue_may_name, margins)
         keep.append(not found)
         for reason, detail in found:
             removed.append(

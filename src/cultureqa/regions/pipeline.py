@@ -49,7 +49,9 @@ def run_build(rs: RegionSet, root: Path, seed: int, checks: CheckConfig) -> Buil
         clues = Clues(rs, kb)
         book = clues.build(sorted(sources["region"].unique()))
         built = build_items(sources, book, rs, kb)
-        kept, removed = check_items(built.items, kb, clues.complete, checks)
+        kept, removed = check_items(
+            built.items, kb, clues.complete, checks, rs.clue_may_name, clues.margins
+        )
         frames.append(kept)
         removed_frames += [built.removed, removed]
         counts["sources"] += len(sources)
@@ -100,6 +102,9 @@ def card_metrics(
             ),
         }
     words = dataset["question"].str.split().str.len() if len(dataset) else pd.Series(dtype=int)
+    lost: Counter[str] = Counter()
+    for record in dataset.get("replaced", []):
+        lost.update({t["kind"] for t in json.loads(record)})  # items, not occurrences
     return {
         "region_set": rs.name,
         "languages": list(rs.languages),
@@ -109,6 +114,7 @@ def card_metrics(
         "regions": int(dataset["region"].nunique()) if len(dataset) else 0,
         "by_clue_type": per_type,
         "not_generated": dict(rs.not_generated),
+        "items_with_terms_scrubbed_by_kind": dict(sorted(lost.items())),
         "question_words_mean": round(float(words.mean()), 2) if len(words) else None,
         "answer_positions": answer_position_counts(dataset) if len(dataset) else {},
     }
@@ -131,6 +137,9 @@ def card_markdown(metrics: dict[str, Any]) -> str:
         cands = "; ".join(f"{k}: {v}" for k, v in c["candidates_refused_by_reason"].items()) or "—"
         counts = f"{c['attempted']} | {c['kept']} | {c['removed']}"
         lines.append(f"| {clue_type} | {counts} | {reasons} | {cands} |")
+    scrubbed = metrics.get("items_with_terms_scrubbed_by_kind") or {}
+    lines += ["", "**Items whose text lost a term that points at their region**, by kind: "
+              + (", ".join(f"{k} {v}" for k, v in scrubbed.items()) or "none") + "."]  # fmt: skip
     lines += ["", "**Clue types not generated** (no offline proof of uniqueness):", ""]
     lines += [f"- {k}: {v}" for k, v in metrics["not_generated"].items()] or ["- none"]
     lines += [

@@ -40,12 +40,16 @@ def ordered_terms(region: Region) -> list[Term]:
     return sorted(region.terms, key=lambda t: (-len(t.text), t.text))
 
 
+Lost = dict[str, str]
+"""One replaced occurrence: ``{matched, term, kind, lang, source, replacement}``."""
+
+
 @dataclass(frozen=True)
 class Scrubbed:
-    """Text with the region's terms replaced, and which terms were replaced (kind in brackets)."""
+    """Text with the region's terms replaced, and a record of each replaced occurrence."""
 
     text: str
-    replaced: tuple[str, ...]
+    replaced: tuple[Lost, ...]
 
 
 def scrub(text: str, region: Region) -> Scrubbed:
@@ -53,7 +57,7 @@ def scrub(text: str, region: Region) -> Scrubbed:
 
     A term without a replacement is left in place, and the leak check then removes the item.
     """
-    replaced: list[str] = []
+    replaced: list[Lost] = []
     for term in ordered_terms(region):
         if term.replacement is None:
             continue
@@ -64,27 +68,36 @@ def scrub(text: str, region: Region) -> Scrubbed:
             before = match.string[: match.start()]
             if _SENTENCE_START.search(before):
                 words = words[:1].upper() + words[1:]
-            replaced.append(f"{match.group(0)} ({term.kind})")
+            replaced.append(
+                {
+                    "matched": match.group(0), "term": term.text, "kind": term.kind,
+                    "lang": term.lang, "source": term.source, "replacement": words,
+                }
+            )  # fmt: skip
             return words
 
         text = pattern.sub(swap, text)
     return Scrubbed(text, tuple(replaced))
 
 
-def leaks(texts: Iterable[str], region: Region) -> list[str]:
-    """Every term of ``region`` still present in any of ``texts`` (``term (kind)``)."""
+def leaks(texts: Iterable[str], region: Region, allowed: Iterable[str] = ()) -> list[str]:
+    """Every term of ``region`` still present in any of ``texts`` (``term (kind)``).
+
+    ``allowed``: kinds not counted (a clue may state the language or currency it rests on).
+    """
     found = []
     joined = "\n".join(texts)
+    skip = frozenset(allowed)
     for term in ordered_terms(region):
-        if _compiled(term).search(joined):
+        if term.kind not in skip and _compiled(term).search(joined):
             found.append(f"{term.text} ({term.kind})")
     return found
 
 
-def scrub_all(texts: Sequence[str], region: Region) -> tuple[list[str], list[str]]:
+def scrub_all(texts: Sequence[str], region: Region) -> tuple[list[str], list[Lost]]:
     """Scrub several texts; the texts and every replacement made."""
     out: list[str] = []
-    replaced: list[str] = []
+    replaced: list[Lost] = []
     for text in texts:
         s = scrub(text, region)
         out.append(s.text)

@@ -20,7 +20,7 @@ from cultureqa.config import load_params, select
 from cultureqa.mocqa.hop import HopConfig
 from cultureqa.regions.checks import CheckConfig
 from cultureqa.regions.config import RegionSet
-from cultureqa.regions.hop import run_hop
+from cultureqa.regions.hop import region_names, run_hop
 from cultureqa.regions.pipeline import BuildResult, run_build
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,12 +32,16 @@ OPTIONS = [f"option_{x}" for x in "ABCDEF"]
 KNOWABLE_GAP = 0.25  # the rule conf/region_set/un_members.yaml declares (docs/twohop-engine.md §3)
 
 
-@pytest.fixture(scope="module")
-def built() -> BuildResult:
+def built_set() -> RegionSet:
     params = load_params(ROOT / "params.yaml")
     cfg = select(params, "twohop")
-    rs = RegionSet.from_params(select(params, f"region_sets.{cfg['region_set']}"), ROOT)
-    return run_build(rs, ROOT, int(cfg["seed"]), CheckConfig(**cfg["checks"]))
+    return RegionSet.from_params(select(params, f"region_sets.{cfg['region_set']}"), ROOT)
+
+
+@pytest.fixture(scope="module")
+def built() -> BuildResult:
+    cfg = select(load_params(ROOT / "params.yaml"), "twohop")
+    return run_build(built_set(), ROOT, int(cfg["seed"]), CheckConfig(**cfg["checks"]))
 
 
 @cache
@@ -203,12 +207,14 @@ def test_hop_diagnostic_runs_three_conditions_on_the_engine(
     built.dataset.to_parquet(path)
     table, predictions, summary = run_hop(
         built.dataset, str(path), select(params, "baselines.random"), config, ROOT,
-        tmp_path / "responses.sqlite",
+        tmp_path / "responses.sqlite", region_names(built_set(), ROOT),
     )  # fmt: skip
     assert set(predictions["condition"]) == {"none", "clue", "oracle"}
     assert summary["paired_items"] == summary["items"] == 6
     assert set(table["reading"]) == {"chance model"}
-    assert "first_hop" not in table.columns
+    assert "first_hop" not in table.columns  # letters by log-likelihood: the first hop not asked
+    assert str(summary["first_hop"]).startswith("not asked")
+    assert summary["chance"] == round(1 / 6, 4)  # six options each, not 1/3
 
 
 def test_the_independent_checks_catch_planted_violations(built: BuildResult) -> None:

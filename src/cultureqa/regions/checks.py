@@ -8,6 +8,8 @@ What rules can decide, each a removal with its reason:
 * clue re-check: the conditions stored in the evidence are decided again over the universe; the
   item stays only if exactly its region holds (regions without a figure allowed only when the
   clue says so, i.e. the evidence lists them);
+* grammar: a phrase replacement left after a determiner or a place modifier ("in central this
+  country") that the scrub's slot repair could not fit;
 * structure: the clue opens the background exactly once, the question is a question of at least
   ``min_question_words`` words, six distinct non-empty options;
 * option copying: the question shares ``copy_ngram`` consecutive words with an option.
@@ -26,11 +28,26 @@ import pandas as pd
 from cultureqa.regions.build import REMOVED_COLUMNS
 from cultureqa.regions.clues import GAP_REASON
 from cultureqa.regions.conditions import decide, near_bound, relative_gap
-from cultureqa.regions.scrub import leaks
+from cultureqa.regions.scrub import DETERMINERS, leaks, ungrammatical
 from cultureqa.regions.source import TYPE_COLUMNS
 from cultureqa.regions.tables import Knowledge
 
 OPTION_COLUMNS = tuple(f"option_{letter}" for letter in "ABCDEF")
+GRAMMAR_REASON = "replacement does not read as grammar"
+
+
+def phrase_replacements(
+    replacements: Mapping[str, Mapping[str, str]],
+) -> dict[str, tuple[str, ...]]:
+    """Per language, the replacements that are whole noun phrases ("this country")."""
+    return {
+        lang: tuple(
+            sorted({w for w in words.values() if w.split(" ", 1)[0].casefold() in DETERMINERS})
+        )
+        for lang, words in replacements.items()
+    }
+
+
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -54,6 +71,7 @@ def problems(
     config: CheckConfig,
     clue_may_name: tuple[str, ...] = (),
     margins: Mapping[str, float] | None = None,
+    phrases: Mapping[str, tuple[str, ...]] | None = None,
 ) -> list[tuple[str, str]]:
     """Every (reason, detail) that removes this item; empty when it passes."""
     region = kb.regions[str(item["region"])]
@@ -66,6 +84,10 @@ def problems(
     found += [t for t in leaks([clue], region, clue_may_name) if t not in found]
     if found:
         out.append(("own-region leak", "; ".join(found)))
+    if broken := ungrammatical(
+        [body, str(item["question"]), *options], (phrases or {}).get(str(item["language"]), ())
+    ):
+        out.append((GRAMMAR_REASON, "; ".join(broken)))
     evidence = json.loads(str(item["clue_evidence"]))
     decision = decide(evidence["conditions"], kb, complete)
     allowed = set(evidence.get("no_figure", []))
@@ -124,11 +146,12 @@ def check_items(
     config: CheckConfig,
     clue_may_name: tuple[str, ...] = (),
     margins: Mapping[str, float] | None = None,
+    phrases: Mapping[str, tuple[str, ...]] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(kept items, removal records: one per reason an item fails)."""
     keep, removed = [], []
     for item in items.to_dict("records"):
-        found = problems(item, kb, complete, config, clue_may_name, margins)
+        found = problems(item, kb, complete, config, clue_may_name, margins, phrases)
         keep.append(not found)
         for reason, detail in found:
             removed.append(

@@ -17,7 +17,7 @@ import pandas as pd
 
 from cultureqa.cases.shuffle import answer_position_counts, shuffle_items
 from cultureqa.regions.build import build_items
-from cultureqa.regions.checks import CheckConfig, check_items
+from cultureqa.regions.checks import CheckConfig, check_items, phrase_replacements
 from cultureqa.regions.clues import ClueBook, Clues
 from cultureqa.regions.config import RegionSet
 from cultureqa.regions.source import load_source
@@ -50,8 +50,9 @@ def run_build(rs: RegionSet, root: Path, seed: int, checks: CheckConfig) -> Buil
         book = clues.build(sorted(sources["region"].unique()))
         built = build_items(sources, book, rs, kb)
         kept, removed = check_items(
-            built.items, kb, clues.complete, checks, rs.clue_may_name, clues.margins
-        )
+            built.items, kb, clues.complete, checks, rs.clue_may_name, clues.margins,
+            phrase_replacements(rs.replacements),
+        )  # fmt: skip
         frames.append(kept)
         removed_frames += [built.removed, removed]
         counts["sources"] += len(sources)
@@ -103,8 +104,11 @@ def card_metrics(
         }
     words = dataset["question"].str.split().str.len() if len(dataset) else pd.Series(dtype=int)
     lost: Counter[str] = Counter()
+    repaired: Counter[str] = Counter()
     for record in dataset.get("replaced", []):
-        lost.update({t["kind"] for t in json.loads(record)})  # items, not occurrences
+        terms = json.loads(record)
+        lost.update({t["kind"] for t in terms})  # items, not occurrences
+        repaired.update({r for t in terms for r in t.get("repair", "").split(", ") if r})
     return {
         "region_set": rs.name,
         "languages": list(rs.languages),
@@ -115,6 +119,7 @@ def card_metrics(
         "by_clue_type": per_type,
         "not_generated": dict(rs.not_generated),
         "items_with_terms_scrubbed_by_kind": dict(sorted(lost.items())),
+        "items_with_replacements_fitted_by_rule": dict(sorted(repaired.items())),
         "question_words_mean": round(float(words.mean()), 2) if len(words) else None,
         "answer_positions": answer_position_counts(dataset) if len(dataset) else {},
     }
@@ -140,6 +145,9 @@ def card_markdown(metrics: dict[str, Any]) -> str:
     scrubbed = metrics.get("items_with_terms_scrubbed_by_kind") or {}
     lines += ["", "**Items whose text lost a term that points at their region**, by kind: "
               + (", ".join(f"{k} {v}" for k, v in scrubbed.items()) or "none") + "."]  # fmt: skip
+    fitted = metrics.get("items_with_replacements_fitted_by_rule") or {}
+    lines += ["", "**Items whose replacement was fitted to its slot** (English), by rule: "
+              + (", ".join(f"{k} {v}" for k, v in fitted.items()) or "none") + "."]  # fmt: skip
     lines += ["", "**Clue types not generated** (no offline proof of uniqueness):", ""]
     lines += [f"- {k}: {v}" for k, v in metrics["not_generated"].items()] or ["- none"]
     lines += [

@@ -32,7 +32,7 @@ def main() -> int:
     config = HopConfig(**hop)
     dataset_path = f"{cfg['paths']['build']}/dataset.parquet"
     dataset = pd.read_parquet(root / dataset_path)
-    region_set = RegionSet.from_params(select(params, f"region_sets.{cfg['region_set']}"), root)
+    region_set = RegionSet.selected(params, root)
     names = region_names(region_set, root)
     out = root / cfg["paths"]["build"] / "hop"
     with build_guard(out, budget_from(params), team_from(params)):

@@ -20,7 +20,7 @@ def main() -> int:
     root = Path.cwd()
     params = load_params(root / "params.yaml")
     cfg = select(params, "twohop")
-    region_set = RegionSet.from_params(select(params, f"region_sets.{cfg['region_set']}"), root)
+    region_set = RegionSet.selected(params, root)
     dataset = pd.read_parquet(root / cfg["paths"]["build"] / "dataset.parquet")
     report = validate_dataset(dataset, region_set, root)
     write_json(

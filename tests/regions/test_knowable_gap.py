@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cultureqa.regions.checks import CheckConfig, check_items, problems
+from cultureqa.regions.checks import CheckConfig, SetRules, check_items, problems
 from cultureqa.regions.clues import GAP_REASON
 from cultureqa.regions.conditions import relative_gap
 from cultureqa.regions.config import RegionSet
@@ -52,12 +52,12 @@ def test_the_rule_judge_removes_a_stored_comparison_below_the_rule(tmp_path: Pat
         if c["kind"] == "between"
     )
     complete: frozenset[str] = frozenset()
-    held = problems(item, result.kb, complete, CheckConfig(), (), {indicator: gap - 1e-6})
-    assert GAP_REASON not in [r for r, _ in held]
-    stricter = {indicator: gap + 0.01}
-    reasons = [r for r, _ in problems(item, result.kb, complete, CheckConfig(), (), stricter)]
-    assert GAP_REASON in reasons
-    kept, removed = check_items(
-        comparisons.head(1), result.kb, complete, CheckConfig(), (), stricter
+    held = problems(
+        item, result.kb, complete, CheckConfig(), SetRules(margins={indicator: gap - 1e-6})
     )
+    assert GAP_REASON not in [r for r, _ in held]
+    stricter = SetRules(margins={indicator: gap + 0.01})
+    reasons = [r for r, _ in problems(item, result.kb, complete, CheckConfig(), stricter)]
+    assert GAP_REASON in reasons
+    kept, removed = check_items(comparisons.head(1), result.kb, complete, CheckConfig(), stricter)
     assert len(kept) == 0 and GAP_REASON in set(removed["reason"])

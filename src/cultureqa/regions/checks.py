@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -64,14 +64,24 @@ def _ngrams(text: str, n: int) -> set[tuple[str, ...]]:
     return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
 
 
+@dataclass(frozen=True)
+class SetRules:
+    """What the set declares that the rule judge decides again on every item."""
+
+    clue_may_name: tuple[str, ...] = ()
+    """Leak kinds the clue may state (a language, a currency)."""
+    margins: Mapping[str, float] = field(default_factory=dict)
+    """Indicator → the knowable-gap rule's share."""
+    phrases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Language → replacements that are whole noun phrases ("this country")."""
+
+
 def problems(
     item: Mapping[str, Any],
     kb: Knowledge,
     complete: frozenset[str],
     config: CheckConfig,
-    clue_may_name: tuple[str, ...] = (),
-    margins: Mapping[str, float] | None = None,
-    phrases: Mapping[str, tuple[str, ...]] | None = None,
+    rules: SetRules = SetRules(),
 ) -> list[tuple[str, str]]:
     """Every (reason, detail) that removes this item; empty when it passes."""
     region = kb.regions[str(item["region"])]
@@ -81,11 +91,11 @@ def problems(
     clue = str(item["clue"])
     body = str(item["narrative"]).replace(clue, "", 1)
     found = leaks([body, str(item["question"]), *options], region)
-    found += [t for t in leaks([clue], region, clue_may_name) if t not in found]
+    found += [t for t in leaks([clue], region, rules.clue_may_name) if t not in found]
     if found:
         out.append(("own-region leak", "; ".join(found)))
     if broken := ungrammatical(
-        [body, str(item["question"]), *options], (phrases or {}).get(str(item["language"]), ())
+        [body, str(item["question"]), *options], rules.phrases.get(str(item["language"]), ())
     ):
         out.append((GRAMMAR_REASON, "; ".join(broken)))
     evidence = json.loads(str(item["clue_evidence"]))
@@ -94,7 +104,7 @@ def problems(
     if decision.holders != (region.id,) or not set(decision.unknown) <= allowed:
         detail = f"holders {list(decision.holders)}, undecided {list(decision.unknown)}"
         out.append(("clue not unique on re-check", detail))
-    out += _gaps(evidence["conditions"], str(region.id), kb, complete, margins or {})
+    out += _gaps(evidence["conditions"], str(region.id), kb, complete, rules.margins)
     if str(item["narrative"]).count(str(item["clue"])) != 1:
         out.append(("structure: clue not exactly once in the background", ""))
     question = str(item["question"]).strip()
@@ -144,14 +154,12 @@ def check_items(
     kb: Knowledge,
     complete: frozenset[str],
     config: CheckConfig,
-    clue_may_name: tuple[str, ...] = (),
-    margins: Mapping[str, float] | None = None,
-    phrases: Mapping[str, tuple[str, ...]] | None = None,
+    rules: SetRules = SetRules(),
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(kept items, removal records: one per reason an item fails)."""
     keep, removed = [], []
     for item in items.to_dict("records"):
-        found = problems(item, kb, complete, config, clue_may_name, margins, phrases)
+        found = problems(item, kb, complete, config, rules)
         keep.append(not found)
         for reason, detail in found:
             removed.append(

@@ -200,6 +200,15 @@ class RegionSet:
         raise RegionSetError(f"region set {self.name}: no category '{cid}'")
 
     @classmethod
+    def selected(cls, params: Mapping[str, Any], root: Path) -> RegionSet:
+        """The set ``twohop.region_set`` names, from the composed params (every twohop stage)."""
+        name = str(params["twohop"]["region_set"])
+        sets = params.get("region_sets") or {}
+        if name not in sets:
+            raise RegionSetError(f"twohop.region_set: no region set '{name}' in region_sets")
+        return cls.from_params(sets[name], root)
+
+    @classmethod
     def from_params(cls, raw: Mapping[str, Any], root: Path) -> RegionSet:
         """Parse ``region_sets.<name>``; unprovable clue types must be declared not generated."""
         name = str(_need(raw, "name", "?"))

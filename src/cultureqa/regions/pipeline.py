@@ -17,7 +17,7 @@ import pandas as pd
 
 from cultureqa.cases.shuffle import answer_position_counts, shuffle_items
 from cultureqa.regions.build import build_items
-from cultureqa.regions.checks import CheckConfig, check_items, phrase_replacements
+from cultureqa.regions.checks import CheckConfig, SetRules, check_items, phrase_replacements
 from cultureqa.regions.clues import ClueBook, Clues
 from cultureqa.regions.config import RegionSet
 from cultureqa.regions.source import load_source
@@ -50,8 +50,8 @@ def run_build(rs: RegionSet, root: Path, seed: int, checks: CheckConfig) -> Buil
         book = clues.build(sorted(sources["region"].unique()))
         built = build_items(sources, book, rs, kb)
         kept, removed = check_items(
-            built.items, kb, clues.complete, checks, rs.clue_may_name, clues.margins,
-            phrase_replacements(rs.replacements),
+            built.items, kb, clues.complete, checks,
+            SetRules(rs.clue_may_name, clues.margins, phrase_replacements(rs.replacements)),
         )  # fmt: skip
         frames.append(kept)
         removed_frames += [built.removed, removed]

@@ -188,6 +188,8 @@ class RegionSet:
     replacements: Mapping[str, Mapping[str, str]]
     min_condition_holders: int
     source: Mapping[str, Any]
+    coverage: Mapping[str, float] = field(default_factory=dict)
+    """The bar the card measures the build against: min_items, min_regions, min_type_share."""
     clue_may_name: tuple[str, ...] = ()
     """Leak-term kinds a clue may state (a language, a currency): the facts the first hop is
     resolved from. The scenario, question and options may name none of them."""
@@ -284,6 +286,7 @@ class RegionSet:
             min_condition_holders=int(raw.get("min_condition_holders") or 3),
             source=dict(_need(raw, "source", name)),
             clue_may_name=tuple(str(k) for k in raw.get("clue_may_name") or ()),
+            coverage={str(k): float(v) for k, v in dict(raw.get("coverage") or {}).items()},
         )
         for group in out.groups:
             out.category(group)  # every scope category must exist

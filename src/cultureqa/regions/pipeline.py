@@ -122,7 +122,39 @@ def card_metrics(
         "items_with_replacements_fitted_by_rule": dict(sorted(repaired.items())),
         "question_words_mean": round(float(words.mean()), 2) if len(words) else None,
         "answer_positions": answer_position_counts(dataset) if len(dataset) else {},
+        "regions_without_items": without_items(dataset, removed),
+        "coverage": coverage(rs, dataset),
     }
+
+
+def without_items(dataset: pd.DataFrame, removed: pd.DataFrame) -> dict[str, str]:
+    """Every source region that got no item, with the reasons its attempts were removed."""
+    have = set(dataset["region"]) if len(dataset) else set()
+    out = {}
+    for region, gone in removed[~removed["region"].isin(have)].groupby("region", sort=True):
+        reasons = gone.drop_duplicates(["item_id", "reason"])["reason"].value_counts()
+        out[str(region)] = "; ".join(f"{k}: {v}" for k, v in sorted(reasons.items()))
+    return out
+
+
+def coverage(rs: RegionSet, dataset: pd.DataFrame) -> dict[str, Any]:
+    """The set's declared coverage bar against what the build gives (empty: none declared)."""
+    if not rs.coverage:
+        return {}
+    shares = dataset["clue_type"].value_counts(normalize=True).to_dict() if len(dataset) else {}
+    by_type = {t: round(float(shares.get(t, 0.0)), 4) for t in rs.clue_types}
+    items, regions = len(dataset), int(dataset["region"].nunique()) if len(dataset) else 0
+    bar = rs.coverage
+    checks = {
+        "items": items >= bar.get("min_items", 0),
+        "regions": regions >= bar.get("min_regions", 0),
+        "clue_type_shares": all(v >= bar.get("min_type_share", 0.0) for v in by_type.values()),
+    }
+    return {
+        "bar": {k: int(v) if float(v).is_integer() else v for k, v in bar.items()},
+        "items": items, "regions": regions, "type_shares": by_type,
+        "met": checks, "all_met": all(checks.values()),
+    }  # fmt: skip
 
 
 def card_markdown(metrics: dict[str, Any]) -> str:
@@ -148,6 +180,18 @@ def card_markdown(metrics: dict[str, Any]) -> str:
     fitted = metrics.get("items_with_replacements_fitted_by_rule") or {}
     lines += ["", "**Items whose replacement was fitted to its slot** (English), by rule: "
               + (", ".join(f"{k} {v}" for k, v in fitted.items()) or "none") + "."]  # fmt: skip
+    if cov := metrics.get("coverage"):
+        verdict = (
+            "met"
+            if cov["all_met"]
+            else "NOT met: " + ", ".join(k for k, ok in cov["met"].items() if not ok)
+        )
+        shares = ", ".join(f"{k} {v:.0%}" for k, v in cov["type_shares"].items())
+        lines += ["", f"**Coverage bar** {cov['bar']}: {cov['items']} items, {cov['regions']} "
+                  f"regions, clue types {shares}: {verdict}."]  # fmt: skip
+    if missing := metrics.get("regions_without_items"):
+        lines += ["", "**Source regions without an item**, with the reasons:", ""]
+        lines += [f"- {region}: {why}" for region, why in missing.items()]
     lines += ["", "**Clue types not generated** (no offline proof of uniqueness):", ""]
     lines += [f"- {k}: {v}" for k, v in metrics["not_generated"].items()] or ["- none"]
     lines += [

@@ -23,7 +23,7 @@ def main() -> int:
     root = Path.cwd()
     params = load_params(root / "params.yaml")
     cfg = select(params, "twohop")
-    region_set = RegionSet.from_params(select(params, f"region_sets.{cfg['region_set']}"), root)
+    region_set = RegionSet.selected(params, root)
     result = run_build(region_set, root, int(cfg["seed"]), CheckConfig(**cfg["checks"]))
     out = root / cfg["paths"]["build"]
     write_parquet(out / "dataset.parquet", result.dataset)

@@ -16,7 +16,8 @@ from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import write_csv, write_json
 from cultureqa.llm.store import store_location
 from cultureqa.mocqa.hop import HopConfig
-from cultureqa.regions.hop import run_hop
+from cultureqa.regions.config import RegionSet
+from cultureqa.regions.hop import region_names, run_hop
 from cultureqa.runlog import write_predictions
 from cultureqa.spend import budget_from, build_guard, team_from
 
@@ -31,11 +32,13 @@ def main() -> int:
     config = HopConfig(**hop)
     dataset_path = f"{cfg['paths']['build']}/dataset.parquet"
     dataset = pd.read_parquet(root / dataset_path)
+    region_set = RegionSet.selected(params, root)
+    names = region_names(region_set, root)
     out = root / cfg["paths"]["build"] / "hop"
     with build_guard(out, budget_from(params), team_from(params)):
         table, predictions, summary = run_hop(
             dataset, dataset_path, select(params, config.model), config, root,
-            store_location(), language,
+            store_location(), names, language,
         )  # fmt: skip
         write_predictions(out, predictions)
         # the clue condition alone is the benchmark's score (`make compare` reads it)

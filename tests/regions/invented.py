@@ -166,3 +166,118 @@ def write_invented(root: Path) -> dict[str, Any]:
         "\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8"
     )
     return dict(yaml.safe_load(SET_YAML))
+
+
+# The two contract tables (docs/twohop-engine.md §2) for the invented lands: named facts and leak
+# terms, in exactly the columns data/knowledge/countries/{facts,leak_terms}.csv have.
+FACTS = """iso3,fact,value,source,source_version,year
+DRA,currency,dram,curated:invented mint register,2020,2020
+DRA,independence_year,1850,curated:invented charter roll,2020,
+DRA,landlocked,true,curated:invented atlas,3,
+DRA,neighbour,LUM,curated:invented atlas,3,
+DRA,official_language,Quintese,curated:invented census,2020,2020
+LUM,currency,velon,curated:invented mint register,2020,2020
+LUM,independence_year,1901,curated:invented charter roll,2020,
+LUM,landlocked,true,curated:invented atlas,3,
+LUM,neighbour,DRA,curated:invented atlas,3,
+LUM,official_language,Lumic,curated:invented census,2020,2020
+OST,currency,ostral,curated:invented mint register,2020,2020
+OST,independence_year,1901,curated:invented charter roll,2020,
+OST,neighbour,QUI,curated:invented atlas,3,
+OST,official_language,Velorese,curated:invented census,2020,2020
+QUI,currency,quin,curated:invented mint register,2020,2020
+QUI,independence_year,1850,curated:invented charter roll,2020,
+QUI,landlocked,true,curated:invented atlas,3,
+QUI,neighbour,OST,curated:invented atlas,3,
+QUI,neighbour,VEL,curated:invented atlas,3,
+QUI,official_language,Quintese,curated:invented census,2020,2020
+VEL,currency,velon,curated:invented mint register,2020,2020
+VEL,independence_year,1850,curated:invented charter roll,2020,
+VEL,neighbour,QUI,curated:invented atlas,3,
+VEL,official_language,Velorese,curated:invented census,2020,2020
+"""
+# one term of every kind for Veloria (the planted leaks), and a language shared by two lands
+LEAKS = """iso3,term,kind,lang,source,source_version
+DRA,Quintese,language,und,curated:invented census,2020
+LUM,velon,currency,und,curated:invented mint register,2020
+OST,Velorese,language,und,curated:invented census,2020
+QUI,Quintese,language,und,curated:invented census,2020
+VEL,Vélorie,name,fr,curated:invented gazetteer,1
+VEL,Velor Republic,alias,en,curated:invented gazetteer,1
+VEL,Velorish,demonym,en,curated:invented gazetteer,1
+VEL,Castelmar,capital,und,curated:invented gazetteer,1
+VEL,Marrowgate,city,und,curated:invented gazetteer,1
+VEL,Tharn,people,und,curated:invented ethnography,2
+VEL,Velorese,language,und,curated:invented census,2020
+VEL,velon,currency,und,curated:invented mint register,2020
+VEL,Glasspeak,landmark,und,curated:invented gazetteer,1
+VEL,Velbank,institution,und,curated:invented registry,1
+VEL,brinning,practice,und,curated:invented ethnography,2
+"""
+LEAK_KINDS = ("name", "alias", "demonym", "capital", "city", "people", "language", "currency",
+              "landmark", "institution", "practice")  # fmt: skip
+# a sentence naming one Velorian term of each kind (the scrub must take every one)
+PLANTED = {
+    "name": "Vélorie",
+    "alias": "Velor Republic",
+    "demonym": "Velorish",
+    "capital": "Castelmar",
+    "city": "Marrowgate",
+    "people": "Tharn",
+    "language": "Velorese",
+    "currency": "velon",
+    "landmark": "Glasspeak",
+    "institution": "Velbank",
+    "practice": "brinning",
+}
+REPLACEMENTS = {
+    "en": {"city": "a city there", "people": "local people", "language": "the local language",
+           "currency": "the local currency", "landmark": "a landmark there",
+           "institution": "a local institution", "practice": "a local custom"},
+    "id": {"city": "sebuah kota di sana", "people": "orang setempat",
+           "language": "bahasa setempat", "currency": "mata uang setempat",
+           "landmark": "sebuah tempat terkenal di sana", "institution": "sebuah lembaga setempat",
+           "practice": "sebuah adat setempat"},
+}  # fmt: skip
+FACT_KINDS = {
+    "official_language": {"clue_type": "entity",
+                          "phrase": {"en": "whose official language is {value}",
+                                     "id": "yang bahasa resminya {value}"}},
+    "currency": {"clue_type": "entity",
+                 "phrase": {"en": "whose currency is the {value}",
+                            "id": "yang mata uangnya {value}"}},
+    "neighbour": {"clue_type": "geographical", "value_is_region": True,
+                  "phrase": {"en": "bordering {value}", "id": "yang berbatasan dengan {value}"}},
+    "landlocked": {"clue_type": "geographical", "values": ["true"],
+                   "phrase": {"en": "without a sea coast", "id": "yang tak berpantai"}},
+    "independence_year": {"clue_type": "temporal",
+                          "phrase": {"en": "independent since {value}",
+                                     "id": "yang merdeka sejak {value}"}},
+}  # fmt: skip
+
+
+def with_named_facts(root: Path, raw: dict[str, Any]) -> dict[str, Any]:
+    """The invented set with the facts and leak tables written and declared."""
+    (root / "data/facts.csv").write_text(FACTS, encoding="utf-8")
+    (root / "data/leak_terms.csv").write_text(LEAKS, encoding="utf-8")
+    out = dict(raw)
+    out["regions"] = {**raw["regions"], "leak_table": {"file": "data/leak_terms.csv"}}
+    out["replacements"] = {k: {**v, **REPLACEMENTS[k]} for k, v in raw["replacements"].items()}
+    out["facts"] = {"file": "data/facts.csv", "id_column": "iso3", "kinds": FACT_KINDS}
+    out["clue_types"] = [*raw["clue_types"], "entity", "temporal"]
+    out["not_generated"] = {}
+    out["clue_may_name"] = ["language", "currency"]
+    for lang in ("en", "id"):
+        scope = out["templates"][lang]["geographical"]
+        out["templates"][lang] = {**raw["templates"][lang], "entity": scope, "temporal": scope}
+    return out
+
+
+def plant_every_kind(root: Path) -> None:
+    """Veloria's English question names one term of every leak kind (after write_invented)."""
+    path = root / "data/questions.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    for row in rows:
+        if row["region"] == "VEL" and row["language"] == "en":
+            row["context"] += " Her friends speak of " + ", ".join(PLANTED.values()) + "."
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", "utf-8")

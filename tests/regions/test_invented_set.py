@@ -157,3 +157,19 @@ def test_the_region_name_check_sees_a_planted_name(tmp_path: Path) -> None:
     planted.write_text('"""Peru in a docstring is fine."""\nSCOPE = "Peru"\n', encoding="utf-8")
     assert _code_strings(planted) == ["SCOPE", "Peru"] or "Peru" in _code_strings(planted)
     assert "Peru in a docstring is fine." not in _code_strings(planted)
+
+
+def test_the_card_names_each_region_without_an_item_and_measures_the_coverage_bar(
+    invented,
+) -> None:
+    _, raw, root = invented
+    raw = {**raw, "clue_types": ["comparison"], "coverage": {"min_items": 100, "min_regions": 2}}
+    result = run_build(RegionSet.from_params(raw, root), root, 13, CheckConfig())
+    missing = result.metrics["regions_without_items"]
+    assert "LUM" in missing  # alone in its zone: no neighbours to compare with
+    assert missing["LUM"] == "no verified comparison clue: 2"  # one question, two languages
+    assert set(missing).isdisjoint(result.dataset["region"])
+    cov = result.metrics["coverage"]
+    assert cov["met"] == {"items": False, "regions": True, "clue_type_shares": True}
+    card = card_markdown(result.metrics)
+    assert "NOT met: items" in card and "- LUM: no verified comparison clue" in card

@@ -20,7 +20,7 @@ from cultureqa.config import load_params, select
 from cultureqa.mocqa.hop import HopConfig
 from cultureqa.regions.checks import CheckConfig
 from cultureqa.regions.config import RegionSet
-from cultureqa.regions.hop import run_hop
+from cultureqa.regions.hop import region_names, run_hop
 from cultureqa.regions.pipeline import BuildResult, run_build
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,14 +29,19 @@ WDI = IND / "worldbank-gdppc-ppp/API_NY.GDP.PCAP.PP.KD_DS2_en_csv_v2_20423.csv"
 HDR = IND / "undp-hdr/HDR23-24_composite_indices_mys_gnipc.csv"
 CLASS = IND / "worldbank-income-class/CLASS.xlsx"
 OPTIONS = [f"option_{x}" for x in "ABCDEF"]
+KNOWABLE_GAP = 0.25  # the rule conf/region_set/un_members.yaml declares (docs/twohop-engine.md §3)
+
+
+def built_set() -> RegionSet:
+    params = load_params(ROOT / "params.yaml")
+    cfg = select(params, "twohop")
+    return RegionSet.from_params(select(params, f"region_sets.{cfg['region_set']}"), ROOT)
 
 
 @pytest.fixture(scope="module")
 def built() -> BuildResult:
-    params = load_params(ROOT / "params.yaml")
-    cfg = select(params, "twohop")
-    rs = RegionSet.from_params(select(params, f"region_sets.{cfg['region_set']}"), ROOT)
-    return run_build(rs, ROOT, int(cfg["seed"]), CheckConfig(**cfg["checks"]))
+    cfg = select(load_params(ROOT / "params.yaml"), "twohop")
+    return run_build(built_set(), ROOT, int(cfg["seed"]), CheckConfig(**cfg["checks"]))
 
 
 @cache
@@ -112,7 +117,8 @@ def test_the_universe_is_the_193_members() -> None:
 
 
 def test_no_item_whose_clue_holds_for_two_countries(built: BuildResult) -> None:
-    assert len(built.dataset) >= 60
+    # the knowable-gap rule leaves few statistic clues; named facts (facts.csv) bring coverage back
+    assert len(built.dataset) >= 15
     for item in built.dataset.to_dict("records"):
         evidence = json.loads(item["clue_evidence"])
         results = {m: [holds(c, m) for c in evidence["conditions"]] for m in members()}
@@ -139,21 +145,22 @@ def test_evidence_names_the_file_row_that_holds_the_value(built: BuildResult) ->
                 fields = next(csv.reader([line]))
                 assert record["value"] in {float(x) for x in fields if _is_number(x)}, record
                 checked += 1
-    assert checked > 100
+    assert checked > 15
 
 
 def test_margins_hold(built: BuildResult) -> None:
     for item in built.dataset.to_dict("records"):
         evidence = json.loads(item["clue_evidence"])
         if item["clue_type"] == "comparison":
-            assert evidence["gap_share"] >= evidence["min_gap_share"] == 0.02
+            assert evidence["gap_share"] >= evidence["min_gap_share"] == KNOWABLE_GAP
         for cond in evidence["conditions"]:
             if cond["kind"] != "range":
                 continue
             v = numeric(cond["indicator"])[item["region"]]
             for bound in (cond["low"], cond["high"]):
                 if bound is not None:
-                    assert abs(v - bound) / max(abs(v), abs(bound)) >= 0.02, item["item_id"]
+                    gap = abs(v - bound) / max(abs(v), abs(bound))
+                    assert gap >= KNOWABLE_GAP, item["item_id"]
 
 
 def _is_number(text: str) -> bool:
@@ -200,12 +207,14 @@ def test_hop_diagnostic_runs_three_conditions_on_the_engine(
     built.dataset.to_parquet(path)
     table, predictions, summary = run_hop(
         built.dataset, str(path), select(params, "baselines.random"), config, ROOT,
-        tmp_path / "responses.sqlite",
+        tmp_path / "responses.sqlite", region_names(built_set(), ROOT),
     )  # fmt: skip
     assert set(predictions["condition"]) == {"none", "clue", "oracle"}
     assert summary["paired_items"] == summary["items"] == 6
     assert set(table["reading"]) == {"chance model"}
-    assert "first_hop" not in table.columns
+    assert "first_hop" not in table.columns  # letters by log-likelihood: the first hop not asked
+    assert str(summary["first_hop"]).startswith("not asked")
+    assert summary["chance"] == round(1 / 6, 4)  # six options each, not 1/3
 
 
 def test_the_independent_checks_catch_planted_violations(built: BuildResult) -> None:

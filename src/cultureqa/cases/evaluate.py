@@ -67,9 +67,12 @@ class CasesPrompt:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def load_prompt(root: Path, language: str = "en") -> CasesPrompt:
-    """``prompts/cases/evaluate/{system,user}.<language>.txt``, checked for placeholders."""
-    folder = root / "prompts" / "cases" / "evaluate"
+def load_prompt(root: Path, language: str = "en", folder: Path | None = None) -> CasesPrompt:
+    """``prompts/cases/evaluate/{system,user}.<language>.txt``, checked for placeholders.
+
+    ``folder``: another pair of the same shape (the two-hop diagnostic's per-condition prompts).
+    """
+    folder = folder or root / "prompts" / "cases" / "evaluate"
     loaded = []
     for name in ("system", "user"):
         path = folder / f"{name}.{language}.txt"

@@ -82,7 +82,7 @@ def build_items(sources: pd.DataFrame, book: ClueBook, rs: RegionSet, kb: Knowle
                 str(row["question"]),
                 *(str(row[c]) for c in TYPE_COLUMNS),
             ]
-            clean, replaced = scrub_all(fields, region)
+            clean, replaced = scrub_all(fields, region, lang)
             context, question, options = clean[0], clean[1], clean[2:]
             clue_sentence = template["frame"].format(clue=clue.text[lang])
             oracle = template["oracle"].format(name=region.names[lang])

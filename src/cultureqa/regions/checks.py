@@ -3,10 +3,13 @@
 What rules can decide, each a removal with its reason:
 
 * own-region leak: any name, alias, demonym, capital or leak term of the target anywhere the
-  model reads (clue, background, question, options) after the repair;
+  model reads (clue, background, question, options) after the repair; the clue alone may state
+  the kinds the set declares in ``clue_may_name`` (the language or currency it rests on);
 * clue re-check: the conditions stored in the evidence are decided again over the universe; the
   item stays only if exactly its region holds (regions without a figure allowed only when the
   clue says so, i.e. the evidence lists them);
+* grammar: a phrase replacement left after a determiner or a place modifier ("in central this
+  country") that the scrub's slot repair could not fit;
 * structure: the clue opens the background exactly once, the question is a question of at least
   ``min_question_words`` words, six distinct non-empty options;
 * option copying: the question shares ``copy_ngram`` consecutive words with an option.
@@ -17,18 +20,34 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from cultureqa.regions.build import REMOVED_COLUMNS
-from cultureqa.regions.conditions import decide
-from cultureqa.regions.scrub import leaks
+from cultureqa.regions.clues import GAP_REASON
+from cultureqa.regions.conditions import decide, near_bound, relative_gap
+from cultureqa.regions.scrub import DETERMINERS, leaks, ungrammatical
 from cultureqa.regions.source import TYPE_COLUMNS
 from cultureqa.regions.tables import Knowledge
 
 OPTION_COLUMNS = tuple(f"option_{letter}" for letter in "ABCDEF")
+GRAMMAR_REASON = "replacement does not read as grammar"
+
+
+def phrase_replacements(
+    replacements: Mapping[str, Mapping[str, str]],
+) -> dict[str, tuple[str, ...]]:
+    """Per language, the replacements that are whole noun phrases ("this country")."""
+    return {
+        lang: tuple(
+            sorted({w for w in words.values() if w.split(" ", 1)[0].casefold() in DETERMINERS})
+        )
+        for lang, words in replacements.items()
+    }
+
+
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -45,22 +64,47 @@ def _ngrams(text: str, n: int) -> set[tuple[str, ...]]:
     return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
 
 
+@dataclass(frozen=True)
+class SetRules:
+    """What the set declares that the rule judge decides again on every item."""
+
+    clue_may_name: tuple[str, ...] = ()
+    """Leak kinds the clue may state (a language, a currency)."""
+    margins: Mapping[str, float] = field(default_factory=dict)
+    """Indicator → the knowable-gap rule's share."""
+    phrases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Language → replacements that are whole noun phrases ("this country")."""
+
+
 def problems(
-    item: Mapping[str, Any], kb: Knowledge, complete: frozenset[str], config: CheckConfig
+    item: Mapping[str, Any],
+    kb: Knowledge,
+    complete: frozenset[str],
+    config: CheckConfig,
+    rules: SetRules = SetRules(),
 ) -> list[tuple[str, str]]:
     """Every (reason, detail) that removes this item; empty when it passes."""
     region = kb.regions[str(item["region"])]
     columns = TYPE_COLUMNS if TYPE_COLUMNS[0] in item else OPTION_COLUMNS  # built or finalized
     options = [str(item[c]) for c in columns]
     out: list[tuple[str, str]] = []
-    if found := leaks([str(item["narrative"]), str(item["question"]), *options], region):
+    clue = str(item["clue"])
+    body = str(item["narrative"]).replace(clue, "", 1)
+    found = leaks([body, str(item["question"]), *options], region)
+    found += [t for t in leaks([clue], region, rules.clue_may_name) if t not in found]
+    if found:
         out.append(("own-region leak", "; ".join(found)))
+    if broken := ungrammatical(
+        [body, str(item["question"]), *options], rules.phrases.get(str(item["language"]), ())
+    ):
+        out.append((GRAMMAR_REASON, "; ".join(broken)))
     evidence = json.loads(str(item["clue_evidence"]))
     decision = decide(evidence["conditions"], kb, complete)
     allowed = set(evidence.get("no_figure", []))
     if decision.holders != (region.id,) or not set(decision.unknown) <= allowed:
         detail = f"holders {list(decision.holders)}, undecided {list(decision.unknown)}"
         out.append(("clue not unique on re-check", detail))
+    out += _gaps(evidence["conditions"], str(region.id), kb, complete, rules.margins)
     if str(item["narrative"]).count(str(item["clue"])) != 1:
         out.append(("structure: clue not exactly once in the background", ""))
     question = str(item["question"]).strip()
@@ -78,13 +122,44 @@ def problems(
     return out
 
 
+def _gaps(
+    conditions: list[dict[str, Any]],
+    target: str,
+    kb: Knowledge,
+    complete: frozenset[str],
+    margins: Mapping[str, float],
+) -> list[tuple[str, str]]:
+    """The knowable-gap rule decided again from the stored conditions and the tables."""
+    out = []
+    for cond in conditions:
+        if cond["kind"] != "between" or cond["indicator"] not in margins:
+            continue
+        table = kb.indicators[cond["indicator"]]
+        value = float(table[target].value)
+        gap = min(
+            relative_gap(value, float(table[cond[side]].value))
+            for side in ("low_region", "high_region")
+        )
+        if gap < margins[cond["indicator"]]:
+            out.append(
+                (GAP_REASON, f"{cond['indicator']}: {gap:.3f} < {margins[cond['indicator']]}")
+            )
+    if near := near_bound([c for c in conditions], kb, complete, margins):
+        out.append((GAP_REASON, f"a figure near a bound: {near[0]}"))
+    return out
+
+
 def check_items(
-    items: pd.DataFrame, kb: Knowledge, complete: frozenset[str], config: CheckConfig
+    items: pd.DataFrame,
+    kb: Knowledge,
+    complete: frozenset[str],
+    config: CheckConfig,
+    rules: SetRules = SetRules(),
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(kept items, removal records: one per reason an item fails)."""
     keep, removed = [], []
     for item in items.to_dict("records"):
-        found = problems(item, kb, complete, config)
+        found = problems(item, kb, complete, config, rules)
         keep.append(not found)
         for reason, detail in found:
             removed.append(

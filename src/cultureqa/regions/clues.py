@@ -17,13 +17,17 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from cultureqa.regions.conditions import Condition, decide, near_bound, relative_gap
-from cultureqa.regions.config import RegionSet
+from cultureqa.regions.config import NAMED_TYPES, RegionSet
 from cultureqa.regions.tables import Knowledge
+
+GAP_REASON = "deciding gap under the knowable-gap rule"
+"""A comparison whose figure is closer than the indicator's ``min_gap_share`` to a neighbour's:
+true, but no reader could know it (docs/twohop-engine.md §3)."""
 
 
 @dataclass(frozen=True)
@@ -78,7 +82,9 @@ class Clues:
         """One condition in words."""
         t = self.rs.templates[language]
         if cond["kind"] == "category":
-            return self.rs.category(cond["category"]).phrase[language].format(value=cond["value"])
+            cat = self.rs.category(cond["category"])
+            value = self.kb.name(cond["value"], language) if cat.value_is_region else cond["value"]
+            return cat.phrase[language].format(value=value)
         ind = self.indicators[cond["indicator"]]
         words = {"indicator": ind.label[language], "year": ind.table.year}
         if cond["kind"] == "between":
@@ -102,7 +108,12 @@ class Clues:
     def render(self, clue_type: str, conditions: Sequence[Condition], language: str) -> str:
         """The type's template: category facts fill ``{scope}``, figures fill ``{conditions}``."""
         t = self.rs.templates[language]
-        scope = [self.phrase(c, language) for c in conditions if c["kind"] == "category"]
+        # places first ("in Western Africa and whose currency is …"), then the other facts
+        facts = sorted(
+            (c for c in conditions if c["kind"] == "category"),
+            key=lambda c: not self.rs.category(c["category"]).geographical,
+        )
+        scope = [self.phrase(c, language) for c in facts]
         figures = [self.phrase(c, language) for c in conditions if c["kind"] != "category"]
         return (
             t[clue_type]
@@ -119,7 +130,10 @@ class Clues:
         if cond["kind"] == "category":
             cells = self.kb.categories[cond["category"]].get(target, [])
             cell = next(c for c in cells if c.value == cond["value"])
-            return {**cond, "target": {"value": cell.value, "file": cell.file, "row": cell.row}}
+            held: dict[str, Any] = {"value": cell.value, "file": cell.file, "row": cell.row}
+            if cell.source:  # a named fact: the package or file it cites, and its year
+                held |= {"source": cell.source, "year": cell.year}
+            return {**cond, "target": held}
         table = self.kb.indicators[cond["indicator"]]
         ind = self.indicators[cond["indicator"]]
         out = {**cond, "year": ind.table.year, "unit": ind.unit}
@@ -165,7 +179,7 @@ class Clues:
         makers = {
             "comparison": self._comparisons,
             "intersection": self._intersections,
-            "geographical": self._geographicals,
+            **{t: self._named_maker(t) for t in NAMED_TYPES},
         }
         for target in sorted(set(targets)):
             for clue_type in self.rs.clue_types:
@@ -213,7 +227,7 @@ class Clues:
                     relative_gap(value, float(table[high].value)),
                 )
                 if gap < self.margins[ind_id]:
-                    self._refuse("comparison", target, "deciding gap under the margin", ind_id)
+                    self._refuse("comparison", target, GAP_REASON, ind_id)
                     continue
                 cond = {
                     "kind": "between",
@@ -280,7 +294,10 @@ class Clues:
             return None
         if near := near_bound(conditions, self.kb, self.complete, self.margins):
             self._refuse(
-                "intersection", target, "a figure within the margin of a bound", str(near[0])
+                "intersection",
+                target,
+                "a figure within the knowable-gap rule of a bound",
+                str(near[0]),
             )
             return None
         return self._make(
@@ -288,18 +305,29 @@ class Clues:
             {"first_step_holders": len(first.holders), "margins": dict(self.margins)},
         )  # fmt: skip
 
-    def _geographicals(self, target: str) -> Iterator[Clue]:
+    def _named_maker(self, clue_type: str) -> Callable[[str], Iterator[Clue]]:
+        return lambda target: self._named(target, clue_type)
+
+    def _named(self, target: str, clue_type: str) -> Iterator[Clue]:
+        """One to three facts, at least one of ``clue_type``, each needed, unique together.
+
+        Facts of the type's own kind, of geographical kinds (the place narrows any clue) and of
+        untyped classifications may combine; facts of another named type may not, so an entity
+        clue rests on an entity fact and a geographical clue on places alone.
+        """
         facts: list[Condition] = []
-        geo = {c.table.id for c in self.rs.categories if c.geographical}
         for cat in self.rs.categories:
+            if cat.clue_type not in (clue_type, "geographical", ""):
+                continue
             for cell in self.kb.categories[cat.table.id].get(target, []):
                 facts.append({"kind": "category", "category": cat.table.id, "value": cell.value})
+        own = {c.table.id for c in self.rs.categories if c.clue_type == clue_type}
         found = False
         for size in (1, 2, 3):
             for combo in itertools.combinations(facts, size):
                 conds = list(combo)
-                if not any(c["category"] in geo for c in conds):
-                    continue  # at least one fact of a geographical classification
+                if not any(c["category"] in own for c in conds):
+                    continue  # at least one fact of the clue's own type
                 if not decide(conds, self.kb, self.complete).unique_for(target):
                     continue
                 if any(
@@ -309,9 +337,9 @@ class Clues:
                 ):
                     continue
                 found = True
-                yield self._make("geographical", target, conds, {})
+                yield self._make(clue_type, target, conds, {})
         if not found:
-            self._refuse("geographical", target, "no combination of geographical facts is unique")
+            self._refuse(clue_type, target, f"no combination of {clue_type} facts is unique")
 
 
 def _join(parts: Sequence[str], conjunction: str) -> str:

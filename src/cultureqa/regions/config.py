@@ -13,9 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-GENERATED_TYPES = ("comparison", "intersection", "geographical")
-"""Clue types the generic engine proves from tables; the others need a generator (not offline)."""
-READERS = ("long", "wide_years", "excel", "membership")
+GENERATED_TYPES = ("comparison", "intersection", "geographical", "entity", "temporal")
+"""Clue types the engine proves from tables; the others need a generator (not offline).
+
+Comparison and intersection come from indicators; geographical, entity and temporal from
+categories and named facts whose ``clue_type`` is that type (at least one must exist)."""
+NAMED_TYPES = ("geographical", "entity", "temporal")
+READERS = ("long", "wide_years", "excel", "membership", "facts")
+MULTI_READERS = ("membership", "facts")
+"""Readers whose regions may hold several values (a country's several languages)."""
 
 
 class RegionSetError(ValueError):
@@ -26,6 +32,52 @@ def _need(section: Mapping[str, Any], key: str, where: str) -> Any:
     if key not in section or section[key] is None:
         raise RegionSetError(f"region set {where}: missing key '{key}'")
     return section[key]
+
+
+def _fact_categories(raw: Mapping[str, Any] | None, root: Path, name: str) -> tuple[Any, ...]:
+    """``facts: {file, id_column, kinds: {kind: {clue_type, phrase, values?, value_is_region?}}}``.
+
+    The named-fact table (``region,fact,value,source,source_version,year``) is one file; each
+    declared fact kind becomes a category read from its rows, so a clue's facts are proved over
+    the universe exactly as classifications are.
+    """
+    if not raw:
+        return ()
+    where = f"{name}.facts"
+    out = []
+    for kind, spec in dict(_need(raw, "kinds", where)).items():
+        here = f"{where}.kinds.{kind}"
+        clue_type = str(_need(spec, "clue_type", here))
+        if clue_type not in NAMED_TYPES:
+            raise RegionSetError(f"region set {here}: clue_type '{clue_type}' not in {NAMED_TYPES}")
+        table = TableSpec.parse(
+            {
+                "id": str(kind), "file": _need(raw, "file", where), "reader": "facts",
+                "id_column": raw.get("id_column") or "iso3", "value_column": "value",
+                "filter": {"fact": str(kind)}, "values": spec.get("values") or (),
+            },
+            root, where,
+        )  # fmt: skip
+        out.append(
+            Category(
+                table,
+                dict(_need(spec, "phrase", here)),
+                clue_type,
+                bool(spec.get("value_is_region", False)),
+            )
+        )
+    return tuple(out)
+
+
+def _leak_table(regions: Mapping[str, Any], root: Path, where: str) -> dict[str, Any]:
+    """``regions.leak_table: {file, id_column}`` (optional) as RegionColumns fields."""
+    raw = regions.get("leak_table")
+    if not raw:
+        return {}
+    return {
+        "leak_table": root / str(_need(raw, "file", f"{where}.leak_table")),
+        "leak_id_column": str(raw.get("id_column") or "iso3"),
+    }
 
 
 @dataclass(frozen=True)
@@ -86,12 +138,20 @@ class Indicator:
 
 @dataclass(frozen=True)
 class Category:
-    """A categorical table (one value per region, or memberships): geographical facts, scopes."""
+    """A categorical table (one value per region, or memberships), or one kind of named fact."""
 
     table: TableSpec
     phrase: Mapping[str, str]
     """Per language, the condition's words with ``{value}`` (``in {value}``)."""
-    geographical: bool
+    clue_type: str
+    """The named clue type its facts support (geographical, entity, temporal), or '' (scopes)."""
+    value_is_region: bool = False
+    """The value is a region id of the set (a neighbour), written as that region's name."""
+
+    @property
+    def geographical(self) -> bool:
+        """A geographical fact: a scope for any named clue, the type of geographical clues."""
+        return self.clue_type == "geographical"
 
 
 @dataclass(frozen=True)
@@ -105,6 +165,9 @@ class RegionColumns:
     demonyms: str
     capitals: str
     leak_terms: str
+    leak_table: Path | None = None
+    """The leak-term table (``iso3,term,kind,lang,source,source_version``), when the set has one."""
+    leak_id_column: str = "iso3"
 
 
 @dataclass(frozen=True)
@@ -125,6 +188,11 @@ class RegionSet:
     replacements: Mapping[str, Mapping[str, str]]
     min_condition_holders: int
     source: Mapping[str, Any]
+    coverage: Mapping[str, float] = field(default_factory=dict)
+    """The bar the card measures the build against: min_items, min_regions, min_type_share."""
+    clue_may_name: tuple[str, ...] = ()
+    """Leak-term kinds a clue may state (a language, a currency): the facts the first hop is
+    resolved from. The scenario, question and options may name none of them."""
 
     def category(self, cid: str) -> Category:
         """The category named ``cid`` (every group is one)."""
@@ -132,6 +200,15 @@ class RegionSet:
             if c.table.id == cid:
                 return c
         raise RegionSetError(f"region set {self.name}: no category '{cid}'")
+
+    @classmethod
+    def selected(cls, params: Mapping[str, Any], root: Path) -> RegionSet:
+        """The set ``twohop.region_set`` names, from the composed params (every twohop stage)."""
+        name = str(params["twohop"]["region_set"])
+        sets = params.get("region_sets") or {}
+        if name not in sets:
+            raise RegionSetError(f"twohop.region_set: no region set '{name}' in region_sets")
+        return cls.from_params(sets[name], root)
 
     @classmethod
     def from_params(cls, raw: Mapping[str, Any], root: Path) -> RegionSet:
@@ -146,8 +223,11 @@ class RegionSet:
             file=root / str(_need(regions, "file", f"{name}.regions")),
             id=str(_need(regions, "id", f"{name}.regions")),
             names=names,
-            **{k: str(regions.get(k) or "") for k in ("aliases", "demonyms", "capitals")},
+            aliases=str(regions.get("aliases") or ""),
+            demonyms=str(regions.get("demonyms") or ""),
+            capitals=str(regions.get("capitals") or ""),
             leak_terms=str(regions.get("leak_terms") or ""),
+            **_leak_table(regions, root, f"{name}.regions"),
         )
         indicators = tuple(
             Indicator(
@@ -164,16 +244,25 @@ class RegionSet:
             Category(
                 TableSpec.parse(c, root, f"{name}.categories"),
                 dict(_need(c, "phrase", f"{name}.categories")),
-                bool(c.get("geographical", False)),
+                "geographical" if c.get("geographical", False) else "",
             )
             for c in raw.get("categories") or ()
-        )
+        ) + _fact_categories(raw.get("facts"), root, name)
         clue_types = tuple(str(x) for x in _need(raw, "clue_types", name))
         not_generated = {str(k): str(v) for k, v in dict(raw.get("not_generated") or {}).items()}
         if bad := [c for c in clue_types if c not in GENERATED_TYPES]:
             raise RegionSetError(
                 f"region set {name}.clue_types: {bad} cannot be proved from tables offline "
                 f"(generated: {GENERATED_TYPES}); declare them under not_generated with the reason"
+            )
+        if unbacked := [
+            c
+            for c in clue_types
+            if c in NAMED_TYPES and not any(k.clue_type == c for k in categories)
+        ]:
+            raise RegionSetError(
+                f"region set {name}.clue_types: no category or fact kind supports {unbacked}; "
+                "declare them under not_generated with the reason"
             )
         templates = {str(k): dict(v) for k, v in dict(_need(raw, "templates", name)).items()}
         for lang in languages:
@@ -196,6 +285,8 @@ class RegionSet:
             },
             min_condition_holders=int(raw.get("min_condition_holders") or 3),
             source=dict(_need(raw, "source", name)),
+            clue_may_name=tuple(str(k) for k in raw.get("clue_may_name") or ()),
+            coverage={str(k): float(v) for k, v in dict(raw.get("coverage") or {}).items()},
         )
         for group in out.groups:
             out.category(group)  # every scope category must exist

@@ -17,7 +17,7 @@ import pandas as pd
 
 from cultureqa.cases.shuffle import answer_position_counts, shuffle_items
 from cultureqa.regions.build import build_items
-from cultureqa.regions.checks import CheckConfig, check_items
+from cultureqa.regions.checks import CheckConfig, SetRules, check_items, phrase_replacements
 from cultureqa.regions.clues import ClueBook, Clues
 from cultureqa.regions.config import RegionSet
 from cultureqa.regions.source import load_source
@@ -49,7 +49,10 @@ def run_build(rs: RegionSet, root: Path, seed: int, checks: CheckConfig) -> Buil
         clues = Clues(rs, kb)
         book = clues.build(sorted(sources["region"].unique()))
         built = build_items(sources, book, rs, kb)
-        kept, removed = check_items(built.items, kb, clues.complete, checks)
+        kept, removed = check_items(
+            built.items, kb, clues.complete, checks,
+            SetRules(rs.clue_may_name, clues.margins, phrase_replacements(rs.replacements)),
+        )  # fmt: skip
         frames.append(kept)
         removed_frames += [built.removed, removed]
         counts["sources"] += len(sources)
@@ -100,6 +103,12 @@ def card_metrics(
             ),
         }
     words = dataset["question"].str.split().str.len() if len(dataset) else pd.Series(dtype=int)
+    lost: Counter[str] = Counter()
+    repaired: Counter[str] = Counter()
+    for record in dataset.get("replaced", []):
+        terms = json.loads(record)
+        lost.update({t["kind"] for t in terms})  # items, not occurrences
+        repaired.update({r for t in terms for r in t.get("repair", "").split(", ") if r})
     return {
         "region_set": rs.name,
         "languages": list(rs.languages),
@@ -109,9 +118,43 @@ def card_metrics(
         "regions": int(dataset["region"].nunique()) if len(dataset) else 0,
         "by_clue_type": per_type,
         "not_generated": dict(rs.not_generated),
+        "items_with_terms_scrubbed_by_kind": dict(sorted(lost.items())),
+        "items_with_replacements_fitted_by_rule": dict(sorted(repaired.items())),
         "question_words_mean": round(float(words.mean()), 2) if len(words) else None,
         "answer_positions": answer_position_counts(dataset) if len(dataset) else {},
+        "regions_without_items": without_items(dataset, removed),
+        "coverage": coverage(rs, dataset),
     }
+
+
+def without_items(dataset: pd.DataFrame, removed: pd.DataFrame) -> dict[str, str]:
+    """Every source region that got no item, with the reasons its attempts were removed."""
+    have = set(dataset["region"]) if len(dataset) else set()
+    out = {}
+    for region, gone in removed[~removed["region"].isin(have)].groupby("region", sort=True):
+        reasons = gone.drop_duplicates(["item_id", "reason"])["reason"].value_counts()
+        out[str(region)] = "; ".join(f"{k}: {v}" for k, v in sorted(reasons.items()))
+    return out
+
+
+def coverage(rs: RegionSet, dataset: pd.DataFrame) -> dict[str, Any]:
+    """The set's declared coverage bar against what the build gives (empty: none declared)."""
+    if not rs.coverage:
+        return {}
+    shares = dataset["clue_type"].value_counts(normalize=True).to_dict() if len(dataset) else {}
+    by_type = {t: round(float(shares.get(t, 0.0)), 4) for t in rs.clue_types}
+    items, regions = len(dataset), int(dataset["region"].nunique()) if len(dataset) else 0
+    bar = rs.coverage
+    checks = {
+        "items": items >= bar.get("min_items", 0),
+        "regions": regions >= bar.get("min_regions", 0),
+        "clue_type_shares": all(v >= bar.get("min_type_share", 0.0) for v in by_type.values()),
+    }
+    return {
+        "bar": {k: int(v) if float(v).is_integer() else v for k, v in bar.items()},
+        "items": items, "regions": regions, "type_shares": by_type,
+        "met": checks, "all_met": all(checks.values()),
+    }  # fmt: skip
 
 
 def card_markdown(metrics: dict[str, Any]) -> str:
@@ -131,6 +174,24 @@ def card_markdown(metrics: dict[str, Any]) -> str:
         cands = "; ".join(f"{k}: {v}" for k, v in c["candidates_refused_by_reason"].items()) or "—"
         counts = f"{c['attempted']} | {c['kept']} | {c['removed']}"
         lines.append(f"| {clue_type} | {counts} | {reasons} | {cands} |")
+    scrubbed = metrics.get("items_with_terms_scrubbed_by_kind") or {}
+    lines += ["", "**Items whose text lost a term that points at their region**, by kind: "
+              + (", ".join(f"{k} {v}" for k, v in scrubbed.items()) or "none") + "."]  # fmt: skip
+    fitted = metrics.get("items_with_replacements_fitted_by_rule") or {}
+    lines += ["", "**Items whose replacement was fitted to its slot** (English), by rule: "
+              + (", ".join(f"{k} {v}" for k, v in fitted.items()) or "none") + "."]  # fmt: skip
+    if cov := metrics.get("coverage"):
+        verdict = (
+            "met"
+            if cov["all_met"]
+            else "NOT met: " + ", ".join(k for k, ok in cov["met"].items() if not ok)
+        )
+        shares = ", ".join(f"{k} {v:.0%}" for k, v in cov["type_shares"].items())
+        lines += ["", f"**Coverage bar** {cov['bar']}: {cov['items']} items, {cov['regions']} "
+                  f"regions, clue types {shares}: {verdict}."]  # fmt: skip
+    if missing := metrics.get("regions_without_items"):
+        lines += ["", "**Source regions without an item**, with the reasons:", ""]
+        lines += [f"- {region}: {why}" for region, why in missing.items()]
     lines += ["", "**Clue types not generated** (no offline proof of uniqueness):", ""]
     lines += [f"- {k}: {v}" for k, v in metrics["not_generated"].items()] or ["- none"]
     lines += [

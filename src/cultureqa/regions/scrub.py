@@ -35,58 +35,141 @@ def _compiled(term: Term) -> re.Pattern[str]:
     return _pattern(term)
 
 
+DETERMINERS = frozenset(
+    ("the", "a", "an", "this", "that", "these", "those", "its", "his", "her", "their", "our")
+)
+"""English words that open a noun phrase: a replacement opening with one is a whole phrase."""
+# place modifiers ("central X", "northern X") that cannot stand before a whole phrase
+_MODIFIERS = (
+    r"(?:north|south|east|west)(?:ern)?|(?:north|south)-?(?:east|west)(?:ern)?|central|rural"
+    r"|coastal|inland|upland|highland"
+)
+
+
+@lru_cache(maxsize=4096)
+def _slot_pattern(term: Term) -> re.Pattern[str]:
+    """The term with the English article and place modifier before it, when present."""
+    bare = _pattern(term).pattern
+    flags = 0 if term.text.isupper() else re.IGNORECASE
+    return re.compile(
+        rf"(?:(?<![\w'’-])(?P<art>an?|the)\s+)?(?:(?<![\w'’-])(?P<mod>{_MODIFIERS})\s+)?{bare}",
+        flags,
+    )
+
+
+def _in_slot(match: re.Match[str], words: str) -> tuple[str, list[str]]:
+    """The replacement fitted to its English slot, and the repairs made (for the record).
+
+    A phrase replacement ("this country") after a place modifier becomes "the central part of
+    this country"; an article before the replacement agrees with it ("an Israeli guest" → "a
+    local guest") or goes when the replacement brings its own determiner.
+    """
+    repairs = []
+    own_phrase = words.split(" ", 1)[0].casefold() in DETERMINERS
+    if (mod := match.group("mod")) and own_phrase:
+        words = f"the {mod.casefold()} part of {words}"
+        repairs.append("modifier")
+    elif mod:
+        words = f"{mod} {words}"
+    if art := match.group("art"):
+        if words.split(" ", 1)[0].casefold() in DETERMINERS:
+            repairs.append("article dropped")
+        elif art.casefold() == "the":
+            words = f"{art} {words}"
+        else:
+            fitted = "an" if words[:1].casefold() in "aeiou" else "a"
+            if fitted != art.casefold():
+                repairs.append("article agreement")
+            words = f"{fitted.capitalize() if art[:1].isupper() else fitted} {words}"
+    return words, repairs
+
+
 def ordered_terms(region: Region) -> list[Term]:
     """The region's terms, longest first (so "the United States" goes before "United States")."""
     return sorted(region.terms, key=lambda t: (-len(t.text), t.text))
 
 
+Lost = dict[str, str]
+"""One replaced occurrence: ``{matched, term, kind, lang, source, replacement}``."""
+
+
 @dataclass(frozen=True)
 class Scrubbed:
-    """Text with the region's terms replaced, and which terms were replaced (kind in brackets)."""
+    """Text with the region's terms replaced, and a record of each replaced occurrence."""
 
     text: str
-    replaced: tuple[str, ...]
+    replaced: tuple[Lost, ...]
 
 
-def scrub(text: str, region: Region) -> Scrubbed:
-    """Replace each of ``region``'s terms by its replacement.
+def scrub(text: str, region: Region, language: str = "en") -> Scrubbed:
+    """Replace each of ``region``'s terms by its replacement, fitted to its slot in English.
 
     A term without a replacement is left in place, and the leak check then removes the item.
     """
-    replaced: list[str] = []
+    replaced: list[Lost] = []
     for term in ordered_terms(region):
         if term.replacement is None:
             continue
-        pattern = _compiled(term)
+        pattern = _slot_pattern(term) if language == "en" else _compiled(term)
 
         def swap(match: re.Match[str], term: Term = term) -> str:
             words = str(term.replacement) + ("s" if match.groupdict().get("s") else "")
+            repairs: list[str] = []
+            if language == "en":
+                words, repairs = _in_slot(match, words)
             before = match.string[: match.start()]
             if _SENTENCE_START.search(before):
                 words = words[:1].upper() + words[1:]
-            replaced.append(f"{match.group(0)} ({term.kind})")
+            replaced.append(
+                {
+                    "matched": match.group(0), "term": term.text, "kind": term.kind,
+                    "lang": term.lang, "source": term.source, "replacement": words,
+                    "repair": ", ".join(repairs),
+                }
+            )  # fmt: skip
             return words
 
         text = pattern.sub(swap, text)
     return Scrubbed(text, tuple(replaced))
 
 
-def leaks(texts: Iterable[str], region: Region) -> list[str]:
-    """Every term of ``region`` still present in any of ``texts`` (``term (kind)``)."""
+def leaks(texts: Iterable[str], region: Region, allowed: Iterable[str] = ()) -> list[str]:
+    """Every term of ``region`` still present in any of ``texts`` (``term (kind)``).
+
+    ``allowed``: kinds not counted (a clue may state the language or currency it rests on).
+    """
     found = []
     joined = "\n".join(texts)
+    skip = frozenset(allowed)
     for term in ordered_terms(region):
-        if _compiled(term).search(joined):
+        if term.kind not in skip and _compiled(term).search(joined):
             found.append(f"{term.text} ({term.kind})")
     return found
 
 
-def scrub_all(texts: Sequence[str], region: Region) -> tuple[list[str], list[str]]:
+def ungrammatical(texts: Iterable[str], phrases: Iterable[str]) -> list[str]:
+    """English slots a phrase replacement cannot fill: after a determiner or a place modifier.
+
+    ``phrases``: the set's replacements that open with a determiner ("this country"); "in the
+    this country" or "in central this country" is a replacement that does not read as grammar.
+    """
+    joined = "\n".join(texts)
+    found = []
+    before = rf"(?<![\w'’-])(?:{'|'.join(sorted(DETERMINERS))}|{_MODIFIERS})\s+"
+    for phrase in phrases:
+        slot = before + re.escape(phrase)
+        found += [m.group(0) for m in re.finditer(slot, joined, re.IGNORECASE)]
+    return found
+
+
+def scrub_all(
+    texts: Sequence[str], region: Region, language: str = "en"
+) -> tuple[list[str], list[Lost]]:
     """Scrub several texts; the texts and every replacement made."""
     out: list[str] = []
-    replaced: list[str] = []
+    replaced: list[Lost] = []
     for text in texts:
-        s = scrub(text, region)
+        s = scrub(text, region, language)
         out.append(s.text)
         replaced += s.replaced
     return out, replaced

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from cultureqa.io import SourceError
-from cultureqa.regions.config import RegionColumns, RegionSet, TableSpec
+from cultureqa.regions.config import MULTI_READERS, RegionColumns, RegionSet, TableSpec
 
 TERM_SEP = ";"
 REPLACE_SEP = "="
@@ -30,15 +30,26 @@ class Cell:
     value: float | str
     file: str
     row: int
+    source: str = ""
+    """Named facts: the package or file the row cites, with its pinned version."""
+    year: str = ""
+    """Named facts: the year the fact holds for ('' when timeless)."""
 
 
 @dataclass(frozen=True)
 class Term:
-    """A word that gives a region away, the kind of term, and what replaces it."""
+    """A word that gives a region away, the kind of term, and what replaces it.
+
+    ``lang`` is the BCP 47 tag of the language the term is a name in (``und`` otherwise) and
+    ``source`` where the term comes from (the regions table, or the leak table's source and
+    version), so each item can say which terms it lost and on whose authority.
+    """
 
     text: str
     kind: str
     replacement: str | None
+    lang: str = "und"
+    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -68,6 +79,10 @@ def _read(spec: TableSpec) -> tuple[pd.DataFrame, int]:
     frame = pd.read_csv(
         spec.file, skiprows=spec.skiprows, dtype=str, keep_default_na=False, encoding="utf-8-sig"
     )
+    if spec.reader == "facts":
+        for column in ("fact", "value", "source", "source_version", "year"):
+            if column not in frame.columns:
+                raise SourceError(spec.file, f"facts table has no column '{column}'", column=column)
     return frame, spec.skiprows + 2
 
 
@@ -105,8 +120,14 @@ def load_table(spec: TableSpec, root: Path, numeric: bool) -> dict[str, list[Cel
                 ) from None
             if not math.isfinite(value):
                 raise SourceError(spec.file, f"'{raw}' is not a finite number", row, value_column)
-        cell = Cell(ids[index], value, rel, row)
-        if spec.reader != "membership" and ids[index] in out:
+        source, year = "", ""
+        if spec.reader == "facts":
+            source = " ".join(
+                p for p in (frame.at[index, "source"], frame.at[index, "source_version"]) if p
+            )
+            year = str(frame.at[index, "year"]).strip()
+        cell = Cell(ids[index], value, rel, row, str(source).strip(), year)
+        if spec.reader not in MULTI_READERS and ids[index] in out:
             raise SourceError(
                 spec.file, f"region '{ids[index]}' appears twice", row, spec.id_column
             )
@@ -114,13 +135,53 @@ def load_table(spec: TableSpec, root: Path, numeric: bool) -> dict[str, list[Cel
     return out
 
 
-def _terms(raw: str, kind: str, default: str | None) -> list[Term]:
+def _terms(raw: str, kind: str, default: str | None, source: str) -> list[Term]:
     out = []
     for part in (p.strip() for p in raw.split(TERM_SEP)):
         if not part:
             continue
         text, _, replacement = part.partition(REPLACE_SEP)
-        out.append(Term(text.strip(), kind, replacement.strip() or default))
+        out.append(Term(text.strip(), kind, replacement.strip() or default, source=source))
+    return out
+
+
+LEAK_COLUMNS = ("term", "kind", "lang", "source", "source_version")
+"""The leak table's columns besides the region id (docs/twohop-engine.md §4)."""
+
+
+def load_leak_table(
+    columns: RegionColumns, root: Path, replacements: Mapping[str, str], known: set[str]
+) -> dict[str, list[Term]]:
+    """Region id → its terms from the leak table; a term may point at several regions.
+
+    Every term's replacement is its kind's (``replacements.<lang>.<kind>``); a kind without one
+    keeps the term in place, and the leak check then removes the item with the term named.
+    """
+    if columns.leak_table is None:
+        return {}
+    path = columns.leak_table
+    if not path.exists():
+        raise SourceError(path, "leak table not found")
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
+    for column in (columns.leak_id_column, *LEAK_COLUMNS):
+        if column not in frame.columns:
+            raise SourceError(path, f"leak table has no column '{column}'", column=column)
+    rel = _relative(path, root)
+    out: dict[str, list[Term]] = {}
+    for index, record in frame.iterrows():
+        row = int(str(index)) + 2
+        rid, text = record[columns.leak_id_column].strip(), record["term"].strip()
+        if rid not in known:
+            raise SourceError(
+                path, f"'{rid}' is not a region of the set", row, columns.leak_id_column
+            )
+        if not text:
+            raise SourceError(path, "blank term", row, "term")
+        kind = record["kind"].strip()
+        version = record["source_version"].strip()
+        source = f"{record['source'].strip()} {version}".strip() + f" ({rel}:{row})"
+        lang = record["lang"].strip() or "und"
+        out.setdefault(rid, []).append(Term(text, kind, replacements.get(kind), lang, source))
     return out
 
 
@@ -138,6 +199,9 @@ def load_regions(
             raise SourceError(
                 columns.file, f"regions table has no column '{column}'", column=column
             )
+    rel = _relative(columns.file, root)
+    ids = {str(v).strip() for v in frame[columns.id]}
+    extra = load_leak_table(columns, root, replacements, ids)
     regions: list[Region] = []
     seen: set[str] = set()
     for index, record in frame.iterrows():
@@ -149,13 +213,22 @@ def load_regions(
         names = {lang: record[col].strip() for lang, col in columns.names.items()}
         if blank := [lang for lang, n in names.items() if not n]:
             raise SourceError(columns.file, f"no name in {blank}", row, columns.names[blank[0]])
-        terms = [Term(n, "name", replacements.get("name")) for n in dict.fromkeys(names.values())]
+        here = f"{rel}:{row}"
+        terms = [
+            Term(n, "name", replacements.get("name"), source=here)
+            for n in dict.fromkeys(names.values())
+        ]
         for kind, column in (
             ("alias", columns.aliases), ("demonym", columns.demonyms),
             ("capital", columns.capitals), ("leak_term", columns.leak_terms),
         ):  # fmt: skip
             if column:
-                terms += _terms(record[column], kind, replacements.get(kind))
+                terms += _terms(record[column], kind, replacements.get(kind), here)
+        seen_text = {t.text.casefold() for t in terms}
+        for term in extra.get(rid, []):
+            if term.text.casefold() not in seen_text:  # the regions table's own entry wins
+                seen_text.add(term.text.casefold())
+                terms.append(term)
         regions.append(Region(rid, names, tuple(terms), row))
     return regions
 

@@ -1,0 +1,40 @@
+"""DVC stage: twohop validate — the shared GX suite over a region set's dataset; fails on breaks."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import _environment  # noqa: F401  (before pandas, cultureqa: one line outside the env)
+import pandas as pd
+
+from cultureqa.config import load_params, run_stage, select, setup_stage
+from cultureqa.io import write_json
+from cultureqa.regions.config import RegionSet
+from cultureqa.regions.validate import validate_dataset
+
+
+def main() -> int:
+    setup_stage()
+    root = Path.cwd()
+    params = load_params(root / "params.yaml")
+    cfg = select(params, "twohop")
+    region_set = RegionSet.selected(params, root)
+    dataset = pd.read_parquet(root / cfg["paths"]["build"] / "dataset.parquet")
+    report = validate_dataset(dataset, region_set, root)
+    write_json(
+        root / cfg["paths"]["metrics"] / "validate.json", {"rows": len(dataset), **asdict(report)}
+    )
+    if not report.success or report.crashes:
+        print(
+            f"error: the two-hop dataset breaks its invariants\n{report.message()}", file=sys.stderr
+        )
+        return 1
+    name, rows = region_set.name, len(dataset)
+    print(f"twohop validate ({name}): {rows} rows pass {report.evaluated} expectations")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_stage(main))

@@ -14,6 +14,12 @@ import sqlite3
 from pathlib import Path
 
 from cultureqa.paths import project_root, state_dir
+from cultureqa.store_errors import (
+    StoreLocationError,
+    StoreSchemaError,
+    TeamCapMismatch,
+    describe_pg_error,
+)
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -198,12 +204,8 @@ def _errno_in(text: str) -> int | None:
 def one_line(exc: BaseException) -> str | None:
     """The error line for an environment failure, or None when ``exc`` is a bug (traceback)."""
     if type(exc).__module__.startswith("psycopg"):  # the PostgreSQL response store
-        from cultureqa.llm.store.pg import describe_pg_error
-
         return describe_pg_error(exc)
-    from cultureqa.llm.store import StoreLocationError, StoreSchemaError
-
-    if isinstance(exc, StoreLocationError | StoreSchemaError):
+    if isinstance(exc, StoreLocationError | StoreSchemaError | TeamCapMismatch):
         return str(exc)
     if isinstance(exc, sqlite3.DatabaseError):
         return describe_database_error(exc)

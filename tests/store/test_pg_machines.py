@@ -157,8 +157,10 @@ def test_the_server_stopped_mid_run_stops_the_stage_with_one_line_and_a_rerun_re
         assert "a rerun sends only the rest" in errors[0]
         assert not (ws / OUT / "predictions.parquet").exists()  # nothing half-written
         with open_store(pg_url) as store:
-            kept = store.count()
-        assert 0 < kept < n
+            stored = store.count()
+        kept_files = list((ws / ".cultureqa" / "unstored").glob("*.jsonl"))
+        kept = sum(len(f.read_text().splitlines()) for f in kept_files)
+        assert 0 < stored < n and len(kept_files) <= 1
         again = subprocess.run(
             [*EVALUATE, "--model", "model"],
             cwd=ws,
@@ -169,5 +171,8 @@ def test_the_server_stopped_mid_run_stops_the_stage_with_one_line_and_a_rerun_re
         prompts = _prompts(server)
     assert again.returncode == 0, again.stdout + again.stderr
     assert len(prompts) == n
-    assert server.hits - stopped_at == n - kept  # the rerun sent exactly what the store lacked
+    assert server.hits == n  # no prompt paid twice: nothing sent after the store went away,
+    assert server.hits - stopped_at == n - stored - kept  # late answers kept, stored by the rerun
+    assert _cache(ws)["stored_from_file"] == kept
+    assert not list((ws / ".cultureqa" / "unstored").iterdir())
     assert (ws / OUT / "predictions.parquet").is_file()

@@ -192,6 +192,7 @@ class ResponseStore(ABC):
         self._machine = machine_name()
         self._beat: threading.Thread | None = None
         self._beat_stop = threading.Event()
+        self._kept_taken = False
 
     # -- storage: each backend implements these ------------------------------------------------
 
@@ -258,6 +259,18 @@ class ResponseStore(ABC):
     @abstractmethod
     def _close_connection(self) -> None:
         """Close the backend's connection (the write queue is drained first)."""
+
+    def take_kept(self) -> int:
+        """Store the answers an earlier run kept locally when this store failed (once per open).
+
+        See :mod:`cultureqa.llm.store.unstored`; returns how many were stored.
+        """
+        if self._kept_taken:
+            return 0
+        self._kept_taken = True
+        from cultureqa.llm.store.unstored import store_kept
+
+        return store_kept(self)
 
     # -- shared: the lease heartbeat -------------------------------------------------------------
 

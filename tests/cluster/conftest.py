@@ -1,4 +1,4 @@
-"""A one-node SLURM cluster and a PostgreSQL server, each started once per test process.
+"""A one-node SLURM cluster, started once per test process (PostgreSQL: ``tests/conftest.py``).
 
 The cluster tests skip, saying why, only where SLURM is not installed; a cluster that is
 installed but does not come up fails them.
@@ -10,7 +10,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from cultureqa.testing.postgres import NoServer, PgServer, temporary_server
 from cultureqa.testing.slurm_cluster import SLURMCTLD, SlurmCluster, available, one_node_cluster
 
 
@@ -21,18 +20,3 @@ def slurm() -> Iterator[SlurmCluster]:
         pytest.skip(f"no SLURM: {why}")
     with one_node_cluster() as cluster:
         yield cluster
-
-
-@pytest.fixture(scope="session")
-def pg_server() -> Iterator[PgServer]:
-    try:
-        with temporary_server() as server:
-            yield server
-    except NoServer as exc:
-        pytest.skip(f"no PostgreSQL server: {exc}")
-
-
-@pytest.fixture
-def pg_url(pg_server: PgServer) -> str:
-    """A fresh database on the session's server."""
-    return pg_server.database()

@@ -26,6 +26,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from cultureqa.testing import FakeOpenAIServer
 from cultureqa.testing.slurm_cluster import SlurmCluster
 from cultureqa.testing.workspace import make_api_workspace
@@ -144,6 +146,7 @@ def _prompts(server: FakeOpenAIServer) -> Counter[str]:
     return Counter(json.dumps(r.messages, sort_keys=True) for r in server.records)
 
 
+@pytest.mark.timeout(900)  # four `dvc exp run` start-ups and a resubmission on 2 shared cores
 def test_a_sweep_runs_as_an_array_a_cancelled_task_is_named_and_resubmitted_alone(
     slurm: SlurmCluster, pg_url: str, tmp_path: Path
 ) -> None:

@@ -43,7 +43,7 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
     sub.add_argument("--remote", default="origin", help="the team's git remote (default: origin)")
     sub.add_argument("--setup", help="bash file each task sources first (a vLLM server, modules)")
     sub.add_argument(
-        "--sbatch", default="", help="more sbatch options, e.g. '--gres=gpu:1 -t 2:00:00'"
+        "--sbatch", default="", help="more sbatch options, as --sbatch='--gres=gpu:1 -t 2:00:00'"
     )
     sub.set_defaults(func=_submit)
     col = verbs.add_parser("collect", help="pull the pushed experiments; name each missing one")

@@ -22,6 +22,7 @@ from cultureqa.cluster.sweep import (
     Sweep,
     SweepError,
     check_pushed,
+    dvc_cache,
     expand,
     git,
     pushed_experiments,
@@ -114,7 +115,7 @@ def submit(
         check_pushed(root, remote, commit)
         sweep = Sweep(
             name, str(root.resolve()), commit, remote, remote_url(root, remote), list(params),
-            expand(name, params), str(Path(setup).resolve()) if setup else None,
+            expand(name, params), dvc_cache(root), str(Path(setup).resolve()) if setup else None,
         )  # fmt: skip
     done = pushed_experiments(root, sweep.remote, sweep.commit)
     live = live_tasks([j.job_id for j in sweep.jobs])

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,8 @@ class Sweep:
     """What tasks clone (an absolute path or a URL)."""
     params: list[str]
     experiments: list[Experiment]
+    cache: str = ""
+    """The project's DVC cache (``dvc cache dir``), which the tasks' clones use."""
     setup: str | None = None
     """A bash file each task sources before its experiment (a vLLM server, modules)."""
     jobs: list[Job] = field(default_factory=list)
@@ -135,6 +138,17 @@ def remote_url(root: Path, remote: str) -> str:
     if "://" not in url and ":" not in url.split("/")[0]:  # a path, not a URL or scp-like
         return str((root / url).resolve())
     return url
+
+
+def dvc_cache(root: Path) -> str:
+    """The project's DVC cache folder, as ``dvc cache dir`` names it (a custom one included)."""
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "dvc"), "cache", "dir"],
+        cwd=root, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise SweepError(f"dvc cache dir: {done.stderr.strip() or done.returncode}")
+    return str(Path(done.stdout.strip()).resolve())
 
 
 def check_pushed(root: Path, remote: str, commit: str) -> None:

@@ -51,7 +51,7 @@ def run_task(sweep_file: Path, index: int) -> int:
     steps = [
         ("git", "clone", "--quiet", "--no-checkout", sweep.remote_url, str(ws)),
         ("git", "checkout", "--quiet", "--detach", sweep.commit),
-        (dvc, "cache", "dir", "--local", str(Path(sweep.root) / ".dvc" / "cache")),
+        (dvc, "cache", "dir", "--local", sweep.cache),
         (dvc, "exp", "run", "--pull", "--name", exp.name,
          *(a for o in exp.overrides for a in ("-S", o))),
         (dvc, "exp", "push", sweep.remote, exp.name),

@@ -1,8 +1,9 @@
 """The response store, the budget and the error boundary import each other one way only.
 
-``errors`` → ``store_errors`` ← ``llm/store``, and ``spend`` → ``llm/store/pg_budget`` →
-``team_budget`` with no way back: lazy imports inside functions count too, since a circle
-of lazy imports still breaks when a module is imported first from the other side.
+``llm/store`` → ``errors`` (which holds the store's error lines), and ``spend`` →
+``llm/store/pg_budget`` → ``team_budget``, with no way back: lazy imports inside functions count
+too, since a circle of lazy imports still breaks when a module is imported first from the other
+side.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import ast
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src"
-WATCHED = ("cultureqa.errors", "cultureqa.store_errors", "cultureqa.spend", "cultureqa.llm.store")
+WATCHED = ("cultureqa.errors", "cultureqa.spend", "cultureqa.llm.store")
 
 
 def module_graph(src: Path) -> dict[str, set[str]]:

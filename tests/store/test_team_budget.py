@@ -18,11 +18,10 @@ import psycopg
 import pytest
 from omegaconf import OmegaConf
 
-from cultureqa.errors import ConfigTypeError, one_line
+from cultureqa.errors import ConfigTypeError, TeamCapMismatch, one_line
 from cultureqa.llm.store import pg_budget
 from cultureqa.llm.store.pg_budget import EXPIRED, GONE, PgTeamBudget, open_team_budget
 from cultureqa.spend import Budget, team_from
-from cultureqa.store_errors import TeamCapMismatch
 from cultureqa.tracking import api_metrics
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -33,6 +33,7 @@ from typing import Any
 import psycopg
 import tenacity
 
+from cultureqa.errors import OPENED_URLS, StoreSchemaError, first_line
 from cultureqa.llm.store import (
     LEASE_TTL_S,
     Claim,
@@ -44,7 +45,6 @@ from cultureqa.llm.store import (
     send_of,
     shown,
 )
-from cultureqa.store_errors import OPENED_URLS, StoreSchemaError, first_line
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS responses (

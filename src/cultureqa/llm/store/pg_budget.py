@@ -28,11 +28,10 @@ from typing import Any
 
 import psycopg
 
-from cultureqa.errors import ConfigTypeError
+from cultureqa.errors import ConfigTypeError, TeamCapMismatch
 from cultureqa.llm.store import StoreLocation, machine_name, shown
 from cultureqa.llm.store.pg import ensure_schema
 from cultureqa.llm.store.team_budget import TeamCap, TeamGrant, TeamState
-from cultureqa.store_errors import TeamCapMismatch
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS budgets (

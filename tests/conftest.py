@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from cultureqa.config import OFFLINE_ENV
 from cultureqa.records import McqItem
+from cultureqa.testing.postgres import NoServer, PgServer, temporary_server
 
 for _key, _value in OFFLINE_ENV.items():
     os.environ.setdefault(_key, _value)
@@ -111,3 +113,22 @@ def vega_dir() -> Path:
         subprocess.run(["make", "-s", "-C", str(ROOT), f"{VEGA_DIR}/.installed",
                         f"VEGA_DIR={VEGA_DIR}"], check=True, timeout=600)  # fmt: skip
     return VEGA_DIR
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    """A real PostgreSQL server (pgserver's binary), one per test process.
+
+    Tests skip, saying why, only when no server can be started here (:class:`NoServer`).
+    """
+    try:
+        with temporary_server() as server:
+            yield server
+    except NoServer as exc:
+        pytest.skip(f"no PostgreSQL server: {exc}")
+
+
+@pytest.fixture
+def pg_url(pg_server: PgServer) -> str:
+    """A fresh database on the session's server."""
+    return pg_server.database()

@@ -128,6 +128,9 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     report.add_argument("--json", action="store_true", help="print JSON instead of the table")
     report.set_defaults(func=_store_report)
+    from cultureqa.cluster.commands import add_parser as add_slurm
+
+    add_slurm(groups)  # cultureqa slurm submit / collect (docs/team.md)
     return parser
 
 

@@ -1,14 +1,16 @@
 """The stage error boundary: environment failures as one ``error: …`` line that says the fix.
 
 Bugs keep their traceback; what a user can fix — a corrupt state database, a full disk, a folder
-the stage may not write — becomes one line naming the file and the remedy, exit code 2. Outputs
-are written to a temp file and renamed (:mod:`cultureqa.io`), so earlier outputs are intact.
+the stage may not write, a PostgreSQL response store that is down, unknown or refuses the login —
+becomes one line naming the file or server and the remedy, exit code 2. Outputs are written to a
+temp file and renamed (:mod:`cultureqa.io`), so earlier outputs are intact.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -198,12 +200,8 @@ def _errno_in(text: str) -> int | None:
 def one_line(exc: BaseException) -> str | None:
     """The error line for an environment failure, or None when ``exc`` is a bug (traceback)."""
     if type(exc).__module__.startswith("psycopg"):  # the PostgreSQL response store
-        from cultureqa.llm.store.pg import describe_pg_error
-
         return describe_pg_error(exc)
-    from cultureqa.llm.store import StoreLocationError, StoreSchemaError
-
-    if isinstance(exc, StoreLocationError | StoreSchemaError):
+    if isinstance(exc, StoreLocationError | StoreSchemaError | TeamCapMismatch):
         return str(exc)
     if isinstance(exc, sqlite3.DatabaseError):
         return describe_database_error(exc)
@@ -223,6 +221,130 @@ def _is_sqlalchemy_db_error(exc: BaseException) -> bool:
             return True
         cause = cause.__cause__ or cause.__context__
     return False
+
+
+# -- the response store's lines ---------------------------------------------------------------
+# Defined here, below ``cultureqa.llm.store`` (which raises them and imports this module), so the
+# boundary never imports the store.
+
+OPENED_URLS: list[str] = []
+"""PostgreSQL stores this process opened (newest last): an error line names the server."""
+
+
+class StoreLocationError(ValueError):
+    """``CULTUREQA_STORE_URL`` (or a copy argument) names no store this project can open."""
+
+
+class StoreSchemaError(RuntimeError):
+    """The database holds tables of the store's names that are not a response store."""
+
+
+class TeamCapMismatch(ValueError):
+    """A stage's ``spend.budget_usd`` differs from the cap its team budget was created with."""
+
+
+def shown(location: Path | str) -> str:
+    """The location for messages and lock files: a resolved path, or the URL without password."""
+    if isinstance(location, Path):
+        return str(location.resolve())
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        parts = conninfo_to_dict(location)
+    except Exception:  # psycopg.ProgrammingError for a malformed URL: show what was given
+        return location.split("@")[-1]
+    user = f"{parts['user']}@" if parts.get("user") else ""
+    host = parts.get("host") or "localhost"
+    port = f":{parts['port']}" if parts.get("port") else ""
+    host = "(socket)" if str(host).startswith("/") else host
+    return f"postgresql://{user}{host}{port}/{parts.get('dbname', '')}"
+
+
+def first_line(exc: BaseException) -> str:
+    """The first non-blank line of an error (libpq's messages run over several)."""
+    return next(
+        (line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__
+    )
+
+
+_PG_DOWN = (
+    "connection refused",
+    "could not connect",
+    "no such file or directory",
+    "timeout expired",
+    "server closed the connection",
+    "terminating connection",
+    "consuming input failed",
+    "connection is lost",
+    "connection is closed",
+    "the connection is closed",
+    "the database system is shutting down",
+    "the database system is starting up",
+    "connection failed",
+)
+_PG_NO_HOST = ("could not translate host name", "failed to resolve host")
+_PG_MISSING_DB = re.compile(r'database "[^"]*" does not exist')
+_PG_AUTH = ("password authentication failed", "no password supplied", "role", "pg_hba.conf")
+_PG_FULL = ("no space left on device", "could not extend file", "disk full")
+
+
+def describe_pg_error(exc: BaseException) -> str:
+    """A PostgreSQL failure as one line: which server, what happened, the fix.
+
+    Told apart by SQLSTATE where the server sent one, else by libpq's message (a refused
+    connection has no SQLSTATE). Every line says that stored answers are kept: the store is on
+    the server, and a rerun sends only what it lacks. The exceptions it was raised during count
+    too: a server stopped under a batch insert surfaces as psycopg's "cannot exit pipeline mode
+    while busy", raised while handling the lost connection.
+    """
+    where = shown(OPENED_URLS[-1]) if OPENED_URLS else "the PostgreSQL response store"
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    for each in chain:
+        line = _known_pg(each, where)
+        if line is not None:
+            return line
+    return f"{where}: database error: {first_line(exc)}"
+
+
+def _known_pg(exc: BaseException, where: str) -> str | None:
+    """The line for a failure of a known kind (disk, login, database, server), else None."""
+    message = first_line(exc)
+    lowered = message.lower()
+    state = getattr(exc, "sqlstate", None) or ""
+    kept = "answers already stored are kept, a rerun sends only the rest"
+    if state == "53100" or any(k in lowered for k in _PG_FULL):
+        return (
+            f"{where}: the database server's disk is full ({message}); free space on the "
+            f"server (or raise its quota) and rerun: the store is not damaged, {kept}"
+        )
+    if state.startswith("28") or (
+        any(k in lowered for k in _PG_AUTH) and ("auth" in lowered or "does not exist" in lowered)
+    ):
+        return (
+            f"{where}: authentication failed ({message}); put the user in CULTUREQA_STORE_URL "
+            "and its password in PGPASSWORD or ~/.pgpass (never in conf/ or git), or ask the "
+            "server's admin to allow this machine in pg_hba.conf"
+        )
+    if state == "3D000" or _PG_MISSING_DB.search(message):
+        return (
+            f"{where}: the database does not exist on that server ({message}); create it there "
+            "(createdb --owner USER NAME) or fix the database name in CULTUREQA_STORE_URL"
+        )
+    if any(k in lowered for k in _PG_NO_HOST):
+        return (
+            f"{where}: unknown host ({message}); fix the host name in CULTUREQA_STORE_URL "
+            "(a name this machine resolves, or the server's IP address)"
+        )
+    if state.startswith(("57P", "08")) or any(k in lowered for k in _PG_DOWN):
+        return (
+            f"{where}: the PostgreSQL server is down or unreachable ({message}); start it, or "
+            f"fix host and port in CULTUREQA_STORE_URL, and rerun: {kept}"
+        )
+    return None
 
 
 class ConfigTypeError(TypeError):

@@ -181,9 +181,29 @@ def exit_with_parent(poll_s: float = 0.5) -> threading.Event:
 _STOP = threading.Event()
 
 
+_STOP_REASON: list[str] = []
+_SIGNALLED = "the stage is stopping (signal or parent gone)"
+
+
 def stop_requested() -> bool:
     """Whether SIGINT/SIGTERM (or the parent's death) asked this stage to stop sending."""
     return _STOP.is_set()
+
+
+def stop_sending(reason: str) -> None:
+    """Stop sending from inside the stage, as a first signal does, for ``reason``.
+
+    The response store's failure calls it: requests queued for a slot are then answered as not
+    sent (named with ``reason``) instead of going out with nowhere to store their answers.
+    """
+    if not _STOP.is_set():
+        _STOP_REASON[:] = [reason]
+        _STOP.set()
+
+
+def stop_reason() -> str:
+    """Why sending stopped: the reason given to :func:`stop_sending`, else the signal."""
+    return _STOP_REASON[0] if _STOP_REASON else _SIGNALLED
 
 
 def _on_stop_signal(signum: int, frame: object) -> None:
@@ -206,6 +226,7 @@ def stop_gracefully_on_signals() -> Callable[[], None]:
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
     _STOP.clear()
+    _STOP_REASON.clear()
     previous = {sig: signal.signal(sig, _on_stop_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
 
     def restore() -> None:

@@ -397,7 +397,7 @@ def guard(
         if team is not None and budget_usd is not None:
             from cultureqa.llm.store.pg_budget import open_team_budget
 
-            BUDGET.reset(budget_usd, open_team_budget(location, team))
+            BUDGET.reset(budget_usd, open_team_budget(location, team, budget_usd))
         try:
             yield lock
         except BaseException:

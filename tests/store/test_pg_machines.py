@@ -157,8 +157,10 @@ def test_the_server_stopped_mid_run_stops_the_stage_with_one_line_and_a_rerun_re
         assert "a rerun sends only the rest" in errors[0]
         assert not (ws / OUT / "predictions.parquet").exists()  # nothing half-written
         with open_store(pg_url) as store:
-            kept = store.count()
-        assert 0 < kept < n
+            stored = store.count()
+        kept_files = list((ws / ".cultureqa" / "unstored").glob("*.jsonl"))
+        kept = sum(len(f.read_text().splitlines()) for f in kept_files)
+        assert 0 < stored < n and len(kept_files) <= 1
         again = subprocess.run(
             [*EVALUATE, "--model", "model"],
             cwd=ws,
@@ -169,5 +171,42 @@ def test_the_server_stopped_mid_run_stops_the_stage_with_one_line_and_a_rerun_re
         prompts = _prompts(server)
     assert again.returncode == 0, again.stdout + again.stderr
     assert len(prompts) == n
-    assert server.hits - stopped_at == n - kept  # the rerun sent exactly what the store lacked
+    assert server.hits == n  # no prompt paid twice: nothing sent after the store went away,
+    assert server.hits - stopped_at == n - stored - kept  # late answers kept, stored by the rerun
+    assert _cache(ws)["stored_from_file"] == kept
+    assert not list((ws / ".cultureqa" / "unstored").iterdir())
     assert (ws / OUT / "predictions.parquet").is_file()
+
+
+def test_a_frozen_machine_costs_the_other_at_most_one_lease_period(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """SIGSTOP (a closed laptop): its connection and session lock stay, its heartbeat stops.
+    The other machine, on the same prompts, sends every prompt a's leases do not hold, then
+    takes a's leases one lease period (here 12 s, longer than b's start-up) after a's last
+    beat, and finishes. With the 15-minute expiry leases had before their heartbeat, b waited
+    out this test's timeout."""
+    n, concurrency, ttl = 60, 4, 12.0
+    with FakeOpenAIServer(latency_s=0.1, responder=lambda m: "B") as server:
+        a = _machine(tmp_path, "a", n, server.api_base, concurrency)
+        b = _machine(tmp_path, "b", n, server.api_base, concurrency)
+        lease = {"CULTUREQA_LEASE_TTL_S": str(ttl)}
+        first = _start(a, pg_url, "machine-a", **lease)
+        try:
+            _wait_for(lambda: server.hits >= 12)
+            os.kill(first.pid, signal.SIGSTOP)
+            frozen_with = _leases_of(pg_url, first.pid)
+            started = time.monotonic()
+            second = _start(b, pg_url, "machine-b", **lease)
+            out, err = second.communicate(timeout=600)
+            took = time.monotonic() - started
+        finally:
+            first.kill()
+            first.communicate()
+        prompts = _prompts(server)
+    assert second.returncode == 0, out + err
+    assert frozen_with > 0 and _cache(b)["leases_taken_over"] == frozen_with
+    assert len(prompts) == n and sum(prompts.values()) - n <= frozen_with
+    waited = _cache(b)["lease_waits"] * 0.25  # polls of 0.25 s while a's leases held
+    assert 0 < waited <= ttl + ttl / 4 + 1.0 and took < 3 * ttl
+    print(f"b finished in {took:.1f} s; waited {_cache(b)['lease_waits']} polls for a's leases")

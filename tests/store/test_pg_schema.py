@@ -59,7 +59,7 @@ def test_a_missing_index_is_made_again_when_a_store_opens(pg_url: str) -> None:
 
 
 def test_a_team_budget_opens_beside_an_open_hold_of_another_machine(pg_url: str) -> None:
-    PgTeamBudget(pg_url, "sweep").close()
+    PgTeamBudget(pg_url, "sweep", 1.0).close()
     with psycopg.connect(pg_url) as writer:  # another machine's reservation, not committed yet
         writer.execute("SELECT name FROM budgets WHERE name = 'sweep' FOR UPDATE")
         writer.execute(
@@ -68,7 +68,7 @@ def test_a_team_budget_opens_beside_an_open_hold_of_another_machine(pg_url: str)
         )
         opened: list[PgTeamBudget] = []
         thread = threading.Thread(
-            target=lambda: opened.append(PgTeamBudget(pg_url, "other")), daemon=True
+            target=lambda: opened.append(PgTeamBudget(pg_url, "other", 1.0)), daemon=True
         )
         thread.start()
         thread.join(OPEN_WITHIN_S)

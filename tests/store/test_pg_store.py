@@ -6,7 +6,11 @@ Every test gets its own database on one pgserver instance (``conftest.py``); not
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -27,6 +31,8 @@ from cultureqa.llm.store.admin import copy_store, report
 from cultureqa.llm.store.pg import PostgresStore
 from cultureqa.llm.store.sqlite import SqliteStore
 from cultureqa.testing.postgres import PgServer
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _row(key: str, status: str = "ok", text: str = "A", cost: float = 0.0) -> StoredResponse:
@@ -87,6 +93,54 @@ def test_an_expired_lease_is_taken_over_even_from_a_live_session(pg_url: str) ->
             conn.execute("UPDATE leases SET expires = expires - 100000")
         taken = b.claim(["k1"], "B", since=0)
         assert taken.claimed == ["k1"] and taken.taken_over == 1
+
+
+def test_a_heartbeat_keeps_a_slow_workers_leases_and_a_frozen_ones_expire_in_one_period(
+    pg_url: str,
+) -> None:
+    """A worker in a long request keeps its leases past their expiry (its heartbeat renews
+    them); frozen with SIGSTOP, its connection still open, it loses them one lease period
+    (here 2 s) after its last beat. The plant: with the heartbeat stopped, the slow worker's
+    leases are taken over although it is alive."""
+    ttl = 2.0
+    code = (
+        "import sys, time\n"
+        "from cultureqa.llm.store import open_store\n"
+        "store = open_store(sys.argv[1])\n"
+        "assert store.claim(['k1', 'k2'], 'A', since=0).claimed == ['k1', 'k2']\n"
+        "if sys.argv[2] == 'no-beat':\n"
+        "    store._stop_heartbeat()\n"
+        "print('claimed', flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    env = {**os.environ, "CULTUREQA_LEASE_TTL_S": str(ttl), "PYTHONPATH": str(ROOT / "src")}
+    workers = []
+    try:
+        for mode in ("beat", "no-beat"):
+            worker = subprocess.Popen(
+                [sys.executable, "-c", code, pg_url, mode], env=env, stdout=subprocess.PIPE,
+                text=True,
+            )  # fmt: skip
+            workers.append(worker)
+            assert worker.stdout is not None and worker.stdout.readline().strip() == "claimed"
+            with open_store(pg_url) as other:
+                time.sleep(3 * ttl)  # three lease periods in one long request
+                claim = other.claim(["k1", "k2"], "B", since=0)
+                if mode == "no-beat":  # the plant: without beats, an alive worker loses them
+                    assert claim.taken_over == 2
+                    break
+                assert claim.held == ["k1", "k2"] and not claim.claimed
+                os.kill(worker.pid, signal.SIGSTOP)  # frozen: its session lock stays
+                frozen = time.monotonic()
+                _until(lambda: other.claim(["k1", "k2"], "B", since=0).taken_over == 2, 10.0)
+                assert time.monotonic() - frozen <= ttl + ttl / 4 + 1.0  # one period + a beat
+            os.kill(worker.pid, signal.SIGKILL)
+            worker.wait()
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()
+                worker.wait()
 
 
 def test_an_error_never_overwrites_an_answer_and_every_send_is_logged(pg_url: str) -> None:
@@ -180,6 +234,26 @@ def test_a_server_that_is_down_is_one_line_with_the_fix(
     assert line is not None and "\n" not in line
     assert line.startswith("postgresql://postgres@(socket):5999/postgres: the PostgreSQL server")
     assert "down or unreachable" in line and "a rerun sends only the rest" in line
+
+
+def test_a_missing_database_says_create_it_not_start_the_server(pg_server: PgServer) -> None:
+    url = pg_server.uri.replace("/postgres?", "/no_such_db?", 1)  # a live server without it
+    with pytest.raises(psycopg.OperationalError) as caught:
+        open_store(url)
+    line = one_line(caught.value)
+    assert line is not None and "\n" not in line
+    assert "the database does not exist on that server" in line, line
+    assert "createdb" in line and "down or unreachable" not in line
+
+
+def test_an_unknown_host_says_fix_the_host_name() -> None:
+    with pytest.raises(psycopg.OperationalError) as caught:
+        open_store("postgresql://team@no-such-host.invalid:5432/cultureqa")
+    line = one_line(caught.value)
+    assert line is not None and line.startswith(
+        "postgresql://team@no-such-host.invalid:5432/cultureqa: unknown host ("
+    ), line
+    assert "fix the host name in CULTUREQA_STORE_URL" in line and "start it" not in line
 
 
 def test_a_wrong_password_is_one_line_with_the_fix(pg_server: PgServer, pg_url: str) -> None:

@@ -18,7 +18,7 @@ import psycopg
 import pytest
 from omegaconf import OmegaConf
 
-from cultureqa.errors import ConfigTypeError
+from cultureqa.errors import ConfigTypeError, TeamCapMismatch, one_line
 from cultureqa.llm.store import pg_budget
 from cultureqa.llm.store.pg_budget import EXPIRED, GONE, PgTeamBudget, open_team_budget
 from cultureqa.spend import Budget, team_from
@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _worker(url: str, machine: str, monkeypatch: pytest.MonkeyPatch) -> PgTeamBudget:
     monkeypatch.setenv("CULTUREQA_MACHINE", machine)
-    return PgTeamBudget(url, "sweep")
+    return PgTeamBudget(url, "sweep", 0.05)
 
 
 def _releases(url: str) -> list[tuple[str, str, float, int]]:
@@ -68,7 +68,7 @@ def test_a_killed_workers_hold_is_released_at_once_with_its_reason(
     code = (
         "import sys, time\n"
         "from cultureqa.llm.store.pg_budget import PgTeamBudget\n"
-        "ledger = PgTeamBudget(sys.argv[1], 'sweep')\n"
+        "ledger = PgTeamBudget(sys.argv[1], 'sweep', 0.05)\n"
         "assert ledger.reserve(0.04, 0.05).granted\n"
         "print('held', flush=True)\n"
         "time.sleep(600)\n"
@@ -101,7 +101,7 @@ def test_a_hold_that_stopped_renewing_expires_by_the_servers_clock(
     pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A live connection whose worker went quiet (a machine cut off): its hold expires."""
-    monkeypatch.setattr(pg_budget, "LEASE_TTL_S", 0.2)
+    monkeypatch.setattr(pg_budget, "HOLD_TTL_S", 0.2)
     a, b = _worker(pg_url, "machine-a", monkeypatch), _worker(pg_url, "machine-b", monkeypatch)
     assert a.reserve(0.04, 0.05).granted
     assert not b.reserve(0.02, 0.05).granted
@@ -121,7 +121,7 @@ def test_the_budget_waits_for_room_then_stops_with_the_team_line(
     assert other.reserve(0.03, 0.05).granted  # another machine's request in flight
     monkeypatch.setenv("CULTUREQA_MACHINE", "machine-a")
     budget = Budget()
-    budget.reset(0.05, open_team_budget(pg_url, "sweep"))
+    budget.reset(0.05, open_team_budget(pg_url, "sweep", 0.05))
 
     async def run() -> list[bool]:
         first = await budget.reserve(0.03)  # waits for b's reply (settled below), then fits
@@ -164,5 +164,28 @@ def test_team_needs_a_cap_and_the_postgresql_store(tmp_path: Path) -> None:
     with pytest.raises(
         ConfigTypeError, match=r"the response store is SQLite .*CULTUREQA_STORE_URL"
     ):
-        open_team_budget(tmp_path / "responses.sqlite", "sweep")
+        open_team_budget(tmp_path / "responses.sqlite", "sweep", 1.0)
     assert team_from(OmegaConf.load(ROOT / "params.yaml")) is None  # the default: per run
+
+
+def test_a_second_cap_under_one_team_name_is_refused_before_any_request(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The planted violation: machine b opens the team budget of a with another cap."""
+    first = _worker(pg_url, "machine-a", monkeypatch)  # recorded with a cap of 0.05
+    monkeypatch.setenv("CULTUREQA_MACHINE", "machine-b")
+    with pytest.raises(TeamCapMismatch) as refused:
+        PgTeamBudget(pg_url, "sweep", 1.0)
+    line = str(refused.value)
+    assert "spend.budget_usd is 1 here but the team budget was created with a cap of 0.05" in line
+    assert "no request was sent" in line and "\n" not in line
+    assert one_line(refused.value) == line  # the stage prints it as its one error line
+    same = PgTeamBudget(pg_url, "sweep", 0.05)  # the same cap joins
+    assert same.cap_usd == 0.05
+    with psycopg.connect(pg_url) as conn:  # a budget made before caps were recorded: NULL
+        conn.execute("INSERT INTO budgets(name, created) VALUES ('old', 0)")
+    assert PgTeamBudget(pg_url, "old", 0.3).cap_usd == 0.3
+    with pytest.raises(TeamCapMismatch):
+        PgTeamBudget(pg_url, "old", 0.4)
+    first.close()
+    same.close()

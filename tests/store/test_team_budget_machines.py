@@ -21,6 +21,7 @@ import psycopg
 import pytest
 from omegaconf import OmegaConf
 
+from cultureqa.llm.store import shown
 from cultureqa.llm.store.admin import report
 from cultureqa.llm.store.pg_budget import GONE
 from cultureqa.runlog import runlog_dir
@@ -177,3 +178,30 @@ def test_a_team_budget_on_the_sqlite_store_stops_before_any_request(tmp_path: Pa
     assert done.returncode == 2 and sent == 0 and len(lines) == 1, done.stderr
     assert lines[0].startswith("error: spend.team is 'sweep' but the response store is SQLite (")
     assert "set CULTUREQA_STORE_URL=postgresql://… to share the cap" in lines[0]
+
+
+def test_a_machine_with_another_cap_under_the_team_name_stops_before_any_request(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """Machine a creates the budget with its cap; b, the same name with a 5× larger cap (the
+    measurement that spent 5.1 × a's cap), exits 2 before its first request."""
+    with FakeOpenAIServer(responder=lambda m: "B") as server:
+        a = _machine(tmp_path, "a", server.api_base, "sweep", n=5)
+        first = _start(a, pg_url, "machine-a")
+        _, err_a = first.communicate(timeout=600)
+        assert first.returncode == 0, err_a
+        sent_by_a = server.hits
+        b = _machine(tmp_path, "b", server.api_base, "sweep", n=5)
+        params = OmegaConf.load(b / "params.yaml")
+        params.spend.budget_usd = 5 * TEAM_CAP
+        OmegaConf.save(params, b / "params.yaml")
+        second = _start(b, pg_url, "machine-b")
+        _, err = second.communicate(timeout=600)
+        sent_by_b = server.hits - sent_by_a
+    lines = err.strip().splitlines()
+    assert second.returncode == 2 and sent_by_b == 0 and len(lines) == 1, err
+    assert lines[0] == (
+        "error: spend.team='sweep': spend.budget_usd is 6.025 here but the team budget was "
+        f"created with a cap of 1.205 on {shown(pg_url)}; set spend.budget_usd=1.205 on every "
+        "machine, or start a new budget with another spend.team (no request was sent)"
+    )

@@ -40,7 +40,8 @@ from cultureqa.llm.base import (
     Usage,
 )
 from cultureqa.llm.store import ResponseStore, StoredResponse, request_key
-from cultureqa.runlock import StageInterrupted, stop_requested
+from cultureqa.llm.store.unstored import keep, unstored_file
+from cultureqa.runlock import StageInterrupted, stop_requested, stop_sending
 from cultureqa.spend import BUDGET, BUDGET_REASON, LEDGER
 
 log = logging.getLogger(__name__)
@@ -147,6 +148,10 @@ class CacheStats:
     """Requests held back because the budget cap was reached (a rerun sends them)."""
     prompt_too_long: int = 0
     """Requests refused before pricing or sending: the prompt is over the model's limit."""
+    kept_locally: int = 0
+    """Answers that arrived after the response store failed, kept in the local file."""
+    stored_from_file: int = 0
+    """Answers an earlier run kept locally (its store had failed), stored by this run."""
 
 
 class CachedClient:
@@ -236,6 +241,7 @@ class CachedClient:
         keys = [request_key(identity, request_fields(r)) for r in requests]
         if not self.persist:
             return await self._unstored(kind, requests, keys, send)
+        self.stats.stored_from_file += self.store.take_kept()
         stored = self.store.get_many_ok(keys)
         self.stats.hits += sum(k in stored for k in keys)
         first: dict[str, int] = {}
@@ -353,7 +359,8 @@ class CachedClient:
                 try:
                     claimed = await self._claim(batch, take, since, held)
                 except Exception as exc:  # the store failed (its server went away): stop
-                    failure, queue = exc, []  # leasing; the chunks in flight end first
+                    self._store_failed()  # sending; the chunks in flight end first
+                    failure, queue = exc, []
                     continue
                 for s in range(0, len(claimed), self.chunk_size):
                     chunk = claimed[s : s + self.chunk_size]
@@ -422,11 +429,30 @@ class CachedClient:
                     key, batch.kind, self.model_id, answer.status, batch.to_payload(answer)
                 )
             )
-        await self.store.put_async(rows, owner=self.owner)
+        try:
+            await self.store.put_async(rows, owner=self.owner)
+        except Exception:  # the store failed: these answers were paid for; keep them here
+            self._keep(rows)
+            raise
         if unsent:
             self.store.release(unsent, self.owner)
         if self.on_progress:
             self.on_progress(replies)
+
+    def _store_failed(self) -> None:
+        """Send nothing more: requests queued for a slot come back not sent, with this reason."""
+        stop_sending(
+            "the response store failed; answers of requests already sent are kept in "
+            f"{unstored_file(self.store.location)} and the next run stores them"
+        )
+
+    def _keep(self, rows: list[StoredResponse]) -> None:
+        """Append answers the failed store could not take to the local file (counted)."""
+        self._store_failed()
+        if rows:
+            path = keep(self.store.location, rows)
+            self.stats.kept_locally += len(rows)
+            log.warning("the response store failed: %d answers kept in %s", len(rows), path)
 
 
 def _first_failure(

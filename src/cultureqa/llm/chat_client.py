@@ -48,7 +48,7 @@ from cultureqa.llm.transport import (
     MissingKey,
     Transport,
 )
-from cultureqa.runlock import stop_requested
+from cultureqa.runlock import stop_reason, stop_requested
 from cultureqa.spend import BUDGET, BUDGET_REASON
 
 __all__ = ["ChatClient", "ChatConfig", "ChatReply", "MissingKey", "NotSent", "Transport"]
@@ -150,7 +150,7 @@ class ChatClient:
             if self.breaker.is_open:
                 raise NotSent(f"{NOT_SENT}{self.stats.stopped}")
             if stop_requested():
-                raise NotSent(f"{NOT_SENT}the stage is stopping (signal or parent gone)")
+                raise NotSent(f"{NOT_SENT}{stop_reason()}")
             worst = self._worst_case(request)
             if not await BUDGET.reserve(worst):
                 raise NotSent(f"{NOT_SENT}{BUDGET_REASON} (worst case ${worst:.6f} does not fit)")

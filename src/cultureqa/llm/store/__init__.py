@@ -25,6 +25,7 @@ import asyncio
 import functools
 import hashlib
 import json
+import logging
 import os
 import socket
 import threading
@@ -35,6 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from cultureqa.errors import StoreLocationError as StoreLocationError  # re-exported
+from cultureqa.errors import StoreSchemaError as StoreSchemaError
+from cultureqa.errors import shown as shown
 from cultureqa.paths import state_dir
 
 StoreLocation = Path | str
@@ -43,23 +47,21 @@ StoreLocation = Path | str
 STORE_URL_ENV = "CULTUREQA_STORE_URL"
 MACHINE_ENV = "CULTUREQA_MACHINE"
 
-LEASE_TTL_S = float(os.environ.get("CULTUREQA_LEASE_TTL_S") or 900.0)
-"""A lease outlives any one request (timeout × attempts plus backoff); renewed while its owner
-works, so only a lease whose owner stopped renewing (another host gone quiet) expires.
-``CULTUREQA_LEASE_TTL_S`` shortens it (tests that kill a worker)."""
+LEASE_TTL_S = float(os.environ.get("CULTUREQA_LEASE_TTL_S") or 60.0)
+"""How long a lease outlives its owner's last heartbeat. A worker renews its leases every
+:data:`RENEW_EVERY_S` from a thread of its own, whatever its requests are doing (a reply may
+take minutes), so only a worker that stopped running (frozen with SIGSTOP, a closed laptop, a
+paused VM) or that lost the store loses them, one lease period after its last heartbeat: the
+others then send its prompts. (A worker that died loses its leases at once.)
+``CULTUREQA_LEASE_TTL_S`` changes it."""
 
-RENEW_EVERY_S = min(30.0, LEASE_TTL_S / 3)
+RENEW_EVERY_S = LEASE_TTL_S / 4
+"""The heartbeat: three beats may be late before a lease expires."""
+
+log = logging.getLogger(__name__)
 
 _PG_SCHEMES = ("postgresql://", "postgres://")
 _SQLITE_SCHEME = "sqlite:///"
-
-
-class StoreLocationError(ValueError):
-    """``CULTUREQA_STORE_URL`` (or a copy argument) names no store this project can open."""
-
-
-class StoreSchemaError(RuntimeError):
-    """The database holds tables of the store's names that are not a response store."""
 
 
 def parse_location(text: str) -> StoreLocation:
@@ -84,23 +86,6 @@ def store_location() -> StoreLocation:
     """
     url = os.environ.get(STORE_URL_ENV, "").strip()
     return parse_location(url) if url else state_dir() / "responses.sqlite"
-
-
-def shown(location: StoreLocation) -> str:
-    """The location for messages and lock files: a resolved path, or the URL without password."""
-    if isinstance(location, Path):
-        return str(location.resolve())
-    from psycopg.conninfo import conninfo_to_dict
-
-    try:
-        parts = conninfo_to_dict(location)
-    except Exception:  # psycopg.ProgrammingError for a malformed URL: show what was given
-        return location.split("@")[-1]
-    user = f"{parts['user']}@" if parts.get("user") else ""
-    host = parts.get("host") or "localhost"
-    port = f":{parts['port']}" if parts.get("port") else ""
-    host = "(socket)" if str(host).startswith("/") else host
-    return f"postgresql://{user}{host}{port}/{parts.get('dbname', '')}"
 
 
 def machine_name() -> str:
@@ -205,6 +190,9 @@ class ResponseStore(ABC):
         self._queued: list[tuple[list[StoredResponse], str | None, asyncio.Future[None]]] = []
         self._flush_task: asyncio.Task[None] | None = None
         self._machine = machine_name()
+        self._beat: threading.Thread | None = None
+        self._beat_stop = threading.Event()
+        self._kept_taken = False
 
     # -- storage: each backend implements these ------------------------------------------------
 
@@ -265,8 +253,52 @@ class ResponseStore(ABC):
         """Leases held now (by any process): nonzero while some worker has requests out."""
 
     @abstractmethod
+    def _renew_leases(self) -> None:
+        """Extend every lease this process holds by :data:`LEASE_TTL_S` (called under the lock)."""
+
+    @abstractmethod
     def _close_connection(self) -> None:
         """Close the backend's connection (the write queue is drained first)."""
+
+    def take_kept(self) -> int:
+        """Store the answers an earlier run kept locally when this store failed (once per open).
+
+        See :mod:`cultureqa.llm.store.unstored`; returns how many were stored.
+        """
+        if self._kept_taken:
+            return 0
+        self._kept_taken = True
+        from cultureqa.llm.store.unstored import store_kept
+
+        return store_kept(self)
+
+    # -- shared: the lease heartbeat -------------------------------------------------------------
+
+    def _start_heartbeat(self) -> None:
+        """Renew this process's leases every :data:`RENEW_EVERY_S` until :meth:`close`.
+
+        A thread, not a task of the event loop: a loop busy with thousands of replies, or a
+        request that takes minutes, never delays a beat. Started by the first claim.
+        """
+        if self._beat is None:
+            self._beat = threading.Thread(
+                target=self._heartbeat, name="lease-heartbeat", daemon=True
+            )
+            self._beat.start()
+
+    def _heartbeat(self) -> None:
+        while not self._beat_stop.wait(RENEW_EVERY_S):
+            try:
+                with self._lock:
+                    self._renew_leases()
+            except Exception as exc:  # the store is gone: the stage's next call reports it
+                log.info("lease heartbeat stopped (%s); others take the leases over", exc)
+                return
+
+    def _stop_heartbeat(self) -> None:
+        self._beat_stop.set()
+        if self._beat is not None:
+            self._beat.join(timeout=10)
 
     # -- shared: the async write queue ---------------------------------------------------------
 
@@ -324,6 +356,7 @@ class ResponseStore(ABC):
 
     def close(self) -> None:
         """Finish pending writes, release this process's leases, close the connection."""
+        self._stop_heartbeat()
         try:
             self.release_own()
         finally:

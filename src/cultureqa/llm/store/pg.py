@@ -33,15 +33,14 @@ from typing import Any
 import psycopg
 import tenacity
 
+from cultureqa.errors import OPENED_URLS, StoreSchemaError, first_line
 from cultureqa.llm.store import (
     LEASE_TTL_S,
-    RENEW_EVERY_S,
     Claim,
     RawRow,
     ResponseStore,
     Send,
     StoredResponse,
-    StoreSchemaError,
     payload_text,
     send_of,
     shown,
@@ -89,10 +88,6 @@ _NOW = "extract(epoch from clock_timestamp())"
 CONNECT_TIMEOUT_S = 10
 
 log = logging.getLogger(__name__)
-
-
-OPENED_URLS: list[str] = []
-"""PostgreSQL stores this process opened (newest last): an error line names the server."""
 
 
 def _retry_conflicts() -> tenacity.Retrying:
@@ -158,7 +153,6 @@ class PostgresStore(ResponseStore):
         self._ensure_schema()
         self._host = socket.gethostname()
         self._owners: set[str] = set()
-        self._renewed = 0.0
 
     def __repr__(self) -> str:
         return f"PostgresStore({shown(self.location)!r})"
@@ -267,7 +261,6 @@ class PostgresStore(ResponseStore):
                             "WHERE l.key = r.k AND l.owner = r.o",
                             ([k for k, _ in released], [o for _, o in released]),
                         )
-                    self._renew(cur, now)
 
     def add_raw(self, rows: Sequence[RawRow], sends: Sequence[Send] = ()) -> None:
         """Insert rows as they are (an ok row is never replaced) and log ``sends``."""
@@ -297,6 +290,7 @@ class PostgresStore(ResponseStore):
         result = Claim()
         with self._lock:
             self._owners.add(owner)
+            self._start_heartbeat()
             for attempt in _retry_conflicts():
                 with attempt, self._conn.transaction(), self._conn.cursor() as cur:
                     result = self._claim(cur, wanted, owner, since)
@@ -326,7 +320,6 @@ class PostgresStore(ResponseStore):
             out.answered.update(late)
         out.claimed = [k for k in keys if k in claimed and k not in late]
         out.held = [k for k in rest if k not in taken]
-        self._renew(cur, time.time())
         return out
 
     def _answered(self, cur: psycopg.Cursor[Any], keys: list[str], since: float) -> dict[str, Any]:
@@ -374,15 +367,13 @@ class PostgresStore(ResponseStore):
         )
         return set(take), sum(o != owner for k, o, _, _ in rows if k in set(take))
 
-    def _renew(self, cur: psycopg.Cursor[Any], now: float) -> None:
-        """Extend this connection's leases (inside the caller's transaction), now and then."""
-        if now - self._renewed < RENEW_EVERY_S or not self._owners:
-            return
-        self._renewed = now
-        cur.execute(
-            f"UPDATE leases SET expires = {_NOW} + %s WHERE session = %s",
-            (LEASE_TTL_S, self._session),
-        )
+    def _renew_leases(self) -> None:
+        """The heartbeat: extend this connection's leases, by the server's clock."""
+        if self._owners and not (self._conn.closed or self._conn.broken):
+            self._conn.execute(
+                f"UPDATE leases SET expires = {_NOW} + %s WHERE session = %s",
+                (LEASE_TTL_S, self._session),
+            )
 
     def release(self, keys: Sequence[str], owner: str) -> None:
         """Drop ``owner``'s leases on ``keys`` (its requests failed before any answer)."""
@@ -404,89 +395,9 @@ class PostgresStore(ResponseStore):
             try:
                 cur = self._conn.execute("DELETE FROM leases WHERE session = %s", (self._session,))
             except psycopg.OperationalError as exc:  # the server went away during the run
-                log.info("leases not released (%s): others take them over", _first(exc))
+                log.info("leases not released (%s): others take them over", first_line(exc))
                 return 0
             return int(cur.rowcount)
 
     def _close_connection(self) -> None:
         self._conn.close()
-
-
-def _first(exc: BaseException) -> str:
-    return next(
-        (line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__
-    )
-
-
-_DOWN = (
-    "connection refused",
-    "could not connect",
-    "no such file or directory",
-    "timeout expired",
-    "server closed the connection",
-    "terminating connection",
-    "consuming input failed",
-    "connection is lost",
-    "connection is closed",
-    "the connection is closed",
-    "the database system is shutting down",
-    "the database system is starting up",
-    "could not translate host name",
-    "connection failed",
-)
-_AUTH = ("password authentication failed", "no password supplied", "role", "pg_hba.conf")
-_FULL = ("no space left on device", "could not extend file", "disk full")
-
-
-def describe_pg_error(exc: BaseException) -> str:
-    """A PostgreSQL failure as one line: which server, what happened, the fix.
-
-    Told apart by SQLSTATE where the server sent one, else by libpq's message (a refused
-    connection has no SQLSTATE). Every line says that stored answers are kept: the store is on
-    the server, and a rerun sends only what it lacks. The exceptions it was raised during count
-    too: a server stopped under a batch insert surfaces as psycopg's "cannot exit pipeline mode
-    while busy", raised while handling the lost connection.
-    """
-    where = shown(OPENED_URLS[-1]) if OPENED_URLS else "the PostgreSQL response store"
-    chain: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and current not in chain:
-        chain.append(current)
-        current = current.__cause__ or current.__context__
-    for each in chain:
-        line = _known(each, where)
-        if line is not None:
-            return line
-    return f"{where}: database error: {_first(exc)}"
-
-
-def _known(exc: BaseException, where: str) -> str | None:
-    """The line for a failure of a known kind (disk, login, database, server), else None."""
-    message = _first(exc)
-    lowered = message.lower()
-    state = getattr(exc, "sqlstate", None) or ""
-    kept = "answers already stored are kept, a rerun sends only the rest"
-    if state == "53100" or any(k in lowered for k in _FULL):
-        return (
-            f"{where}: the database server's disk is full ({message}); free space on the "
-            f"server (or raise its quota) and rerun: the store is not damaged, {kept}"
-        )
-    if state.startswith("28") or (
-        any(k in lowered for k in _AUTH) and ("auth" in lowered or "does not exist" in lowered)
-    ):
-        return (
-            f"{where}: authentication failed ({message}); put the user in CULTUREQA_STORE_URL "
-            "and its password in PGPASSWORD or ~/.pgpass (never in conf/ or git), or ask the "
-            "server's admin to allow this machine in pg_hba.conf"
-        )
-    if state == "3D000":
-        return (
-            f"{where}: {message}; create it on the server (createdb NAME) or fix the database "
-            "name in CULTUREQA_STORE_URL"
-        )
-    if state.startswith(("57P", "08")) or any(k in lowered for k in _DOWN):
-        return (
-            f"{where}: the PostgreSQL server is down or unreachable ({message}); start it, or "
-            f"fix host and port in CULTUREQA_STORE_URL, and rerun: {kept}"
-        )
-    return None

@@ -12,9 +12,9 @@ amount and count), carrying the number of the session advisory lock that connect
 the server drops that lock when the worker dies (``kill -9``, a crash) and the next
 reservation by anyone releases the dead worker's hold at once; a worker whose connection the
 server still sees but that stopped renewing (a machine cut off the network) loses its hold at
-its expiry, by the server's clock (``CULTUREQA_LEASE_TTL_S``, as leases). Each such release is
-logged with its reason in ``budget_releases``, and spend is kept per machine
-(``budget_machines``), so a refusal can say who spent the team's money.
+its expiry, by the server's clock (:data:`HOLD_TTL_S`). Each such release is logged with its
+reason in ``budget_releases``, and spend is kept per machine (``budget_machines``), so a
+refusal can say who spent the team's money.
 """
 
 from __future__ import annotations
@@ -28,15 +28,16 @@ from typing import Any
 
 import psycopg
 
-from cultureqa.errors import ConfigTypeError
-from cultureqa.llm.store import LEASE_TTL_S, StoreLocation, machine_name, shown
+from cultureqa.errors import ConfigTypeError, TeamCapMismatch
+from cultureqa.llm.store import StoreLocation, machine_name, shown
 from cultureqa.llm.store.pg import ensure_schema
 from cultureqa.llm.store.team_budget import TeamCap, TeamGrant, TeamState
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS budgets (
         name TEXT PRIMARY KEY,
-        created DOUBLE PRECISION NOT NULL)""",
+        created DOUBLE PRECISION NOT NULL,
+        cap_usd DOUBLE PRECISION)""",
     """CREATE TABLE IF NOT EXISTS budget_machines (
         budget TEXT NOT NULL,
         machine TEXT NOT NULL,
@@ -65,6 +66,12 @@ _SCHEMA = (
         created DOUBLE PRECISION NOT NULL)""",
 )
 _RELATIONS = ("budgets", "budget_machines", "budget_holds", "budget_releases")
+HOLD_TTL_S = float(os.environ.get("CULTUREQA_HOLD_TTL_S") or 900.0)
+"""How long a hold outlives its worker's last reservation or settlement: longer than any one
+request (timeout × attempts plus backoff), since holds have no heartbeat of their own. Only a
+worker frozen or cut off with requests in flight keeps its hold this long, and it delays others
+only while the team's remaining room is held. ``CULTUREQA_HOLD_TTL_S`` changes it."""
+
 _SCHEMA_LOCK = 0x43515142  # "CQQB": the budget tables are created once
 _NOW = "extract(epoch from clock_timestamp())"
 
@@ -84,7 +91,7 @@ class PgTeamBudget:
     store's writes.
     """
 
-    def __init__(self, url: str, name: str) -> None:
+    def __init__(self, url: str, name: str, cap_usd: float) -> None:
         self.name = name
         self.url = url
         self.machine = machine_name()
@@ -97,10 +104,36 @@ class PgTeamBudget:
         self._session = secrets.randbits(62)
         self._conn.execute("SELECT pg_advisory_lock(%s)", (self._session,))
         ensure_schema(self._conn, _SCHEMA_LOCK, _SCHEMA, _RELATIONS)
-        self._conn.execute(
-            "INSERT INTO budgets(name, created) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-            (name, time.time()),
-        )
+        _add_cap_column(self._conn)
+        self.cap_usd = self._record_cap(cap_usd)
+
+    def _record_cap(self, cap_usd: float) -> float:
+        """The budget's cap: recorded by its first run, refused when this run's differs.
+
+        Two machines under one name with two caps would each check its own cap against the
+        team's spend: the larger one wins silently (measured: $0.25 spent under a $0.05 cap).
+        A budget made before caps were recorded takes the cap of the first run that opens it.
+        """
+        with self._conn.transaction():
+            self._conn.execute(
+                "INSERT INTO budgets(name, created, cap_usd) VALUES (%s, %s, %s) "
+                "ON CONFLICT (name) DO UPDATE SET cap_usd = excluded.cap_usd "
+                "WHERE budgets.cap_usd IS NULL",
+                (self.name, time.time(), cap_usd),
+            )
+            row = self._conn.execute(
+                "SELECT cap_usd FROM budgets WHERE name = %s", (self.name,)
+            ).fetchone()
+        recorded = float(row[0]) if row and row[0] is not None else cap_usd
+        if abs(recorded - cap_usd) > 1e-9:
+            self._conn.close()
+            raise TeamCapMismatch(
+                f"spend.team={self.name!r}: spend.budget_usd is {cap_usd:g} here but the team "
+                f"budget was created with a cap of {recorded:g} on {shown(self.url)}; set "
+                f"spend.budget_usd={recorded:g} on every machine, or start a new budget with "
+                "another spend.team (no request was sent)"
+            )
+        return recorded
 
     def __repr__(self) -> str:
         return f"PgTeamBudget({shown(self.url)!r}, {self.name!r})"
@@ -147,7 +180,7 @@ class PgTeamBudget:
                         os.getpid(),
                         held - state.held_usd,
                         granted,
-                        LEASE_TTL_S,
+                        HOLD_TTL_S,
                     ),
                 )
             if refused:
@@ -173,7 +206,7 @@ class PgTeamBudget:
                 "requests = CASE WHEN amount_usd - %s <= 1e-12 THEN 0 "
                 f"ELSE greatest(0, requests - %s) END, expires = {_NOW} + %s "
                 "WHERE budget = %s AND session = %s",
-                (reserved, reserved, closed, LEASE_TTL_S, self.name, self._session),
+                (reserved, reserved, closed, HOLD_TTL_S, self.name, self._session),
             )
             self._machine_row(cur, spent=cost, requests=sent)
 
@@ -276,7 +309,25 @@ class PgTeamBudget:
         return TeamState(self.name, cap_usd, machines, held, in_flight)
 
 
-def open_team_budget(location: StoreLocation, name: str) -> TeamCap:
+def _add_cap_column(conn: psycopg.Connection[Any]) -> None:
+    """Give a ``budgets`` table made before caps were recorded its ``cap_usd`` column.
+
+    Checked before any DDL (``ALTER TABLE`` locks the table even when it changes nothing), and
+    again under the schema lock, as :func:`ensure_schema` does.
+    """
+    query = (
+        "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
+        "AND table_name = 'budgets' AND column_name = 'cap_usd'"
+    )
+    if conn.execute(query).fetchone():
+        return
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+        if not conn.execute(query).fetchone():
+            conn.execute("ALTER TABLE budgets ADD COLUMN cap_usd DOUBLE PRECISION")
+
+
+def open_team_budget(location: StoreLocation, name: str, cap_usd: float) -> TeamCap:
     """The team budget ``name`` on the store at ``location``; one line when it cannot be shared."""
     if not isinstance(location, str):
         raise ConfigTypeError(
@@ -284,4 +335,4 @@ def open_team_budget(location: StoreLocation, name: str) -> TeamCap:
             "machine): set CULTUREQA_STORE_URL=postgresql://… to share the cap with the team, "
             "or set spend.team to null for a cap per stage run"
         )
-    return TeamCap(PgTeamBudget(location, name))
+    return TeamCap(PgTeamBudget(location, name, cap_usd))

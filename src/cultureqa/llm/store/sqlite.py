@@ -19,7 +19,6 @@ from typing import Any
 from cultureqa.errors import OPENED
 from cultureqa.llm.store import (
     LEASE_TTL_S,
-    RENEW_EVERY_S,
     Claim,
     RawRow,
     ResponseStore,
@@ -81,7 +80,6 @@ class SqliteStore(ResponseStore):
         self._conn.commit()
         self._host = socket.gethostname()
         self._owners: set[str] = set()
-        self._renewed = 0.0
 
     def get_ok(self, key: str) -> dict[str, Any] | None:
         """The stored payload for ``key`` if the stored call succeeded (errors are retried)."""
@@ -144,7 +142,6 @@ class SqliteStore(ResponseStore):
             self._conn.executemany(
                 "DELETE FROM leases WHERE key = ? AND owner = ?", [(r.key, owner) for r in rows]
             )
-            self._renew(now)
 
     def claim(self, keys: Sequence[str], owner: str, since: float) -> Claim:
         """Lease the unanswered, unleased ``keys`` to ``owner`` in one write transaction.
@@ -157,11 +154,11 @@ class SqliteStore(ResponseStore):
         result = Claim()
         with self._lock:
             self._owners.add(owner)
+            self._start_heartbeat()
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 for chunk in _chunks(list(keys)):
                     self._claim_chunk(chunk, owner, since, now, result)
-                self._renew(now)
                 self._conn.commit()
             except BaseException:
                 self._conn.rollback()
@@ -205,15 +202,14 @@ class SqliteStore(ResponseStore):
             return False
         return host != self._host or _pid_alive(pid)
 
-    def _renew(self, now: float) -> None:
-        """Extend this process's leases (inside the caller's transaction), every 30 s at most."""
-        if now - self._renewed < RENEW_EVERY_S or not self._owners:
-            return
-        self._renewed = now
-        self._conn.execute(
-            "UPDATE leases SET expires = ? WHERE host = ? AND pid = ?",
-            (now + LEASE_TTL_S, self._host, os.getpid()),
-        )
+    def _renew_leases(self) -> None:
+        """The heartbeat: extend this process's leases (its own transaction)."""
+        if self._owners:
+            self._conn.execute(
+                "UPDATE leases SET expires = ? WHERE host = ? AND pid = ?",
+                (time.time() + LEASE_TTL_S, self._host, os.getpid()),
+            )
+            self._conn.commit()
 
     def release(self, keys: Sequence[str], owner: str) -> None:
         """Drop ``owner``'s leases on ``keys`` (its requests failed before any answer)."""

@@ -23,9 +23,30 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple, Protocol, TypeVar
 
-from cultureqa.spend import Budget
-
 log = logging.getLogger(__name__)
+
+
+class Budget(Protocol):
+    """What a team cap reads and moves on the process's budget (:class:`cultureqa.spend.Budget`).
+
+    A protocol, so that this module never imports ``spend`` (which opens the team budget):
+    ``spend`` → ``pg_budget`` → here, and no way back.
+    """
+
+    KEY: str
+    TEAM_KEY: str
+    cap_usd: float | None
+    spent_usd: float
+    reserved_usd: float
+    requests: int
+    refused: int
+
+    def settle(self, reserved_usd: float, cost_usd: float, requests: int = 1) -> None:
+        """Replace a reservation by what the reply cost."""
+
+    async def settled(self, timeout: float | None = None) -> None:
+        """Wait for this process's next settlement."""
+
 
 TEAM_POLL_S = 0.2
 """How long a request waits for other machines' holds to settle before asking again."""
@@ -254,7 +275,7 @@ class TeamCap:
             f"{m} ${spent:.4f} ({n} requests)" for m, (spent, n) in team.machines.items()
         )
         held = f", ${team.held_usd:.4f} held by {team.in_flight} requests in flight"
-        key, team_key = Budget.KEY, Budget.TEAM_KEY
+        key, team_key = budget.KEY, budget.TEAM_KEY
         return (
             f"team budget reached: the team's requests cost ${team.spent_usd:.4f} of the "
             f"${team.cap_usd:g} team cap ({key} with {team_key}={team.name}, shared on the "

@@ -1,0 +1,22 @@
+"""A one-node SLURM cluster, started once per test process (PostgreSQL: ``tests/conftest.py``).
+
+The cluster tests skip, saying why, only where SLURM is not installed; a cluster that is
+installed but does not come up fails them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from cultureqa.testing.slurm_cluster import SLURMCTLD, SlurmCluster, available, one_node_cluster
+
+
+@pytest.fixture(scope="session")
+def slurm() -> Iterator[SlurmCluster]:
+    why = available()
+    if why is not None and SLURMCTLD in why:
+        pytest.skip(f"no SLURM: {why}")
+    with one_node_cluster() as cluster:
+        yield cluster

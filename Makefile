@@ -62,6 +62,7 @@ lock-check: $(UV) ## fail when requirements.lock is out of date with pyproject.t
 repro: setup ## rebuild datasets, evaluations and reports (offline, embedded defaults)
 	$(BIN)/python -m cultureqa.cli params check
 	dvc repro
+	@$(BIN)/python -m cultureqa.cli headline  # the run ends with its results table
 
 # Tests run in parallel (pytest-xdist). Many wait on subprocesses and servers, so 4 workers keep
 # 2 cores busy; --dist worksteal evens out the long tests. TEST_WORKERS=0 runs in one process.

@@ -324,7 +324,12 @@ def _log_runs(
     sweep: Mapping[str, str] | None,
     figures: Iterable[Path],
 ) -> dict[str, str]:
-    from cultureqa.parent_summary import headline, log_parent_summary
+    from cultureqa.parent_summary import (
+        headline,
+        log_parent_summary,
+        log_result_row,
+        results_experiment,
+    )
 
     experiment_id = configure(root, experiment, uri)
     group = current_group(Path.cwd())
@@ -356,6 +361,8 @@ def _log_runs(
     swept = {"model.id": "model", "prompt.style": "prompt"}  # the experiment's, on its parent
     given = dict(sweep or {})
     log_parent_summary(parent, metrics, row, {k: given[v] for k, v in swept.items() if v in given})
+    results_id = configure(root, results_experiment(experiment), uri)
+    log_result_row(results_id, group, row, {"roster_entry": entry})
     return runs
 
 

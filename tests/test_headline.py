@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from cultureqa.cli import main
-from cultureqa.headline import ACCURACY, headline, read_params
+from cultureqa.runs.headline import ACCURACY, headline, read_params
 
 ROOT = Path(__file__).resolve().parents[1]
 

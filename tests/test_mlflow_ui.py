@@ -1,12 +1,12 @@
 """MLflow as the comparison place: the sweep's table two clicks from MLflow's home page.
 
 Four DVC experiments (``model=random,first_option`` × ``prompt=zero_shot,cot``, as the README
-sweep) are tracked through the stages' own function (:func:`cultureqa.tracking.log_runs`, one
+sweep) are tracked through the stages' own function (:func:`cultureqa.runs.tracking.log_runs`, one
 group per ``DVC_EXP_NAME``) into a fresh ``mlflow.db``; ``mlflow ui`` serves it as ``make ui``
 does. Playwright drives Debian's Chromium in a new profile (MLflow 3.17 opens in its GenAI view
 there): home page → click ``cultureqa/results`` → click "Evaluation runs", and every
 model × prompt × benchmark row shows accuracy and its CI, equal to what ``make compare``
-computes from the same items (:func:`cultureqa.compare.estimate`, to its printed digit).
+computes from the same items (:func:`cultureqa.runs.compare.estimate`, to its printed digit).
 ``CULTUREQA_DOCS_IMG=1`` also writes the screenshot to ``docs/img/mlflow_results.png``.
 """
 
@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cultureqa.compare import estimate
-from cultureqa.tracking import benchmark_dataset, evaluation_metrics, log_runs
+from cultureqa.runs.compare import estimate
+from cultureqa.runs.tracking import benchmark_dataset, evaluation_metrics, log_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 SWEEP = [(m, p) for m in ("random", "first-option") for p in ("zero_shot", "cot")]

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from cultureqa.tracking import benchmark_dataset, evaluation_metrics, log_runs
+from cultureqa.runs.tracking import benchmark_dataset, evaluation_metrics, log_runs
 
 EXPERIMENT = "cultureqa/test"
 
@@ -178,7 +178,7 @@ def test_the_parent_run_carries_its_childrens_headline_and_a_comparison_table(
 
 
 def test_logged_metrics_keep_four_significant_digits() -> None:
-    from cultureqa.parent_summary import rounded
+    from cultureqa.runs.parent_summary import rounded
 
     assert rounded(0.28107922931825335) == 0.2811
     assert rounded(0.000123456) == 0.0001235  # small costs keep their digits

@@ -170,7 +170,7 @@ def _ui_links(args: argparse.Namespace, root: Path) -> int:
     if not (root / "mlflow.db").exists():
         print(f"no MLflow database at {root / 'mlflow.db'} yet: run `make repro` first")
         return 0
-    from cultureqa.tracking import ui_links
+    from cultureqa.runs.tracking import ui_links
 
     print("MLflow runs tables (each opens in the UI's Model training view):")
     for line in ui_links(root, args.base.rstrip("/")):
@@ -179,7 +179,7 @@ def _ui_links(args: argparse.Namespace, root: Path) -> int:
 
 
 def _exps(args: argparse.Namespace, root: Path) -> int:
-    from cultureqa.exps import read_show, table
+    from cultureqa.runs.exps import read_show, table
 
     try:
         print(table(read_show(root), args.width, args.csv), end="")
@@ -189,7 +189,7 @@ def _exps(args: argparse.Namespace, root: Path) -> int:
 
 
 def _compare(args: argparse.Namespace, root: Path) -> int:
-    from cultureqa.compare import as_frame, compare, read_show, render
+    from cultureqa.runs.compare import as_frame, compare, read_show, render
 
     try:
         result = compare(root, read_show(root), args.baseline, args.slot)
@@ -200,7 +200,7 @@ def _compare(args: argparse.Namespace, root: Path) -> int:
 
 
 def _headline(args: argparse.Namespace, root: Path) -> int:
-    from cultureqa.headline import headline, read_params, render
+    from cultureqa.runs.headline import headline, read_params, render
 
     try:
         frame = headline(root, read_params(root))

@@ -3,7 +3,7 @@
 lm-eval ends every run with its results table; ``make repro`` used to end with DVC's lines, so a
 researcher had to know where the numbers were. ``cultureqa headline`` (the last command of
 ``make repro``) prints this table for the workspace. Its cells are the ones ``make compare``
-prints (:mod:`cultureqa.compare`: the same cells, predictions and t-interval over items), for
+prints (:mod:`cultureqa.runs.compare`: the same cells, predictions and t-interval over items), for
 every roster slot at once instead of one slot across experiments; a cell whose predictions are
 missing reads ``n/a``, never a number from elsewhere.
 """
@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from cultureqa.compare import Experiment, _model_id, _table, estimate, item_means, measure
+from cultureqa.runs.compare import Experiment, _model_id, _table, estimate, item_means, measure
 
 ACCURACY = "accuracy ± 95% CI"
 

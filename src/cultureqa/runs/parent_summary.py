@@ -6,8 +6,8 @@ the headline its children stand for to the parent: as the parent's own metrics
 (``indoculture.accuracy`` with ``.ci_low``/``.ci_high``/``.n_items``; ``mocqa.multi_hop.cot``;
 ``cases.accuracy``; other slots as ``indoculture.baselines.random.accuracy``), and as one row of
 a comparison table logged with ``mlflow.log_table`` (``comparison.json``). The numbers are the
-ones ``make compare`` prints (:mod:`cultureqa.compare`): accuracy over all the slot's rows with a
-95% t-interval over items.
+ones ``make compare`` prints (:mod:`cultureqa.runs.compare`): accuracy over all the slot's rows
+with a 95% t-interval over items.
 
 The table is rewritten, not appended: ``log_table`` concatenates onto an existing file, so a
 re-tracked stage would add its row twice. The first stage logs it with ``log_table`` (which
@@ -54,7 +54,7 @@ def headline(
     The row reads left to right as a researcher does (the UI cuts wide tables on the right):
     slot and model, the headline with its CI as text, then the numbers and what they cover.
     """
-    from cultureqa.compare import estimate
+    from cultureqa.runs.compare import estimate
 
     unit = "case_id" if "case_id" in predictions.columns else "item_id"
     names = MOCQA_HEADLINE if benchmark == "mocqa" else HEADLINE
@@ -171,7 +171,7 @@ def log_result_row(
     from mlflow import MlflowClient
     from mlflow.entities import Metric, Param
 
-    from cultureqa.mlflow_runs import digest, runs_tagged
+    from cultureqa.runs.mlflow_runs import digest, runs_tagged
 
     client = MlflowClient()
     if client.get_experiment(experiment_id).tags.get("mlflow.note.content") != RESULTS_NOTE:

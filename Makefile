@@ -62,6 +62,7 @@ lock-check: $(UV) ## fail when requirements.lock is out of date with pyproject.t
 repro: setup ## rebuild datasets, evaluations and reports (offline, embedded defaults)
 	$(BIN)/python -m cultureqa.cli params check
 	dvc repro
+	@$(BIN)/python -m cultureqa.cli headline  # the run ends with its results table
 
 # Tests run in parallel (pytest-xdist). Many wait on subprocesses and servers, so 4 workers keep
 # 2 cores busy; --dist worksteal evens out the long tests. TEST_WORKERS=0 runs in one process.
@@ -84,7 +85,7 @@ params: setup ## recompose params.yaml from conf/ (keeps an applied experiment's
 	$(BIN)/python -m cultureqa.cli params compose $(if $(FORCE),--force)
 
 # `dvc exp show` lists every dep path and all of params.yaml; `make exps` shows the params that differ
-# and the model slot's headline metrics first; no line wider than EXPS_WIDTH characters (cultureqa/exps.py).
+# and the model slot's headline metrics first; no line wider than EXPS_WIDTH characters (cultureqa/runs/exps.py).
 EXPS_WIDTH ?= 160
 exps: ## experiments in a terminal: what differs, model metrics first, fits 160 characters (ALL=1: DVC's full table)
 	@$(if $(ALL),dvc exp show --no-pager $(ARGS),python -m cultureqa.cli exps --width $(EXPS_WIDTH) $(ARGS))

@@ -20,7 +20,7 @@ from cultureqa.mocqa.answers import PROMPT_STYLES
 from cultureqa.mocqa.report import log_runs
 from cultureqa.paths import project_root
 from cultureqa.runlog import prune_markers, read_run, write_marker
-from cultureqa.tracking import sweep_tags, tracking_uri
+from cultureqa.runs.tracking import sweep_tags, tracking_uri
 
 
 def main(argv: list[str] | None = None) -> int:

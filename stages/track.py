@@ -19,7 +19,7 @@ from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import write_json
 from cultureqa.paths import project_root
 from cultureqa.runlog import prune_markers, read_run, write_marker
-from cultureqa.tracking import (
+from cultureqa.runs.tracking import (
     benchmark_dataset,
     evaluation_metrics,
     log_runs,

@@ -13,7 +13,7 @@ from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import write_json
 from cultureqa.paths import project_root
 from cultureqa.runlog import write_marker
-from cultureqa.tracking import log_build, tracking_uri
+from cultureqa.runs.tracking import log_build, tracking_uri
 
 
 def main(argv: list[str] | None = None) -> int:

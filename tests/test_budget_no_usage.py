@@ -23,9 +23,9 @@ from cultureqa.llm.chat_client import ChatClient, ChatConfig
 from cultureqa.llm.pricing import BYTE_BOUND
 from cultureqa.llm.transport import ChatReply
 from cultureqa.runlog import runlog_dir
+from cultureqa.runs.tracking import api_metrics, metric_key
 from cultureqa.testing import FakeOpenAIServer, FaultPlan
 from cultureqa.testing.workspace import make_api_workspace, stage_env
-from cultureqa.tracking import api_metrics, metric_key
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = Path("data/eval/synthetic/model")

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from cultureqa.compare import (
+from cultureqa.runs.compare import (
     NOT_VARIED,
     Cell,
     Estimate,
@@ -176,7 +176,7 @@ def two_prompts(tmp_path: Path) -> tuple[Path, Path]:
 
 def _compare_two(zero: Path, cot: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """Both checkouts as two experiments of one repository (each read from its own folder)."""
-    from cultureqa import compare as module
+    from cultureqa.runs import compare as module
 
     real = module._Reader.read
     homes = {"main": zero, "cot-exp": cot}
@@ -235,7 +235,7 @@ def test_a_model_sweep_is_compared_in_every_family(
     two_prompts: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     zero, cot = two_prompts
-    from cultureqa import compare as module
+    from cultureqa.runs import compare as module
 
     monkeypatch.setattr(module._Reader, "read", lambda self, path: pd.read_parquet(
         (zero if self.rev == "main" else cot) / path))  # fmt: skip
@@ -250,7 +250,7 @@ def test_a_clean_workspace_is_shown_once(tmp_path: Path, monkeypatch: pytest.Mon
     shutil.copy2(ROOT / "dvc.yaml", tmp_path / "dvc.yaml")
     _indoculture(tmp_path, MCQ, 5)
     _families(tmp_path)
-    from cultureqa import compare as module
+    from cultureqa.runs import compare as module
 
     monkeypatch.setattr(module._Reader, "read", lambda self, path: pd.read_parquet(tmp_path / path))
     clean = [Experiment("workspace", None, _params("zero_shot")),

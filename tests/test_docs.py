@@ -84,7 +84,7 @@ POINTER = re.compile(r"\bdocs/([\w-]+\.md)(?:: ([A-Z][\w ]*\w))?")
 
 def _tags() -> set[str]:
     """Dotted names that are MLflow tags, not modules (``cultureqa.group``)."""
-    from cultureqa.mlflow_runs import PARENT_TAG
+    from cultureqa.runs.mlflow_runs import PARENT_TAG
 
     return {PARENT_TAG}
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from cultureqa.exps import table
+from cultureqa.runs.exps import table
 
 ROOT = Path(__file__).resolve().parents[1]
 COPIED = ["Makefile", "dvc.yaml", "dvc.lock", "params.yaml", ".dvcignore", ".dvc/config", "src",

@@ -23,10 +23,13 @@ def packages(src: Path) -> list[Path]:
 
 
 def oversized(src: Path, limit: int = MAX_MODULES) -> dict[str, int]:
-    """Packages holding more than ``limit`` modules of their own (``__init__`` not counted)."""
+    """Packages holding more than ``limit`` modules of their own (``__init__`` not counted).
+
+    ``src`` itself counts as the package ``.``: its top level holds at most ``limit`` modules too.
+    """
     counts = {
         str(p): sum(1 for f in (src / p).glob("*.py") if f.name != "__init__.py")
-        for p in packages(src)
+        for p in [Path("."), *packages(src)]
     }
     return {name: n for name, n in counts.items() if n > limit}
 
@@ -89,3 +92,13 @@ def test_the_checks_catch_a_planted_violation(tmp_path: Path) -> None:
     ]
     readme = "## Layout\n| `mocqa/` | x |\n| `big/` | y |\n## Next\n`mocqa_build/` `io.py`\n"
     assert undocumented(src, readme) == ["mocqa_build/", "io.py"]
+
+
+def test_the_top_level_counts_as_a_package(tmp_path: Path) -> None:
+    src = tmp_path / "cultureqa"
+    src.mkdir()
+    for i in range(MAX_MODULES + 1):
+        (src / f"m{i}.py").write_text("")
+    assert oversized(src) == {".": MAX_MODULES + 1}
+    (src / "m0.py").unlink()
+    assert oversized(src) == {}

@@ -50,6 +50,31 @@ def test_compose_names_the_nearest_valid_name(override: str, line: str) -> None:
     assert message.startswith(line) and "\n" not in message and "+" not in message
 
 
+@pytest.mark.parametrize(
+    ("overrides", "line"),
+    [
+        (["evaluate.benchmarks=[indoculturee]"], "override 'evaluate.benchmarks=[indoculturee]': "
+         "'indoculturee' is not a benchmark (conf/benchmark/); did you mean 'indoculture'"),
+        (["evaluate.benchmarks=[indoculture,zzqx]"], "override 'evaluate.benchmarks=[indoculture,"
+         "zzqx]': 'zzqx' is not a benchmark (conf/benchmark/); composed: indoculture"),
+        (["evaluate.benchmarks=[province_capitals]"], "override 'evaluate.benchmarks="
+         "[province_capitals]': benchmark 'province_capitals' is not composed; also pass "
+         "-S '+benchmark@benchmarks.province_capitals=province_capitals'"),
+    ],
+)  # fmt: skip
+def test_a_benchmark_name_is_checked_before_anything_runs(overrides: list[str], line: str) -> None:
+    """A valid list naming a benchmark the run does not compose fails at composition."""
+    with pytest.raises(OverrideError) as caught:
+        compose_params(CONF, overrides)
+    assert str(caught.value).startswith(line) and "\n" not in str(caught.value)
+    fixed = ["+benchmark@benchmarks.province_capitals=province_capitals",
+             "evaluate.benchmarks=[indoculture,province_capitals]"]  # fmt: skip
+    assert compose_params(CONF, fixed)["evaluate"]["benchmarks"] == [
+        "indoculture",
+        "province_capitals",
+    ]
+
+
 def test_other_refusals_keep_hydras_first_line() -> None:
     with pytest.raises(OverrideError) as caught:
         compose_params(CONF, ["+evaluate.progress=false"])  # the key exists: not a typo
@@ -130,6 +155,13 @@ def test_dvc_exp_run_prints_one_line(tmp_path: Path) -> None:
         "ERROR: override 'evaluate.max_eror_share=0.2': unknown key 'evaluate.max_eror_share'; "
         "did you mean 'evaluate.max_error_share'?"
     )
+    name = _run(repo, "dvc", "exp", "run", "-S", "evaluate.benchmarks=[indoculturee]")
+    assert name.returncode != 0
+    assert (name.stdout + name.stderr).strip() == (
+        "ERROR: override 'evaluate.benchmarks=[indoculturee]': 'indoculturee' is not a benchmark "
+        "(conf/benchmark/); did you mean 'indoculture' or 'island_culture'?"
+    )
+    assert _run(repo, "git", "status", "--porcelain").stdout == ""  # params.yaml untouched
 
 
 @pytest.mark.slow  # two more DVC runs (~15 s on a loaded machine)

@@ -33,9 +33,9 @@ from omegaconf import OmegaConf
 
 from cultureqa.compose import compose_params
 from cultureqa.provenance import file_md5
+from cultureqa.runs.tracking import TrackingConfigError, tracking_uri
 from cultureqa.testing import FakeOpenAIServer
 from cultureqa.testing.workspace import make_api_workspace
-from cultureqa.tracking import TrackingConfigError, tracking_uri
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from cultureqa.mlflow_runs import current_group
-from cultureqa.tracking import flatten_params, metric_key, run_name, slice_metrics
+from cultureqa.runs.mlflow_runs import current_group
+from cultureqa.runs.tracking import flatten_params, metric_key, run_name, slice_metrics
 
 
 def test_metric_keys_are_stable_and_mlflow_safe() -> None:
@@ -64,7 +64,7 @@ def test_flatten_params() -> None:
 
 
 def test_numeric_leaves_flatten_build_counts() -> None:
-    from cultureqa.tracking import numeric_leaves
+    from cultureqa.runs.tracking import numeric_leaves
 
     doc = {
         "input": 88,

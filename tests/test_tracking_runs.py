@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from cultureqa.tracking import benchmark_dataset, evaluation_metrics, log_runs
+from cultureqa.runs.tracking import benchmark_dataset, evaluation_metrics, log_runs
 
 EXPERIMENT = "cultureqa/test"
 
@@ -167,9 +167,18 @@ def test_the_parent_run_carries_its_childrens_headline_and_a_comparison_table(
     assert child.data.tags["packages"] == "dvc==3.67.1 mlflow==3.17.2"
     assert {"model.id", "prompt.style"} <= set(child.data.params)
 
+    import mlflow  # the sweep-level cultureqa/results: one run per cell, re-tracking updates it
+
+    rows = mlflow.search_runs(experiment_names=["cultureqa/results"], order_by=["params.slot"])
+    assert rows[["params.slot", "params.dvc_experiment", "metrics.accuracy"]].values.tolist() == [
+        ["baselines.first_option", "exp-a", 0.0], ["model", "exp-a", 0.625]]  # fmt: skip
+    assert rows["metrics.ci_low"].tolist()[1] == got["indoculture.accuracy.ci_low"]
+    assert set(rows["tags.mlflow.runName"]) == {"random · plain · indoculture",
+                                                "first-option · plain · indoculture"}  # fmt: skip
+
 
 def test_logged_metrics_keep_four_significant_digits() -> None:
-    from cultureqa.parent_summary import rounded
+    from cultureqa.runs.parent_summary import rounded
 
     assert rounded(0.28107922931825335) == 0.2811
     assert rounded(0.000123456) == 0.0001235  # small costs keep their digits

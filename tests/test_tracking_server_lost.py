@@ -17,7 +17,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from cultureqa.provenance import file_md5
-from cultureqa.tracking_server import wait_bound
+from cultureqa.runs.tracking_server import wait_bound
 from tests.test_scale_out import TRACK, _stage, _tracked_workspace
 
 EVAL = Path("data/eval/synthetic/baselines.random/predictions.parquet")

@@ -11,6 +11,8 @@ roster entry of a sweep, built by the stages' own code, minus what the response 
 headline accuracy with its 95% CI and the difference to a baseline experiment, paired by item over
 the rows both measured, or an empty cell with its reason where the experiments' differences do not
 reach that benchmark.
+``cultureqa headline [--csv]`` prints the workspace's benchmark × prompt × roster slot table,
+accuracy ± 95% CI and n items (the last lines of ``make repro``).
 ``cultureqa exps [--width 160] [--csv]`` shows DVC experiments: the params that differ and the
 model slot's headline metrics first, as many columns as fit the width.
 ``cultureqa ui-links`` prints the address of each MLflow experiment's runs table.
@@ -106,6 +108,9 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("--slot", default="model", help="roster slot (default: model)")
     compare.add_argument("--csv", action="store_true", help="CSV instead of a markdown table")
     compare.set_defaults(func=_compare)
+    head = groups.add_parser("headline", help="the workspace's results table (make repro's end)")
+    head.add_argument("--csv", action="store_true", help="CSV with the numbers and CI bounds")
+    head.set_defaults(func=_headline)
     exps = groups.add_parser("exps", help="DVC experiments: what differs, model metrics first")
     exps.add_argument("--width", type=int, default=160, help="terminal columns (default: 160)")
     exps.add_argument("--csv", action="store_true", help="every column of this view as CSV")
@@ -168,7 +173,7 @@ def _ui_links(args: argparse.Namespace, root: Path) -> int:
     if not (root / "mlflow.db").exists():
         print(f"no MLflow database at {root / 'mlflow.db'} yet: run `make repro` first")
         return 0
-    from cultureqa.tracking import ui_links
+    from cultureqa.runs.tracking import ui_links
 
     print("MLflow runs tables (each opens in the UI's Model training view):")
     for line in ui_links(root, args.base.rstrip("/")):
@@ -177,7 +182,7 @@ def _ui_links(args: argparse.Namespace, root: Path) -> int:
 
 
 def _exps(args: argparse.Namespace, root: Path) -> int:
-    from cultureqa.exps import read_show, table
+    from cultureqa.runs.exps import read_show, table
 
     try:
         print(table(read_show(root), args.width, args.csv), end="")
@@ -187,13 +192,24 @@ def _exps(args: argparse.Namespace, root: Path) -> int:
 
 
 def _compare(args: argparse.Namespace, root: Path) -> int:
-    from cultureqa.compare import as_frame, compare, read_show, render
+    from cultureqa.runs.compare import as_frame, compare, read_show, render
 
     try:
         result = compare(root, read_show(root), args.baseline, args.slot)
     except (ValueError, RuntimeError) as exc:
         raise UserError(f"compare: {exc}") from exc
     print(as_frame(result, text=False).to_csv(index=False) if args.csv else render(result), end="")
+    return 0
+
+
+def _headline(args: argparse.Namespace, root: Path) -> int:
+    from cultureqa.runs.headline import headline, read_params, render
+
+    try:
+        frame = headline(root, read_params(root))
+    except OSError as exc:
+        raise UserError(f"headline: {exc}") from exc
+    print(frame.to_csv(index=False) if args.csv else render(frame), end="")
     return 0
 
 

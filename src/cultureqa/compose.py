@@ -11,6 +11,10 @@ here (``cultureqa cost -S``, ``python -m cultureqa.compose``, ``make params`` af
 (``dvc_hydra_plugins/``, :func:`install_for_dvc`). The nearest names come from Hydra itself (the
 options a ``MissingConfigException`` lists) and from the key schema ``cultureqa params check``
 uses, both matched with difflib.
+
+A composition Hydra accepts can still name a benchmark that is not in it
+(``-S 'evaluate.benchmarks=[indoculturee]'`` is a valid list): :func:`check_benchmarks` refuses it
+in the same one line, before DVC writes params.yaml or runs a stage.
 """
 
 from __future__ import annotations
@@ -43,6 +47,49 @@ def explain(exc: BaseException, overrides: Sequence[str], conf_dir: Path) -> str
         if line is not None:
             return line
     return first_line(exc)
+
+
+def check_benchmarks(params: Any, overrides: Sequence[str], conf_dir: Path) -> None:
+    """Every name in ``evaluate.benchmarks`` is a composed ``benchmarks.<name>``, or one line.
+
+    Without this, a typo passes composition and the run fails on a missing file a stage later
+    (after DVC has rewritten params.yaml). The nearest names come from the composed benchmarks
+    and ``conf/benchmark/``; a config that exists but is not composed gets the override that adds
+    it.
+
+    Raises:
+        OverrideError: a name is not composed; the message names it and the nearest names.
+    """
+    listed = _at_path(params, "evaluate.benchmarks") or []
+    composed = sorted(str(k) for k in (_at_path(params, "benchmarks") or {}))
+    typed = next((o for o in overrides if o.split("=", 1)[0].lstrip("+~") == "evaluate.benchmarks"),
+                 None)  # fmt: skip
+    where = f"override '{typed}'" if typed else "evaluate.benchmarks"
+    configs = sorted(p.stem for p in (conf_dir / "benchmark").glob("*.yaml"))
+    for name in (str(n) for n in listed):
+        if name in composed:
+            continue
+        if name in configs:
+            raise OverrideError(
+                f"{where}: benchmark '{name}' is not composed; also pass "
+                f"-S '+benchmark@benchmarks.{name}={name}' (or add it to "
+                f"{conf_dir.name}/config.yaml's defaults)"
+            )
+        close = difflib.get_close_matches(name, sorted({*composed, *configs}), n=3, cutoff=0.5)
+        hint = (f"did you mean {' or '.join(repr(c) for c in close)}?" if close
+                else f"composed: {', '.join(composed) or 'none'}")  # fmt: skip
+        raise OverrideError(
+            f"{where}: '{name}' is not a benchmark ({conf_dir.name}/benchmark/); {hint}"
+        )
+
+
+def _at_path(params: Any, dotted: str) -> Any:
+    node = params
+    for part in dotted.split("."):
+        if node is None or part not in node:
+            return None
+        node = node[part]
+    return node
 
 
 def first_line(exc: BaseException) -> str:
@@ -154,10 +201,15 @@ def install_for_dvc() -> None:
     def load_configuration(self: Any, config_name: Any, overrides: list[str], *a: Any,
                            **kw: Any) -> Any:  # fmt: skip
         try:
-            return original(self, config_name, overrides, *a, **kw)
+            cfg = original(self, config_name, overrides, *a, **kw)
         except HydraException as exc:
             line = explain(exc, overrides, _main_conf_dir(self))
             raise DvcOverrideError(line) from None
+        try:
+            check_benchmarks(cfg, overrides, _main_conf_dir(self))
+        except OverrideError as exc:
+            raise DvcOverrideError(str(exc)) from None
+        return cfg
 
     setattr(load_configuration, "__cultureqa__", True)  # noqa: B010
     ConfigLoaderImpl.load_configuration = load_configuration  # type: ignore[method-assign]
@@ -184,6 +236,7 @@ def compose_params(conf_dir: Path, overrides: list[str] | None = None) -> dict[s
             cfg = compose(config_name="config", overrides=overrides or [])
     except HydraException as exc:
         raise OverrideError(explain(exc, overrides or [], conf_dir)) from exc
+    check_benchmarks(cfg, overrides or [], conf_dir)
     OmegaConf.resolve(cfg)
     container = OmegaConf.to_container(cfg)
     assert isinstance(container, dict)

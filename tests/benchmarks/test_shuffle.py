@@ -18,7 +18,7 @@ from cultureqa.benchmarks.checks import check_slices
 from cultureqa.benchmarks.load import load_benchmark
 from cultureqa.benchmarks.spec import BenchmarkSpec, SpecError
 from cultureqa.config import run_stage
-from cultureqa.tracking import source_metrics
+from cultureqa.runs.tracking import source_metrics
 
 ROOT = Path(__file__).resolve().parents[2]
 SHUFFLED = {"from": ["o1", "o2"], "shuffle": {"seed": 7}}

@@ -19,9 +19,9 @@ from typing import Any
 from omegaconf import OmegaConf
 
 from cultureqa.runlog import runlog_dir
+from cultureqa.runs.tracking import api_metrics
 from cultureqa.testing import FakeOpenAIServer, FaultPlan
 from cultureqa.testing.workspace import make_api_workspace, stage_env
-from cultureqa.tracking import api_metrics
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path("data/eval/synthetic/model")

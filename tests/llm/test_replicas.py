@@ -19,9 +19,9 @@ from cultureqa.llm.registry import build_model
 from cultureqa.llm.replicas import ReplicaPool
 from cultureqa.llm.retry import RetryConfig
 from cultureqa.llm.store import open_store
+from cultureqa.runs.tracking import api_metrics
 from cultureqa.spend import api_stats
 from cultureqa.testing import FakeOpenAIServer, FaultPlan
-from cultureqa.tracking import api_metrics
 
 ROOT = Path(__file__).resolve().parents[2]
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")

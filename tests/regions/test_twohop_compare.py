@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from cultureqa.compare import Experiment, cells, compare
+from cultureqa.runs.compare import Experiment, cells, compare
 
 PARAMS = {
     "model": {"id": "m1"},

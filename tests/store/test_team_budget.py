@@ -21,8 +21,8 @@ from omegaconf import OmegaConf
 from cultureqa.errors import ConfigTypeError, TeamCapMismatch, one_line
 from cultureqa.llm.store import pg_budget
 from cultureqa.llm.store.pg_budget import EXPIRED, GONE, PgTeamBudget, open_team_budget
+from cultureqa.runs.tracking import api_metrics
 from cultureqa.spend import Budget, team_from
-from cultureqa.tracking import api_metrics
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -32,7 +32,7 @@ from cultureqa.cases.construct import CORRECT_TYPE
 from cultureqa.cases.evaluate import CASE_META
 from cultureqa.cases.shuffle import LETTERS, parse_letter_types
 from cultureqa.io import SourceError, read_table, write_json, write_parquet, write_text
-from cultureqa.tracking import SLICE, metric_key, usage_metrics
+from cultureqa.runs.tracking import SLICE, metric_key, usage_metrics
 
 SHEET_COLUMNS = ("respondent_group", "case_id", "selection")
 
@@ -265,7 +265,7 @@ def log_entry_runs(
 
     The report's ``plots`` go to the DVC experiment's parent run (named after ``sweep``).
     """
-    from cultureqa.tracking import DatasetRef, log_runs
+    from cultureqa.runs.tracking import DatasetRef, log_runs
 
     details = run_info["details"]
     gap = details["robustness"]["max_gap_pp"]

@@ -26,7 +26,7 @@ from cultureqa.mocqa import metrics as m
 from cultureqa.mocqa.paired import DIFFERENCE, EQUIVALENT
 from cultureqa.mocqa.question_analysis import QuestionAnalysis
 from cultureqa.mocqa_shared.schema import CLUE_TYPES
-from cultureqa.tracking import SLICE, metric_key, usage_metrics
+from cultureqa.runs.tracking import SLICE, metric_key, usage_metrics
 
 _COLOURS = {
     "both_right": "#1a9850",
@@ -356,8 +356,8 @@ def log_runs(
     ``uri`` is ``tracking.uri`` (a tracking server); None logs into ``<root>/mlflow.db``.
     ``sweep`` names the DVC experiment's parent run, which gets the report's ``figures``.
     """
-    from cultureqa.tracking import DatasetRef
-    from cultureqa.tracking import log_runs as log_record_runs
+    from cultureqa.runs.tracking import DatasetRef
+    from cultureqa.runs.tracking import log_runs as log_record_runs
 
     data = run["provenance"]["dataset"]
     dataset = DatasetRef("mocqa", str(data.get("md5")), str(data.get("path")))

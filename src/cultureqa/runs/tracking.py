@@ -3,8 +3,9 @@
 A result is one roster entry × setting/prompt/language/seed with its predictions. Each MLflow
 experiment opens on its runs table (``mlflow.experimentKind``), holds one parent run per DVC
 experiment and, under it, one child run per result, named ``<model id> · <prompt> · <setting>``;
-re-tracking a result updates its run in place, nothing is deleted (:mod:`cultureqa.mlflow_runs`).
-Each run logs its dataset as an MLflow dataset input; the report's figures go to the parent.
+re-tracking a result updates its run in place, nothing is deleted
+(:mod:`cultureqa.runs.mlflow_runs`). Each run logs its dataset as an MLflow dataset input; the
+report's figures go to the parent.
 
 The URI is ``sqlite:///<DVC_ROOT>/mlflow.db`` with an explicit artifact root, so queued DVC
 experiments (which run in temp copies) log into the same database as the workspace; or, with
@@ -27,9 +28,9 @@ from urllib.parse import urlsplit
 import pandas as pd
 
 from cultureqa.config import ParamsError
-from cultureqa.mlflow_runs import DatasetRef as DatasetRef  # re-exported for the families
-from cultureqa.mlflow_runs import ResultRun as ResultRun
-from cultureqa.mlflow_runs import (
+from cultureqa.runs.mlflow_runs import DatasetRef as DatasetRef  # re-exported for the families
+from cultureqa.runs.mlflow_runs import ResultRun as ResultRun
+from cultureqa.runs.mlflow_runs import (
     current_group,
     digest,
     ensure_parent,
@@ -37,7 +38,7 @@ from cultureqa.mlflow_runs import (
     runs_tagged,
     upsert_result,
 )
-from cultureqa.tracking_server import bound_requests, check_reachable, server_errors
+from cultureqa.runs.tracking_server import bound_requests, check_reachable, server_errors
 
 _METRIC_SAFE = re.compile(r"[^A-Za-z0-9_\-. /]")
 log = logging.getLogger(__name__)
@@ -303,8 +304,8 @@ def log_runs(
     experiment's parent run (named after ``sweep``: :func:`sweep_tags`), which gets ``figures``.
     ``uri`` is ``tracking.uri`` (a tracking server); None logs into ``<root>/mlflow.db``. The git
     state is read from the working directory (a queued experiment's temp copy). The parent also
-    gets this slot's headline (:mod:`cultureqa.parent_summary`). A tracking server that stops
-    answering ends the stage with one line (:mod:`cultureqa.tracking_server`). Returns
+    gets this slot's headline (:mod:`cultureqa.runs.parent_summary`). A tracking server that stops
+    answering ends the stage with one line (:mod:`cultureqa.runs.tracking_server`). Returns
     ``{value: run_id}``.
     """
     with server_errors(uri):
@@ -324,7 +325,12 @@ def _log_runs(
     sweep: Mapping[str, str] | None,
     figures: Iterable[Path],
 ) -> dict[str, str]:
-    from cultureqa.parent_summary import headline, log_parent_summary
+    from cultureqa.runs.parent_summary import (
+        headline,
+        log_parent_summary,
+        log_result_row,
+        results_experiment,
+    )
 
     experiment_id = configure(root, experiment, uri)
     group = current_group(Path.cwd())
@@ -356,6 +362,8 @@ def _log_runs(
     swept = {"model.id": "model", "prompt.style": "prompt"}  # the experiment's, on its parent
     given = dict(sweep or {})
     log_parent_summary(parent, metrics, row, {k: given[v] for k, v in swept.items() if v in given})
+    results_id = configure(root, results_experiment(experiment), uri)
+    log_result_row(results_id, group, row, {"roster_entry": entry})
     return runs
 
 

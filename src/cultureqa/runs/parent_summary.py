@@ -6,8 +6,8 @@ the headline its children stand for to the parent: as the parent's own metrics
 (``indoculture.accuracy`` with ``.ci_low``/``.ci_high``/``.n_items``; ``mocqa.multi_hop.cot``;
 ``cases.accuracy``; other slots as ``indoculture.baselines.random.accuracy``), and as one row of
 a comparison table logged with ``mlflow.log_table`` (``comparison.json``). The numbers are the
-ones ``make compare`` prints (:mod:`cultureqa.compare`): accuracy over all the slot's rows with a
-95% t-interval over items.
+ones ``make compare`` prints (:mod:`cultureqa.runs.compare`): accuracy over all the slot's rows
+with a 95% t-interval over items.
 
 The table is rewritten, not appended: ``log_table`` concatenates onto an existing file, so a
 re-tracked stage would add its row twice. The first stage logs it with ``log_table`` (which
@@ -54,7 +54,7 @@ def headline(
     The row reads left to right as a researcher does (the UI cuts wide tables on the right):
     slot and model, the headline with its CI as text, then the numbers and what they cover.
     """
-    from cultureqa.compare import estimate
+    from cultureqa.runs.compare import estimate
 
     unit = "case_id" if "case_id" in predictions.columns else "item_id"
     names = MOCQA_HEADLINE if benchmark == "mocqa" else HEADLINE
@@ -138,3 +138,65 @@ def _now_ms() -> int:
     import time
 
     return int(time.time() * 1000)
+
+
+RESULTS = "results"
+"""The sweep-level MLflow experiment, ``<prefix>/results``: one flat run per DVC experiment ×
+benchmark × roster slot × prompt with its headline and 95% CI as metrics."""
+ROW_TAG = "cultureqa.result_row"
+RESULTS_NOTE = (
+    "One run per DVC experiment × benchmark × roster slot × prompt: accuracy (ID-MoCQA: "
+    "multi-hop) over items with its 95% t-interval (ci_low, ci_high) and n_items, the numbers "
+    "`make compare` prints. Open Evaluation runs (GenAI view) or Runs → Chart (Model training)."
+)
+
+
+def results_experiment(experiment: str) -> str:
+    """``cultureqa/indoculture`` → ``cultureqa/results``."""
+    prefix = experiment.rsplit("/", 1)[0] if "/" in experiment else experiment
+    return f"{prefix}/{RESULTS}"
+
+
+def log_result_row(
+    experiment_id: str, group: Any, row: Mapping[str, Any], tags: Mapping[str, str]
+) -> str:
+    """The sweep-level run of one (group, benchmark, slot, prompt), created once, then updated.
+
+    MLflow 3's runs table shows no metric column until a user picks one, but its GenAI
+    "Evaluation runs" page lists every run of an experiment with its metrics as columns: a flat
+    experiment whose runs carry only the headline (``accuracy``, ``ci_low``, ``ci_high``,
+    ``n_items``; ``first_hop…`` for ID-MoCQA) reads as the sweep's table there, two clicks from
+    MLflow's home page. Re-tracking the same cell updates its run (same id); nothing is deleted.
+    """
+    from mlflow import MlflowClient
+    from mlflow.entities import Metric, Param
+
+    from cultureqa.runs.mlflow_runs import digest, runs_tagged
+
+    client = MlflowClient()
+    if client.get_experiment(experiment_id).tags.get("mlflow.note.content") != RESULTS_NOTE:
+        client.set_experiment_tag(experiment_id, "mlflow.note.content", RESULTS_NOTE)
+    cell = {k: str(row[k]) for k in ("benchmark", "slot", "prompt")}
+    key = digest({"group": group.key, **cell})
+    name = f"{row['model']} · {row['prompt']} · {row['benchmark']}"
+    names = [n for n in ("accuracy", "multi_hop", "first_hop") if n in row]
+    metrics: dict[str, float] = {}
+    for n, shown in zip(names, ["accuracy", *names[1:]], strict=True):
+        prefix = "" if shown == "accuracy" else f"{shown}_"  # the headline's CI reads ci_low
+        metrics |= {shown: row[n], f"{prefix}ci_low": row[f"{n}.ci_low"],
+                    f"{prefix}ci_high": row[f"{n}.ci_high"]}  # fmt: skip
+    metrics["n_items"] = float(row["n_items"])
+    finite = {k: float(v) for k, v in metrics.items() if math.isfinite(float(v))}
+    labels = {"dvc_experiment": group.label, "model": str(row["model"]), **cell}
+    found = runs_tagged(experiment_id, {ROW_TAG: key})
+    now = _now_ms()
+    if found:
+        run_id = str(found[0].info.run_id)
+    else:
+        run = client.create_run(experiment_id, run_name=name,
+                                tags={**group.tags, **tags, ROW_TAG: key})  # fmt: skip
+        run_id = str(run.info.run_id)
+        client.log_batch(run_id, params=[Param(k, v) for k, v in labels.items()])
+        client.set_terminated(run_id, "FINISHED")
+    client.log_batch(run_id, metrics=[Metric(k, v, now, 0) for k, v in finite.items()])
+    return run_id

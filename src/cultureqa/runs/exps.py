@@ -63,7 +63,7 @@ class Column:
 def read_show(root: Path) -> list[dict[str, Any]]:
     """``dvc exp show --json``: one entry per workspace/commit, experiments under each.
 
-    ``make compare`` reads the same JSON (:func:`cultureqa.compare.read_show`).
+    ``make compare`` reads the same JSON (:func:`cultureqa.runs.compare.read_show`).
     """
     done = subprocess.run(
         ["dvc", "exp", "show", "--json", "--no-pager"],

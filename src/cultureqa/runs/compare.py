@@ -45,8 +45,8 @@ import pandas as pd
 import yaml
 from scipy import stats
 
-from cultureqa.exps import flatten
-from cultureqa.exps import read_show as exp_show_json
+from cultureqa.runs.exps import flatten
+from cultureqa.runs.exps import read_show as exp_show_json
 
 NOT_AVAILABLE = "n/a"
 """The cell of a benchmark whose predictions the experiment does not have (not run, or not in the

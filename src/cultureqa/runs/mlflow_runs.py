@@ -166,7 +166,7 @@ def dataset_input(dataset: DatasetRef) -> Any:
 
 
 def _metrics(result: ResultRun) -> dict[str, float]:
-    from cultureqa.parent_summary import rounded
+    from cultureqa.runs.parent_summary import rounded
 
     return {k: rounded(float(v)) for k, v in result.metrics.items() if pd.notna(v)}
 

@@ -1,0 +1,130 @@
+"""MLflow as the comparison place: the sweep's table two clicks from MLflow's home page.
+
+Four DVC experiments (``model=random,first_option`` × ``prompt=zero_shot,cot``, as the README
+sweep) are tracked through the stages' own function (:func:`cultureqa.runs.tracking.log_runs`, one
+group per ``DVC_EXP_NAME``) into a fresh ``mlflow.db``; ``mlflow ui`` serves it as ``make ui``
+does. Playwright drives Debian's Chromium in a new profile (MLflow 3.17 opens in its GenAI view
+there): home page → click ``cultureqa/results`` → click "Evaluation runs", and every
+model × prompt × benchmark row shows accuracy and its CI, equal to what ``make compare``
+computes from the same items (:func:`cultureqa.runs.compare.estimate`, to its printed digit).
+``CULTUREQA_DOCS_IMG=1`` also writes the screenshot to ``docs/img/mlflow_results.png``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cultureqa.runs.compare import estimate
+from cultureqa.runs.tracking import benchmark_dataset, evaluation_metrics, log_runs
+
+ROOT = Path(__file__).resolve().parents[1]
+SWEEP = [(m, p) for m in ("random", "first-option") for p in ("zero_shot", "cot")]
+
+
+def _predictions(rng: np.random.Generator, model: str) -> pd.DataFrame:
+    items = [f"i{k}" for k in range(20)]
+    grid = pd.MultiIndex.from_product([items, ["mcq_en", "mcq_id"]], names=["item_id", "setting"])
+    frame = grid.to_frame(index=False).assign(benchmark="indoculture", model=model, status="ok")
+    frame["correct"] = rng.random(len(frame)) < 0.45
+    return frame.assign(prompt_tokens=10, completion_tokens=1, cost_usd=0.0, latency_s=0.1)
+
+
+def _run(model: str, prompt: str) -> dict[str, object]:
+    dataset = {"name": "indoculture", "version": "v1", "md5": "0" * 32,
+               "source": "data/sources/indoculture.jsonl"}  # fmt: skip
+    return {
+        "benchmark": "indoculture", "roster_entry": "model", "model": {"id": model},
+        "prompt": prompt, "templates": {"mcq_en": "a", "mcq_id": "b"}, "model_calls": 40,
+        "api": {}, "provenance": {"dataset": dataset, "git": {"commit": "c", "dirty": False},
+                                  "packages": {}, "dvc_exp_name": None},
+    }  # fmt: skip
+
+
+def _sweep(root: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, tuple[float, float, float]]:
+    """Track the four experiments; return each row's (accuracy, low, high) as compare has it."""
+    rng, expected = np.random.default_rng(11), {}
+    for model, prompt in SWEEP:
+        monkeypatch.setenv("DVC_EXP_NAME", f"{model}-{prompt}")
+        preds, run = _predictions(rng, model), _run(model, prompt)
+        dataset = benchmark_dataset(run["provenance"]["dataset"])  # type: ignore[index]
+        log_runs(root, "cultureqa/indoculture", run, preds, "setting",
+                 lambda part: evaluation_metrics(part, []), lambda _, d=dataset: d,
+                 sweep={"model": model, "prompt": prompt})  # fmt: skip
+        found = estimate(preds.groupby("item_id")["correct"].mean().astype(float))
+        expected[f"{model} · {prompt} · indoculture"] = (found.value, found.low, found.high)
+    return expected
+
+
+def _serve(root: Path) -> tuple[subprocess.Popen[bytes], str]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    mlflow = Path(sys.executable).parent / "mlflow"
+    server = subprocess.Popen(
+        [str(mlflow), "ui", "--backend-store-uri", f"sqlite:///{root / 'mlflow.db'}",
+         "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "MLFLOW_DISABLE_TELEMETRY": "true"},
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{base}/health", timeout=5):
+                return server, base
+        except OSError:
+            time.sleep(1)
+    server.kill()
+    raise AssertionError("mlflow ui did not answer within 180 s")
+
+
+@pytest.mark.timeout(600)  # mlflow ui starts in 20-120 s on a loaded machine
+def test_the_sweep_table_is_two_clicks_from_mlflow_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chromium: str
+) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    monkeypatch.chdir(tmp_path)
+    expected = _sweep(tmp_path, monkeypatch)
+    server, base = _serve(tmp_path)
+    shot = tmp_path / "mlflow_results.png"
+    try:
+        with sync_api.sync_playwright() as play:
+            browser = play.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+            page = browser.new_context(viewport={"width": 1600, "height": 900}).new_page()
+            page.set_default_timeout(90_000)
+            page.goto(base)
+            page.get_by_role("link", name="cultureqa/results").first.click()  # click 1
+            page.get_by_text("Evaluation runs", exact=True).first.click()  # click 2
+            page.get_by_text("ci_high", exact=True).first.wait_for()
+            names = list(expected)
+            for name in names:
+                page.get_by_text(name, exact=True).first.wait_for()
+            page.screenshot(path=str(shot))
+            headers = [h.strip() for h in page.get_by_role("columnheader").all_inner_texts()]
+            shown = {}
+            for row in page.get_by_role("row").all()[1:]:
+                cells = [c.strip() for c in row.get_by_role("cell").all_inner_texts()]
+                assert len(cells) == len(headers), (headers, cells)
+                name = next(n for n in names if any(c.endswith(n) for c in cells))
+                shown[name] = tuple(float(cells[headers.index(k)]) for k in
+                                    ("accuracy", "ci_low", "ci_high"))  # fmt: skip
+            browser.close()
+    finally:
+        server.kill()
+        server.wait()
+    if os.environ.get("CULTUREQA_DOCS_IMG"):
+        shutil.copy(shot, ROOT / "docs" / "img" / "mlflow_results.png")
+    assert set(shown) == set(expected)
+    for name, numbers in expected.items():  # make compare prints 3 decimals
+        assert [f"{v:.3f}" for v in shown[name]] == [f"{v:.3f}" for v in numbers], name

@@ -16,6 +16,8 @@ model slot's headline metrics first, as many columns as fit the width.
 ``cultureqa ui-links`` prints the address of each MLflow experiment's runs table.
 ``cultureqa store copy SOURCE TARGET`` moves a response store (``sqlite:///…`` ↔ ``postgresql://…``);
 ``cultureqa store report`` prints requests sent per machine and prompts paid twice (docs/team.md).
+``cultureqa human push|pull`` sends a two-hop sample to Label Studio and reads the labels back
+(``export|report``: the same through a CSV sheet; docs/human-validation.md).
 User errors print one ``error: …`` line and exit with code 2.
 """
 
@@ -128,6 +130,9 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     report.add_argument("--json", action="store_true", help="print JSON instead of the table")
     report.set_defaults(func=_store_report)
+    from cultureqa.human.cli import add_parser as add_human_parser
+
+    add_human_parser(groups)
     return parser
 
 

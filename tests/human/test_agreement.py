@@ -68,9 +68,9 @@ def independent(labels: pd.DataFrame, items: pd.DataFrame, judge: dict[str, bool
     merged = labels.merge(items[["item_id", "clue_type"]], on="item_id")
     wide = merged.pivot(index="item_id", columns="annotator", values="quality")
     clue = items.set_index("item_id")["clue_type"]
+    a, b = sorted(wide.columns)
     kappa = {
-        c: cohen_kappa_score(part["a1"], part["a2"])
-        for c, part in wide.groupby(clue.reindex(wide.index))
+        c: cohen_kappa_score(part[a], part[b]) for c, part in wide.groupby(clue.reindex(wide.index))
     }
     acceptable = wide.isin(["OK", "Minor"]).sum(axis=1) > 1  # majority of two = both
     ids = sorted(acceptable.index)

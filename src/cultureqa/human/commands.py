@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -141,7 +142,7 @@ def _dvc_add(root: Path, path: Path) -> None:
     if not (root / ".dvc").is_dir():
         raise FileNotFoundError(f"{root} is not a DVC repository: the labels stay untracked")
     done = subprocess.run(
-        ["dvc", "add", "--quiet", str(path.relative_to(root))],
+        [sys.executable, "-m", "dvc", "add", "--quiet", str(path.relative_to(root))],
         cwd=root,
         capture_output=True,
         text=True,

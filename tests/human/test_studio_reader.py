@@ -106,3 +106,33 @@ def test_csv_path_writes_the_same_numbers(items: pd.DataFrame, tmp_path: Path) -
     assert kappa.to_dict() == pytest.approx(independent(labels, items, judge)["kappa"])
     written = pd.read_json(target.metrics_path, typ="series")
     assert written["dataset"] == "mocqa" and written["items_labelled"] == 36
+
+
+def test_report_logs_one_mlflow_run_and_pull_tracks_labels_in_dvc(
+    items: pd.DataFrame, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    import mlflow
+
+    from tests.human.test_agreement import simulated_labels
+
+    root = Path(__file__).resolve().parents[2]
+    (tmp_path / "params.yaml").write_text((root / "params.yaml").read_text(encoding="utf-8"))
+    target = Target("mocqa", items, None, normalize_province, "province", 1, 2, 2, 100, tmp_path)
+    labels = simulated_labels(items, human_items.sample_items(items, 2, 1))
+    commands.report(target, agreement.import_labels(labels), Counter({"tasks read": 24}))
+    runs = mlflow.search_runs(experiment_names=["cultureqa/mocqa-human"], output_format="list")
+    assert len(runs) == 1 and runs[0].data.metrics["counts.tasks read"] == 24
+    assert any(k.startswith("kappa_quality.") for k in runs[0].data.metrics)
+    path = target.folder / "labels.csv"
+    path.parent.mkdir(parents=True)
+    labels.to_csv(path, index=False)
+    with pytest.raises(FileNotFoundError, match="not a DVC repository"):
+        commands._dvc_add(tmp_path, path)
+    subprocess.run(
+        [sys.executable, "-m", "dvc", "init", "--no-scm", "-q"], cwd=tmp_path, check=True
+    )
+    commands._dvc_add(tmp_path, path)
+    assert (path.parent / "labels.csv.dvc").exists()

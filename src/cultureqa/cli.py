@@ -44,11 +44,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     from cultureqa.config import print_error, run_stage
+    from cultureqa.human.cli import HumanError
 
     def run() -> int:
         try:
             return int(args.func(args, Path(args.root).resolve()))
-        except UserError as exc:
+        except (UserError, HumanError) as exc:
             print_error(str(exc))
             return 2
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -104,8 +105,14 @@ def test_csv_path_writes_the_same_numbers(items: pd.DataFrame, tmp_path: Path) -
     kappa = tables["kappa_quality"].set_index("clue_type")["kappa"]
     judge = dict.fromkeys(picked["item_id"], True)
     assert kappa.to_dict() == pytest.approx(independent(labels, items, judge)["kappa"])
-    written = pd.read_json(target.metrics_path, typ="series")
-    assert written["dataset"] == "mocqa" and written["items_labelled"] == 36
+    numbers = json.loads(target.metrics_path.read_text(encoding="utf-8"))
+    assert numbers["items_labelled"] == 36 and numbers["annotators"] == 2
+    assert {c: v["a1 | a2"] for c, v in numbers["kappa_quality"].items()} == pytest.approx(
+        kappa.to_dict()
+    )
+    assert set(numbers["icc_2_1"]) == {"quality", "naturalness", "difficulty"}
+    document = json.loads((target.folder / "report.json").read_text(encoding="utf-8"))
+    assert document["dataset"] == "mocqa" and len(document["kappa_quality"]) == 6
 
 
 def test_report_logs_one_mlflow_run_and_pull_tracks_labels_in_dvc(
@@ -127,7 +134,7 @@ def test_report_logs_one_mlflow_run_and_pull_tracks_labels_in_dvc(
     assert len(runs) == 1 and runs[0].data.metrics["counts.tasks read"] == 24
     assert any(k.startswith("kappa_quality.") for k in runs[0].data.metrics)
     path = target.folder / "labels.csv"
-    path.parent.mkdir(parents=True)
+    path.parent.mkdir(parents=True, exist_ok=True)  # report.json is already there
     labels.to_csv(path, index=False)
     with pytest.raises(FileNotFoundError, match="not a DVC repository"):
         commands._dvc_add(tmp_path, path)

@@ -59,10 +59,34 @@ def add_parser(groups: Any) -> None:
     report.set_defaults(func=_report)
 
 
-def _fail(exc: Exception) -> Exception:
-    from cultureqa.cli import UserError
+class HumanError(ValueError):
+    """A mistake the user can fix; ``cultureqa`` prints it as one line with exit code 2."""
 
-    return UserError(f"human: {exc}")
+
+def _fail(exc: Exception) -> HumanError:
+    return HumanError(f"human: {exc}")
+
+
+def main(argv: list[str] | None = None, dataset: str | None = None) -> int:
+    """``cultureqa human …`` on its own (``stages/mocqa_human.py`` fixes ``--dataset``)."""
+    from cultureqa.config import print_error, run_stage
+
+    parser = argparse.ArgumentParser(prog="cultureqa")
+    parser.add_argument("--root", default=".", help="project root (default: the current folder)")
+    add_parser(parser.add_subparsers(dest="group", required=True))
+    args = list(argv or [])
+    if dataset is not None and args and not args[0].startswith("-"):
+        args = [args[0], "--dataset", dataset, *args[1:]]
+    parsed = parser.parse_args(["human", *args])
+
+    def run() -> int:
+        try:
+            return int(parsed.func(parsed, Path(parsed.root).resolve()))
+        except HumanError as exc:
+            print_error(str(exc))
+            return 2
+
+    return run_stage(run)
 
 
 def _target(args: argparse.Namespace, root: Path) -> Any:

@@ -117,7 +117,11 @@ def pull(
 def report(
     target: Target, labels: pd.DataFrame, counts: Counter[str] | None = None, track: bool = True
 ) -> dict[str, pd.DataFrame]:
-    """The seed's tables from a labels table (both paths): metrics JSON and an MLflow run."""
+    """The seed's tables from a labels table (both paths): metrics, report and an MLflow run.
+
+    ``metrics/human/<name>.json`` holds the numbers (DVC metrics: nested, numeric leaves);
+    ``data/human/<name>/report.json`` every table row by row, with the items to adjudicate.
+    """
     unknown = sorted(set(labels["item_id"]) - set(target.items["item_id"]))
     counts = counts if counts is not None else Counter()
     if unknown:
@@ -126,15 +130,52 @@ def report(
     tables = agreement.all_tables(labels, target.items, target.judge_keep, target.normalize)
     document = {
         "dataset": target.name,
-        "items_labelled": int(labels["item_id"].nunique()),
         "annotators": sorted(set(labels["annotator"])),
         "counts": dict(sorted(counts.items())),
         **agreement.summarize(tables),
     }
-    write_json(target.metrics_path, document)
+    numbers = headline(tables, labels, counts)
+    write_json(target.folder / "report.json", document)
+    write_json(target.metrics_path, numbers)
     if track:
-        _log_mlflow(target, document)
+        _log_mlflow(target, numbers, document)
     return tables
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None or pd.isna(value) else float(value)
+
+
+def headline(
+    tables: dict[str, pd.DataFrame], labels: pd.DataFrame, counts: Counter[str]
+) -> dict[str, Any]:
+    """The numbers as nested dicts with numeric leaves (DVC metrics and MLflow metric names)."""
+    out: dict[str, Any] = {
+        "items_labelled": int(labels["item_id"].nunique()),
+        "annotators": int(labels["annotator"].nunique()),
+        "needs_adjudication": len(tables["needs_adjudication"]),
+        "counts": {reason: int(n) for reason, n in sorted(counts.items())},
+        "kappa_quality": {},
+        "icc_2_1": {},
+    }
+    for row in tables["kappa_quality"].to_dict("records"):
+        pair = f"{row['annotator_a']} | {row['annotator_b']}"
+        out["kappa_quality"].setdefault(str(row["clue_type"]), {})[pair] = _number(row["kappa"])
+    for name in ("icc_quality", "icc_naturalness", "icc_difficulty"):
+        for row in tables[name].to_dict("records"):
+            scale = out["icc_2_1"].setdefault(str(row["rating"]), {})
+            scale[str(row["clue_type"])] = _number(row["icc_2_1"])
+    if "judge_vs_human" in tables:
+        out["judge"] = {
+            str(row["clue_type"]): {k: _number(row[k]) for k in ("precision", "recall", "n")}
+            for row in tables["judge_vs_human"].to_dict("records")
+        }
+    baseline: dict[str, dict[str, float | None]] = {}
+    for row in tables["human_baseline"].to_dict("records"):
+        cell = "all" if row["clue_type"] == "all" else f"{row['clue_type']}.{row['language']}"
+        baseline.setdefault(str(row["metric"]), {})[cell] = _number(row["accuracy"])
+    out["human_accuracy"] = baseline
+    return out
 
 
 def _dvc_add(root: Path, path: Path) -> None:
@@ -152,8 +193,8 @@ def _dvc_add(root: Path, path: Path) -> None:
         raise RuntimeError(f"dvc add {path}: {done.stderr.strip()[-300:]}")
 
 
-def _log_mlflow(target: Target, document: dict[str, Any]) -> str:
-    """One MLflow run per pull in ``<prefix>/<name>-human``, every numeric leaf a metric."""
+def _log_mlflow(target: Target, numbers: dict[str, Any], document: dict[str, Any]) -> str:
+    """One MLflow run per pull or report in ``<prefix>/<name>-human``: the numbers as metrics."""
     from cultureqa.config import load_params, select
     from cultureqa.tracking import configure, numeric_leaves, tracking_uri
 
@@ -164,27 +205,9 @@ def _log_mlflow(target: Target, document: dict[str, Any]) -> str:
 
     experiment = f"{tracking['experiment_prefix']}/{target.name}-human"
     experiment_id = configure(target.root, experiment, tracking_uri(tracking))
-    metrics: dict[str, float] = {}
-    for name in (
-        "kappa_quality",
-        "icc_quality",
-        "icc_naturalness",
-        "icc_difficulty",
-        "judge_vs_human",
-    ):
-        for row in document.get(name, []):
-            key = "_".join(
-                str(row[k]) for k in ("clue_type", "annotator_a", "annotator_b") if k in row
-            )
-            numeric_leaves(
-                f"{name}.{key}",
-                {k: v for k, v in row.items() if v is not None and k not in ("n_raters",)},
-                metrics,
-            )
-    numeric_leaves("counts", document["counts"], metrics)
     with mlflow.start_run(experiment_id=experiment_id, run_name=f"human · {target.name}") as run:
         mlflow.set_tags({"pipeline": "human", "dataset": target.name})
-        mlflow.log_metrics(metrics)
+        mlflow.log_metrics(numeric_leaves("", numbers, {}))
         mlflow.log_dict(document, "human_validation.json")
         return str(run.info.run_id)
 

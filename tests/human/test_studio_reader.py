@@ -14,6 +14,7 @@ from cultureqa.human import agreement, commands, interface
 from cultureqa.human import items as human_items
 from cultureqa.human.datasets import Target
 from cultureqa.human.studio import Studio, StudioError, labels_from_tasks
+from cultureqa.io import SourceError
 from cultureqa.knowledge.gazetteer import normalize_province
 
 
@@ -143,3 +144,49 @@ def test_report_logs_one_mlflow_run_and_pull_tracks_labels_in_dvc(
     )
     commands._dvc_add(tmp_path, path)
     assert (path.parent / "labels.csv.dvc").exists()
+
+
+def test_region_set_items_and_their_region_answers() -> None:
+    from cultureqa.human.datasets import _region_matcher
+    from cultureqa.human.items import two_hop_items
+
+    frame = pd.DataFrame(
+        {
+            "item_id": ["c1.entity.en", "c2.entity.en"],
+            "source_id": ["c1", "c2"],
+            "region": ["ARE", "FRA"],
+            "language": ["en", "en"],
+            "clue_type": ["entity", "entity"],
+            "narrative": ["A clue. A story.", "Another clue. Another story."],
+            "question": ["What would they do?", "What would they do?"],
+            "type_a": ["act a", "act a"],
+            "type_b": ["act b", "act b"],
+        }
+    )
+    items = two_hop_items(frame)
+    assert list(items["options"]) == [["act a", "act b"]] * 2 and set(items["answer"]) == {""}
+    table = pd.DataFrame(
+        {
+            "iso3": ["ARE", "FRA"],
+            "name": ["United Arab Emirates", "France"],
+            "aliases": ["the UAE;Emirates", ""],
+        }
+    )
+    match = _region_matcher(table, "iso3", ["name"], "aliases")
+    assert (match(" the  uae "), match("France"), match("Paris")) == ("ARE", "FRA", None)
+    labels = pd.DataFrame(
+        {
+            "item_id": ["c1.entity.en", "c2.entity.en"],
+            "annotator": ["a", "a"],
+            "quality": ["OK", "OK"],
+            "naturalness": ["", ""],
+            "difficulty": ["", ""],
+            "answer_region": ["Emirates", "Germany"],
+            "answer_option": ["A", "B"],
+        }
+    )
+    baseline = agreement.human_baseline(labels, items, match)
+    overall = baseline[baseline["clue_type"] == "all"].set_index("metric")["accuracy"]
+    assert overall.to_dict() == {"first_hop_accuracy": 0.5}  # no gold letter: no multi-hop row
+    with pytest.raises(SourceError, match="not a two-hop dataset"):
+        two_hop_items(frame.drop(columns=["narrative"]))

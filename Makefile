@@ -17,7 +17,8 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 # otherwise compile the project's modules (and pytest re-rewrite every test file) from source.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup lock lock-check repro test check lint format typecheck params ui bench clean exps compare plots
+.PHONY: setup lock lock-check repro test check lint format typecheck params ui bench clean exps compare plots \
+  labelstudio labelstudio-start labelstudio-lock
 
 # The environment is requirements.lock: every package, pinned with its sha256, compiled by uv
 # from pyproject.toml (`make lock`). The CPU build of torch is not on PyPI: it comes from
@@ -113,6 +114,25 @@ UI_PORT ?= 5000
 ui: setup ## open the MLflow UI on http://127.0.0.1:5000 (prints each experiment's runs-table address)
 	@$(BIN)/python -m cultureqa.cli ui-links --base http://127.0.0.1:$(UI_PORT)
 	$(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db --host 127.0.0.1 --port $(UI_PORT) --workers 1
+
+# Label Studio (docs/human-validation.md) lives in its own environment, outside requirements.lock:
+# .ls-venv from labelstudio/requirements.txt (every package pinned with its hash). The project talks
+# to it over HTTP only. `make labelstudio-start` runs it on LS_PORT with its data in LS_DATA.
+LS_VENV := .ls-venv
+LS_PORT ?= 8080
+LS_DATA ?= $(CURDIR)/.labelstudio
+$(LS_VENV)/.installed: labelstudio/requirements.txt $(UV)
+	@test -x $(LS_VENV)/bin/python || $(PY) -m venv $(LS_VENV)
+	$(UV) pip sync --quiet --python $(LS_VENV)/bin/python --require-hashes labelstudio/requirements.txt
+	@touch $@
+labelstudio: $(LS_VENV)/.installed ## Label Studio's own pinned environment in .ls-venv
+
+labelstudio-start: labelstudio ## start Label Studio on http://127.0.0.1:$(LS_PORT) (user and token from the environment)
+	$(BIN)/python -m cultureqa.human.server --port $(LS_PORT) --data-dir $(LS_DATA)
+
+labelstudio-lock: $(UV) ## re-pin labelstudio/requirements.txt from labelstudio/requirements.in
+	$(UV) pip compile labelstudio/requirements.in --python-version 3.11 --python-platform x86_64-manylinux_2_28 \
+	  --generate-hashes --custom-compile-command 'make labelstudio-lock' --quiet -o labelstudio/requirements.txt
 
 .PHONY: docs
 docs: setup ## build the documentation site (README's docs/ pages) into site/, offline; warnings fail

@@ -18,6 +18,8 @@ model slot's headline metrics first, as many columns as fit the width.
 ``cultureqa ui-links`` prints the address of each MLflow experiment's runs table.
 ``cultureqa store copy SOURCE TARGET`` moves a response store (``sqlite:///…`` ↔ ``postgresql://…``);
 ``cultureqa store report`` prints requests sent per machine and prompts paid twice (docs/team.md).
+``cultureqa human push|pull`` sends a two-hop sample to Label Studio and reads the labels back
+(``export|report``: the same through a CSV sheet; docs/human-validation.md).
 User errors print one ``error: …`` line and exit with code 2.
 """
 
@@ -44,11 +46,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     from cultureqa.config import print_error, run_stage
+    from cultureqa.human.cli import HumanError
 
     def run() -> int:
         try:
             return int(args.func(args, Path(args.root).resolve()))
-        except UserError as exc:
+        except (UserError, HumanError) as exc:
             print_error(str(exc))
             return 2
 
@@ -136,6 +139,10 @@ def _parser() -> argparse.ArgumentParser:
     from cultureqa.cluster.commands import add_parser as add_slurm
 
     add_slurm(groups)  # cultureqa slurm submit / collect (docs/team.md)
+
+    from cultureqa.human.cli import add_parser as add_human_parser
+
+    add_human_parser(groups)
     return parser
 
 

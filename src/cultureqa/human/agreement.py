@@ -1,15 +1,16 @@
-"""Human validation tools: annotation sample out, labels in, agreement and baselines (DESIGN.md §5).
+"""Labels in, the seed's numbers out: κ per clue type, judge precision/recall, ICC(2,1), baseline.
 
-The paper validates ID-MoCQA with annotators who rate quality (the judges' categories),
-naturalness and difficulty, and answer the question themselves (province, then option). These
-functions produce exactly the numbers it reports: Cohen's κ per clue type between annotators,
-judge-vs-human precision/recall on the binary Acceptable label, ICC(2,1) per class, and a
-human-baseline accuracy row comparable with model rows.
+Annotators rate quality on the judges' scale, naturalness and difficulty, and answer the question
+themselves (region, then option). These functions produce exactly the numbers the seed reports:
+Cohen's κ per clue type between annotators, judge-vs-human precision/recall on the binary
+Acceptable label, ICC(2,1) per class, and a human-baseline accuracy row comparable with model
+rows. The statistics come from ``cultureqa.analysis.stats`` (statsmodels' κ, Shrout & Fleiss
+ICC); the tests check them against scikit-learn and a statsmodels ANOVA on the same labels.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -17,64 +18,33 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from cultureqa.human.items import ANNOTATION_COLUMNS, LABELS, LETTERS, SCALES
 from cultureqa.io import SourceError, read_table
-from cultureqa.mocqa_build.judging import ACCEPTABLE, CATEGORIES
-from cultureqa.mocqa_shared.schema import LETTERS, as_options
+from cultureqa.mocqa_build.judging import ACCEPTABLE
 
-LABELS: dict[str, tuple[str, ...]] = {
-    "quality": CATEGORIES,
-    "naturalness": ("Natural", "Acceptable", "Unnatural"),
-    "difficulty": ("Easy", "Moderate", "Hard"),
-}
-SCALES: dict[str, dict[str, int]] = {
-    "quality": {"OK": 3, "Minor": 2, "Moderate": 1, "Significant": 0},
-    "naturalness": {"Natural": 2, "Acceptable": 1, "Unnatural": 0},
-    "difficulty": {"Easy": 0, "Moderate": 1, "Hard": 2},
-}
-"""Ordinal codes for ICC (higher = better quality/naturalness, harder)."""
-ANNOTATION_COLUMNS = ("quality", "naturalness", "difficulty", "answer_province", "answer_option")
-
-
-def export_annotation_sample(
-    dataset: pd.DataFrame,
-    per_stratum: int,
-    seed: int,
-    strata: Sequence[str] = ("clue_type", "language"),
-) -> pd.DataFrame:
-    """A stratified sample with blank annotation columns; gold answer and province hidden."""
-    shuffled = dataset.sample(frac=1.0, random_state=seed)
-    picked = shuffled.groupby(list(strata), sort=True).head(per_stratum)
-    rows = []
-    for row in picked.sort_values(["clue_type", "language", "item_id"]).to_dict("records"):
-        options = as_options(row["options"])
-        rows.append(
-            {
-                "item_id": row["item_id"],
-                "clue_type": row["clue_type"],
-                "language": row["language"],
-                "question": row["question"],
-                **{f"option_{k}": v for k, v in zip(LETTERS, options, strict=False)},
-                **dict.fromkeys(ANNOTATION_COLUMNS, ""),
-            }
-        )
-    return pd.DataFrame(rows)
+LABEL_COLUMNS = ("item_id", "annotator", *ANNOTATION_COLUMNS)
+"""The labels table (long: one row per item × annotator), from a sheet or from Label Studio."""
 
 
 def import_labels(source: str | Path | pd.DataFrame, origin: str = "labels") -> pd.DataFrame:
     """Read annotator labels (long format: one row per item × annotator).
 
-    Errors name the row and column.
+    Required columns: ``item_id``, ``annotator`` and the annotation columns (``answer_province``,
+    the CSV sheet's older name, is read as ``answer_region``). Empty cells are allowed (not every
+    annotator answers everything) and stay empty.
 
-    Required columns: ``item_id``, ``annotator`` and the :data:`ANNOTATION_COLUMNS`. Empty cells
-    are allowed (not every annotator answers everything) and stay empty.
+    Raises:
+        SourceError: A missing column or a label off its scale, naming file, row and column.
     """
     frame = source if isinstance(source, pd.DataFrame) else read_table(source)
     origin = origin if isinstance(source, pd.DataFrame) else str(source)
-    missing = [c for c in ("item_id", "annotator", *ANNOTATION_COLUMNS) if c not in frame.columns]
+    if "answer_province" in frame.columns and "answer_region" not in frame.columns:
+        frame = frame.rename(columns={"answer_province": "answer_region"})
+    missing = [c for c in LABEL_COLUMNS if c not in frame.columns]
     if missing:
         raise SourceError(origin, f"missing column(s) {missing}")
     frame = frame.copy()
-    for column in ("item_id", "annotator", *ANNOTATION_COLUMNS):
+    for column in LABEL_COLUMNS:
         frame[column] = frame[column].fillna("").astype(str).str.strip()
     for column, allowed in {**LABELS, "answer_option": LETTERS}.items():
         bad = ~frame[column].isin([*allowed, ""])
@@ -97,12 +67,12 @@ def _pairs(labels: pd.DataFrame, column: str) -> list[tuple[str, str, pd.DataFra
 
 
 def kappa_by_clue_type(
-    labels: pd.DataFrame, dataset: pd.DataFrame, column: str = "quality"
+    labels: pd.DataFrame, items: pd.DataFrame, column: str = "quality"
 ) -> pd.DataFrame:
     """Cohen's κ per clue type for every annotator pair (items both labelled)."""
     from cultureqa.analysis.stats import cohen_kappa
 
-    merged = labels.merge(dataset[["item_id", "clue_type"]], on="item_id", how="inner")
+    merged = labels.merge(items[["item_id", "clue_type"]], on="item_id", how="inner")
     rows = []
     for a, b, both in _pairs(merged, column):
         for clue_type, part in both.groupby(level="clue_type"):
@@ -124,15 +94,29 @@ def human_acceptable(labels: pd.DataFrame) -> pd.Series:
     return rated.groupby("item_id")["quality"].agg(lambda s: s.isin(ACCEPTABLE).mean() > 0.5)
 
 
+def needs_adjudication(labels: pd.DataFrame) -> pd.DataFrame:
+    """Items whose quality labels split on Acceptable (OK/Minor vs Moderate/Significant).
+
+    These go to a third annotator (``cultureqa human push --adjudicate``); an item already rated
+    by three or more people has its majority and is not listed again.
+    """
+    rated = labels[labels["quality"] != ""]
+    per_item = rated.groupby("item_id")["quality"].agg(
+        n="size", acceptable=lambda s: int(s.isin(ACCEPTABLE).sum()), labels=lambda s: "|".join(s)
+    )
+    split = per_item[(per_item["n"] == 2) & (per_item["acceptable"] == 1)]
+    return split.reset_index()[["item_id", "n", "labels"]]
+
+
 def judge_vs_human(
-    labels: pd.DataFrame, judge_keep: Mapping[str, bool], dataset: pd.DataFrame
+    labels: pd.DataFrame, judge_keep: Mapping[str, bool], items: pd.DataFrame
 ) -> pd.DataFrame:
     """Precision and recall of the judge's Acceptable (keep) against the human majority label."""
     from cultureqa.analysis.stats import precision_recall
 
     human = human_acceptable(labels).rename("human").reset_index()
     human["judge"] = human["item_id"].map(judge_keep)
-    human = human.dropna(subset=["judge"]).merge(dataset[["item_id", "clue_type"]], on="item_id")
+    human = human.dropna(subset=["judge"]).merge(items[["item_id", "clue_type"]], on="item_id")
     rows = []
     for name, part in [("all", human), *human.groupby("clue_type")]:
         precision, recall = precision_recall(list(part["judge"].astype(bool)), list(part["human"]))
@@ -141,13 +125,13 @@ def judge_vs_human(
 
 
 def icc_by_class(
-    labels: pd.DataFrame, dataset: pd.DataFrame, column: str = "quality", by: str = "clue_type"
+    labels: pd.DataFrame, items: pd.DataFrame, column: str = "quality", by: str = "clue_type"
 ) -> pd.DataFrame:
     """ICC(2,1) of the ordinal ``column`` per class (items rated by every annotator only)."""
     from cultureqa.analysis.stats import icc_2_1
 
     coded = labels[labels[column] != ""].assign(code=lambda f: f[column].map(SCALES[column]))
-    coded = coded.merge(dataset[["item_id", by]], on="item_id")
+    coded = coded.merge(items[["item_id", by]], on="item_id")
     rows = []
     for name, part in coded.groupby(by):
         matrix = part.pivot_table(index="item_id", columns="annotator", values="code").dropna()
@@ -165,34 +149,60 @@ def icc_by_class(
 
 
 def human_baseline(
-    labels: pd.DataFrame, dataset: pd.DataFrame, normalize: Callable[[str], str | None]
+    labels: pd.DataFrame, items: pd.DataFrame, normalize: Callable[[str], str | None]
 ) -> pd.DataFrame:
-    """Annotators as a model: multi-hop (option) and first-hop (province) accuracy.
+    """Annotators as a model: multi-hop (option) and first-hop (region) accuracy.
 
     With Wilson intervals, overall and by clue type × language, in the shape of model rows.
+    Items without a gold letter (region sets) count toward first-hop accuracy only.
     """
     from cultureqa.analysis.stats import accuracy_table
 
     answered = labels[labels["answer_option"] != ""].merge(
-        dataset[["item_id", "clue_type", "language", "province", "answer"]], on="item_id"
+        items[["item_id", "clue_type", "language", "region", "answer"]], on="item_id"
     )
     answered["correct"] = answered["answer_option"] == answered["answer"]
-    answered["province_correct"] = [
+    answered["region_correct"] = [
         normalize(p) == g
-        for p, g in zip(answered["answer_province"], answered["province"], strict=True)
+        for p, g in zip(answered["answer_region"], answered["region"], strict=True)
     ]
+    scored = answered[answered["answer"] != ""]
     out = []
     for by in ([], ["clue_type", "language"]):
-        multi = accuracy_table(answered, by, "correct").assign(metric="multi_hop_accuracy")
-        first = accuracy_table(answered, by, "province_correct").assign(metric="first_hop_accuracy")
-        out += [multi, first]
+        if len(scored):
+            multi = accuracy_table(scored, by, "correct").assign(metric="multi_hop_accuracy")
+            out.append(multi)
+        first = accuracy_table(answered, by, "region_correct").assign(metric="first_hop_accuracy")
+        out.append(first)
+    if not out or not len(answered):
+        return pd.DataFrame(columns=["metric", "model", "clue_type", "language"])
     table = pd.concat(out, ignore_index=True).assign(model="human")
     return table.fillna({"clue_type": "all", "language": "all"})
 
 
 def summarize(results: Mapping[str, pd.DataFrame]) -> dict[str, Any]:
-    """JSON-ready dict of the human-validation tables (for metrics/ and the card)."""
+    """JSON-ready dict of the human-validation tables (for metrics/ and MLflow)."""
     return {
         name: frame.replace({np.nan: None}).to_dict(orient="records")
         for name, frame in results.items()
     }
+
+
+def all_tables(
+    labels: pd.DataFrame,
+    items: pd.DataFrame,
+    judge_keep: Mapping[str, bool] | None,
+    normalize: Callable[[str], str | None],
+) -> dict[str, pd.DataFrame]:
+    """Every table the seed reports, from one labels table (the CSV and Label Studio paths)."""
+    tables = {
+        "kappa_quality": kappa_by_clue_type(labels, items),
+        "icc_quality": icc_by_class(labels, items, "quality"),
+        "icc_naturalness": icc_by_class(labels, items, "naturalness"),
+        "icc_difficulty": icc_by_class(labels, items, "difficulty"),
+        "human_baseline": human_baseline(labels, items, normalize),
+        "needs_adjudication": needs_adjudication(labels),
+    }
+    if judge_keep is not None:
+        tables["judge_vs_human"] = judge_vs_human(labels, judge_keep, items)
+    return tables

@@ -62,7 +62,10 @@ def needed_columns(spec: BenchmarkSpec, mapping: Mapping, columns: set[str]) -> 
 def check_columns(spec: BenchmarkSpec, mapping: Mapping, frame: pd.DataFrame, origin: str) -> None:
     """Name every missing column before the first row (a wrong mapping fails in one line)."""
     columns = set(map(str, frame.columns))
-    missing = sorted(needed_columns(spec, mapping, columns) - columns)
+    try:
+        missing = sorted(needed_columns(spec, mapping, columns) - columns)
+    except FieldError as exc:  # a template that does not parse: the config's error, one line
+        raise SourceError(origin, str(exc)) from None
     if missing:
         shown = [c for c in frame.columns if c not in ROW_COLUMNS]
         raise SourceError(origin, f"missing column(s) {missing}; found {shown}")

@@ -19,7 +19,6 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from cultureqa.benchmarks.fields import render_limits
 from cultureqa.benchmarks.load.answers import gold_indices
 from cultureqa.benchmarks.load.counts import (
     LoadCounts,
@@ -43,6 +42,7 @@ from cultureqa.benchmarks.load.mapping import (
 )
 from cultureqa.benchmarks.load.options import folded, row_options
 from cultureqa.benchmarks.load.shuffle import shuffled
+from cultureqa.benchmarks.sandbox import render_limits
 from cultureqa.benchmarks.sources import apply_sample, capture_names, keep_mask, read_rows
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.io import SourceError

@@ -393,6 +393,7 @@ def source_metrics(details: Mapping[str, Any]) -> dict[str, float]:
     out = {
         "rows.read": rows.get("rows_read"),
         "rows.skipped": rows.get("rows_skipped"),
+        "rows.blank": rows.get("rows_blank"),
         "rows.dropped": rows.get("rows_dropped"),
         "items.multi_gold": rows.get("multi_gold_items"),
         "chance_accuracy": details.get("chance_accuracy"),

@@ -155,7 +155,8 @@ def _load_sentence(loaded: Loaded) -> str:
     )
     return (
         f"{loaded.origin}: {counts.rows_read} rows read, {counts.skipped} skipped by rows.keep, "
-        f"{dropped}{sample}; option labels stripped on {counts.labels_stripped} items, "
+        f"{counts.blank} blank rows skipped, {dropped}{sample}; option labels stripped on "
+        f"{counts.labels_stripped} items, "
         f"reordered on {counts.labels_reordered}; {counts.multi_gold} items with several golds"
         + _case_only(counts)
     )

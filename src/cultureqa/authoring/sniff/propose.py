@@ -296,4 +296,7 @@ def _one(config: Any) -> str:
 def _source(sample: Sample) -> dict[str, Any]:
     if sample.split is not None:
         return {"kind": "hf", "path": sample.path, "hf_split": sample.split}
+    if sample.names is not None:
+        names = list(sample.names)
+        return {"kind": "file", "path": sample.path, "header": "none", "columns": names}
     return {"kind": "file", "path": sample.path}

@@ -98,15 +98,14 @@ def text(value: Any, where: Where, column: str, reason: str = "empty_value") -> 
     return str(value).strip()
 
 
-def not_blank(row: dict[str, Any], where: Where, captured: Collection[str] = ()) -> None:
-    """A row with no value in any column (a separator line of commas) is not an item.
+def is_blank_row(row: dict[str, Any], captured: Collection[str] = ()) -> bool:
+    """A row with no value in any column (a separator line, or one of commas) is not an item.
 
     What the row's path captures (``captured``: ``{lang}``) is the file's, not the row's: a
     separator line of a per-language file is blank too.
     """
     values = [v for k, v in row.items() if k not in ROW_COLUMNS and k not in captured]
-    if all(option_text(v) == "" for v in values if not isinstance(v, list | dict)):
-        raise where.error("blank row (no value in any column)", None, "blank_row")
+    return all(option_text(v) == "" for v in values if not isinstance(v, list | dict))
 
 
 def item_id(spec: BenchmarkSpec, row: dict[str, Any], where: Where, pos: int) -> str:

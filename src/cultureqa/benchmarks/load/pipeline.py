@@ -34,9 +34,9 @@ from cultureqa.benchmarks.load.mapping import (
     Normalizer,
     check_columns,
     get,
+    is_blank_row,
     item_id,
     metadata,
-    not_blank,
     row_language,
     text,
 )
@@ -117,7 +117,7 @@ def load_benchmark(
         wanted = _languages(spec, frame, languages, absent, origin)
         pieces: dict[str, list[pd.DataFrame]] | None = {} if as_frames else None
         whole, numbers, kept = _map_rows(spec, frame, wanted, origin, counts, pieces)
-    check_drop_share(spec, counts, len(frame), origin)
+    check_drop_share(spec, counts, len(frame) - counts.blank, origin)
     if not counts.balanced():  # pragma: no cover - a bookkeeping bug, never a data problem
         raise AssertionError(f"row counts do not add up: {counts.record()}")
     valid = frame if len(kept) == len(frame) else frame.iloc[kept].reset_index(drop=True)
@@ -215,8 +215,10 @@ def _map_rows(
     for pos, row in enumerate(_records(frame), start=1):
         where = Where(str(row.get("_file", origin)), int(row.get("_row", pos)))
         name = f"row {where.row}"
+        if is_blank_row(row, captured):
+            counts.blank += 1
+            continue
         try:
-            not_blank(row, where, captured)
             name = item_id(spec, row, where, pos)
             if name in ids:
                 first = _where(frame, ids[name], origin)

@@ -229,6 +229,8 @@ def error_metrics(run_info: Mapping[str, Any]) -> dict[str, float]:
         out["error_share"] = float(run_info["error_share"])
     for cause, found in (run_info.get("error_causes") or {}).items():
         out[metric_key("unusable", cause)] = float(found["items"])
+        for why, n in (found.get("by_cause") or {}).items():  # unparsable: several, negated, …
+            out[metric_key("unusable", cause, why)] = float(n)
     return out
 
 

@@ -59,7 +59,7 @@ def test_add_writes_config_fixture_entries_and_passes_the_contract(
     assert "capitals" in params.benchmarks and "capitals" in params.evaluate.benchmarks
     assert main(["--root", str(project), "benchmark", "check", "capitals"]) == 0
     out = capsys.readouterr().out
-    assert "ids are synthesized" in out and "ok: 18 expectation checks pass" in out
+    assert "ids are synthesized" in out and "ok: 19 expectation checks pass" in out
     assert main(["--root", str(project), "params", "check"]) == 0
 
 

@@ -14,7 +14,6 @@ import yaml
 
 from cultureqa.authoring import scaffold
 from cultureqa.authoring.sniff import Proposal, Sample, propose, read_sample
-from cultureqa.authoring.sniff.propose import DEFAULT_LANGUAGE
 from cultureqa.authoring.sniff.trial import Trial, trial_load
 from cultureqa.benchmarks.fixture import ROWS, fixture_size, write_fixture
 from cultureqa.benchmarks.spec import BenchmarkSpec, RowPolicy
@@ -54,7 +53,7 @@ def draft(root: Path, name: str, source: str, language: str | None) -> Drafted:
     """
     sample = read_sample(source)
     proposal = propose(sample, language)
-    language = language or DEFAULT_LANGUAGE
+    language = proposal.language
     path = scaffold.target_path(source, root, name)
     text = scaffold.benchmark_yaml(name, proposal, path, language, root)
     spec = BenchmarkSpec.from_config(yaml.safe_load(text))

@@ -45,6 +45,9 @@ class Validation:
         """Readable sentences: what loading did, then each failing and reported check."""
         counts = self.loaded.counts
         lines = [_load_sentence(self.loaded)]
+        if counts.languages:
+            each = ", ".join(f"{lang} {n}" for lang, n in sorted(counts.languages.items()))
+            lines.append(f"items per language: {each}")
         if counts.dropped:
             lines += [
                 f"  dropped {d.file}, row {d.row} ({d.item_id}){d.in_column}: {d.message}"

@@ -23,7 +23,7 @@ from cultureqa.authoring.sniff.fields import (
     pick,
 )
 from cultureqa.authoring.sniff.ids import find_id, is_id_name
-from cultureqa.authoring.sniff.instruction import find_instruction
+from cultureqa.authoring.sniff.instruction import find_embedded, find_instruction
 from cultureqa.authoring.sniff.languages import (
     ItemLanguage,
     find_item_language,
@@ -89,8 +89,13 @@ def propose(sample: Sample, language: str | None = None) -> Proposal:
     givers, gold_notes = _gold_givers(fields, answer, taken | set(sample.captures))
     columns["question"] = question.expr
     instruction = find_instruction(fields[question.expr]) if question.expr in fields else None
+    embedded = None
     if instruction is not None:
         columns["question"] = instruction.template(ref(question.expr))
+    elif question.expr in fields:
+        embedded = find_embedded(fields[question.expr])
+        if embedded is not None:
+            columns["question"] = embedded.template(ref(question.expr))
     asked = pd.DataFrame({u: fields[u].map(str) for u in question.used}).agg(" ".join, axis=1)
     golds = fields[answer] if answers.format == "text" else None
     label_notes = _options(columns, options, golds, asked)
@@ -128,6 +133,8 @@ def propose(sample: Sample, language: str | None = None) -> Proposal:
             extras.slices.append(["language"])
     if instruction is not None:
         notes.extend(instruction.notes(question.expr))
+    if embedded is not None:
+        notes.extend(embedded.notes(question.expr))
     if partial:
         shown = ", ".join(f"'{p}'" for p in partial[:5]) + (", …" if len(partial) > 5 else "")
         notes.append(f"{shown}: in only some sampled rows, so not proposed (a field every row "

@@ -10,6 +10,7 @@ still found.
 
 from __future__ import annotations
 
+import re
 from array import array
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
@@ -49,6 +50,9 @@ from cultureqa.io import SourceError
 from cultureqa.records import McqItem
 
 AbsentLanguages = Literal["error", "skip"]
+OPTION_LIST = re.compile(r"(?m)^[ \t]*\(?A[.):][ \t]+\S.*\n[ \t]*\(?B[.):][ \t]+\S")
+"""A lettered option list inside a question (``A. …`` then ``B. …`` at line starts): the model
+would read the options twice, in two formats."""
 FRAME_CHUNK = 50_000
 """Items held as objects at once when only tables are wanted (``as_frames``)."""
 
@@ -323,6 +327,14 @@ def _item(
     changes.option_count = changes.option_count or len(options)
     found = metadata(spec, row, where, normalizer)
     question = text(get(row, mapping.question, where), where, mapping.question, "empty_question")
+    if OPTION_LIST.search(question):
+        raise where.error(
+            "the question holds a lettered option list (a line 'A. …' then 'B. …'): the prompt "
+            "lists the options again; keep only the question with the question template "
+            "(docs/adding-a-benchmark.md)",
+            mapping.question,
+            "options_in_question",
+        )
     several = golds if len(golds) > 1 else ()
     item = McqItem(name, question, options, golds[0], language, found, several)
     if spec.columns.shuffle_seed is None:

@@ -8,7 +8,6 @@ fallback only when nothing per item is found, and a ``--language`` the items con
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -267,19 +266,6 @@ def test_a_column_of_language_names_or_country_codes_needs_a_language_name(
     renamed = tmp_path / "renamed.tsv"  # the plant: the same values under a language's name
     renamed.write_text((tmp_path / "one.tsv").read_text().replace(column, "lang_code"))
     assert "language" in draft(ROOT, "planted", str(renamed), "en").proposal.columns
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """A scratch copy of the project, as ``test_cli`` makes it."""
-    for folder in ("conf", "prompts", "expectations", "data/sources", "data/knowledge",
-                   "tests/fixtures/benchmarks"):  # fmt: skip
-        shutil.copytree(ROOT / folder, tmp_path / folder)
-    (tmp_path / "tests/benchmarks").mkdir()
-    for file in ("params.yaml", "dvc.yaml", "pyproject.toml", "tests/conftest.py",
-                 "tests/benchmarks/test_contract.py"):  # fmt: skip
-        shutil.copy(ROOT / file, tmp_path / file)
-    return tmp_path
 
 
 @pytest.mark.parametrize("layout", ["files", "column"])

@@ -8,7 +8,6 @@ Haitian Creole, Quechua, Thai, Chinese), and one-language files in Thai, Russian
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -65,18 +64,6 @@ def _one_file(path: Path, rows: list[tuple[str, str, str, str]]) -> str:
     lines = ["question\tA\tB\tanswer"] + ["\t".join(r) for r in rows]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return str(path)
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    for folder in ("conf", "prompts", "expectations", "data/sources", "data/knowledge",
-                   "tests/fixtures/benchmarks"):  # fmt: skip
-        shutil.copytree(ROOT / folder, tmp_path / folder)
-    (tmp_path / "tests/benchmarks").mkdir()
-    for file in ("params.yaml", "dvc.yaml", "pyproject.toml", "tests/conftest.py",
-                 "tests/benchmarks/test_contract.py"):  # fmt: skip
-        shutil.copy(ROOT / file, tmp_path / file)
-    return tmp_path
 
 
 def test_any_iso_code_is_each_items_language(tmp_path: Path) -> None:

@@ -388,8 +388,8 @@ def evaluation_metrics(part: pd.DataFrame, slices: list[tuple[str, ...]]) -> dic
 def source_metrics(details: Mapping[str, Any]) -> dict[str, float]:
     """A config benchmark's source facts from its run record.
 
-    Rows read, skipped, dropped (by reason), items with several golds, chance accuracy, the gold
-    balance and the checks only reported.
+    Rows read, skipped, blank, dropped (by reason), items per language, items with several
+    golds, chance accuracy, the gold balance and the checks only reported.
     """
     rows = details.get("rows") or {}
     out = {
@@ -402,6 +402,8 @@ def source_metrics(details: Mapping[str, Any]) -> dict[str, float]:
     }
     for reason, n in (rows.get("dropped_by_reason") or {}).items():
         out[metric_key("rows.dropped", reason)] = n
+    for language, n in (rows.get("items_by_language") or {}).items():
+        out[metric_key("items.language", language)] = n
     validation = details.get("validation") or {}
     if validation.get("found"):
         out["validation.reported"] = len(validation.get("reported") or [])

@@ -95,6 +95,7 @@ def test_a_dirty_file_is_validated_evaluated_and_tracked(
     runs = mlflow.search_runs(experiment_names=[f"cultureqa/{NAME}"])
     [found] = runs[runs["tags.mlflow.parentRunId"].notna()].to_dict("records")  # the one result
     assert found["metrics.rows.dropped"] == 2 and found["metrics.rows.skipped"] == 3
+    assert found["metrics.rows.blank"] == 0 and found["metrics.items.language.id"] == 19
     assert (
         found["metrics.rows.dropped.missing_gold"] == 1 and found["metrics.items.multi_gold"] == 2
     )

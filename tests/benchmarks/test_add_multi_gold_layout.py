@@ -80,7 +80,7 @@ def test_several_golds_among_delimited_candidates_are_proposed_and_load(tmp_path
     assert gold == ("Ans", "text", ",")
     assert columns["language"] == "lang" and columns["option_counts"] == [3, 4]
     assert columns["metadata"] == ["Context"]  # the topic: a slice, not a cue, not the prediction
-    assert drafted.proposal.rows == {"invalid": "drop", "max_invalid_share": 0.35}
+    assert drafted.proposal.rows is None  # blank separator lines are not invalid rows
     notes = drafted.proposal.notes
     label = ("'Context' is named like a cue but holds short repeated labels (3 values over 10 "
              "rows, e.g. 'driving side')")  # fmt: skip
@@ -88,7 +88,8 @@ def test_several_golds_among_delimited_candidates_are_proposed_and_load(tmp_path
     counts = LoadCounts()
     items = _items(drafted, counts)
     assert {lang: len(batch) for lang, batch in items.items()} == {"en": 6, "zh": 4}
-    assert counts.dropped_by_reason() == {"blank_row": 5}  # the separator lines, said as blank rows
+    assert counts.dropped_by_reason() == {}
+    assert counts.blank == 5  # the separator lines, skipped and counted as blank rows
     staple = next(i for i in items["en"] if i.question == "What is the staple food in Japan?")
     assert [staple.options[g] for g in staple.golds] == ["rice", "noodles"]
     units = next(i for i in items["en"] if "United States" in i.question)
@@ -103,21 +104,26 @@ def test_a_pattern_over_two_layouts_refuses_and_names_both(tmp_path: Path) -> No
     with pytest.raises(SourceError) as caught:
         draft(ROOT, "planted", _layout(tmp_path / "geo", augmented=True), None)
     message = str(caught.value)
+    geo = tmp_path / "geo"
     assert (
-        "the pattern's files hold different layouts: 2 files ('gd_prompt_en.tsv', "
-        "'gd_prompt_zh.tsv') have 6 fields ('Ans', 'Candidate Ans', 'Context', …), but 2 "
-        "files ('gd_prompt_en_aug.tsv', 'gd_prompt_zh_aug.tsv') have 1 field"
+        f"the pattern's files hold different layouts: 2 files ('{geo}/gd_prompt_en.tsv', "
+        f"'{geo}/gd_prompt_zh.tsv') have 6 fields ('Ans', 'Candidate Ans', 'Context', …), but 2 "
+        f"files ('{geo}/gd_prompt_en_aug.tsv', '{geo}/gd_prompt_zh_aug.tsv') have 1 field"
     ) in message
     assert "give add a pattern that matches one" in message
 
 
 def test_a_blank_line_of_a_per_language_file_is_a_blank_row(tmp_path: Path) -> None:
-    """The path capture fills every row's ``lang``; the row is blank all the same."""
+    """The path capture fills every row's ``lang``; the row is blank all the same: skipped and
+    counted as blank, not invalid, even under ``rows.invalid: error``."""
     drafted = draft(ROOT, "planted", _layout(tmp_path / "geo"), None)
-    strict = replace(drafted.spec, rows=replace(drafted.spec.rows, invalid="error"))
-    with pytest.raises(SourceError, match=r"gd_prompt_en.tsv, row 3: blank row \(no value in any "
-                                          r"column\)"):  # fmt: skip
-        load_benchmark(strict, rows=(drafted.sample.frame, "planted"))
+    strict = replace(drafted.spec, rows=replace(drafted.spec.rows, invalid="error",
+                                                max_invalid_share=0.0))  # fmt: skip
+    loaded = load_benchmark(strict, rows=(drafted.sample.frame, "planted"))
+    record = loaded.counts.record()
+    assert (record["rows_blank"], record["rows_dropped"], record["rows_loaded"]) == (5, 0, 10)
+    assert record["rows_read"] == 15
+    assert "; 5 blank rows (separator lines) skipped and counted" in drafted.trial.note()
 
 
 @pytest.mark.parametrize(

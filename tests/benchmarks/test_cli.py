@@ -24,18 +24,6 @@ CITIES = [  # city, options, gold letter, region (capitals as of 2024, Kemendagr
 ROWS = [(f"Which province's capital is {c}?", *o, g, r) for c, o, g, r in CITIES]
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    for folder in ("conf", "prompts", "expectations", "data/sources", "data/knowledge",
-                   "tests/fixtures/benchmarks"):  # fmt: skip
-        shutil.copytree(ROOT / folder, tmp_path / folder)
-    (tmp_path / "tests/benchmarks").mkdir()
-    for file in ("params.yaml", "dvc.yaml", "pyproject.toml", "tests/conftest.py",
-                 "tests/benchmarks/test_contract.py"):  # fmt: skip
-        shutil.copy(ROOT / file, tmp_path / file)
-    return tmp_path
-
-
 def _csv(path: Path) -> Path:
     lines = ["Question,A,B,C,D,Answer,Region"]
     lines += [",".join(f'"{cell}"' for cell in row) for row in ROWS]
@@ -59,7 +47,7 @@ def test_add_writes_config_fixture_entries_and_passes_the_contract(
     assert "capitals" in params.benchmarks and "capitals" in params.evaluate.benchmarks
     assert main(["--root", str(project), "benchmark", "check", "capitals"]) == 0
     out = capsys.readouterr().out
-    assert "ids are synthesized" in out and "ok: 18 expectation checks pass" in out
+    assert "ids are synthesized" in out and "ok: 19 expectation checks pass" in out
     assert main(["--root", str(project), "params", "check"]) == 0
 
 

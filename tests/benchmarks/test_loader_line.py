@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import re
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -128,6 +129,19 @@ def test_inconsistent_labels_can_be_dropped_and_counted(tmp_path: Path) -> None:
          "took longer than template_limits.max_seconds 0.5 s"),
         ("{% for i in range(100000) %}{{ q }}{% endfor %}", "rendered 100,0"),
         ("{{ 9 ** (10**9) }}", "the power would have"),
+        ("{{ q|center(10**9) }}", "the filter 'center' was asked for 1,000,000,000"),
+        ("{{ '%999999999s' % q }}", "the format string asks for 999,999,999"),
+        ("{{ '%*s' % (10**9, q) }}", "the format was asked for"),
+        ("{{ '{:>999999999}'.format(q) }}", "the format string asks for"),
+        ("{{ '{:>{w}}'.format(q, w=10**9) }}", "the format was asked for"),
+        ("{{ '%999999999s'|format(q) }}", "the format string asks for"),
+        ("{{ ([q * 1000] * 10000)|join }}", "the product would hold"),
+        ("{{ ('x' * 90000)|replace('x', 'yy') }}", "the filter 'replace' would build"),
+        ("{{ ('x' * 90000).replace('x', 'yy') }}", "the string method would build"),
+        ("{{ ('x\\n' * 40000)|indent(100) }}", "the filter 'indent' would build"),
+        ("{{ ('x' * 9000)|wordwrap(1, wrapstring='-' * 50) }}", "the filter 'wordwrap' would"),
+        ("{% set ns = namespace(s=q) %}{% for i in range(60) %}{% set ns.s = ns.s ~ ns.s %}"
+         "{% endfor %}{{ ns.s|length }}", "the result would hold"),
     ],
 )  # fmt: skip
 def test_a_runaway_template_is_an_error_naming_template_and_row(
@@ -139,10 +153,39 @@ def test_a_runaway_template_is_an_error_naming_template_and_row(
         template_limits={"max_chars": 100_000, "max_seconds": 0.5},
     )
     start = time.monotonic()
+    tracemalloc.start()
+    try:
+        with pytest.raises(SourceError, match=r"src.csv, row 1, column '.*': template ") as caught:
+            _load(tmp_path, spec)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert message in str(caught.value)
+    assert "\n" not in str(caught.value)
+    assert time.monotonic() - start < 5
+    assert peak < 50_000_000, f"the refused render allocated {peak:,} bytes"
+
+
+@pytest.mark.parametrize(
+    ("template", "message"),
+    [("{{ 1 // 0 }}", "failed: ZeroDivisionError: integer division or modulo by zero"),
+     ("{{ '%d' % q }}", "failed: TypeError: %d format: a real number is required, not str"),
+     ("{{ q.nope() }}", "failed: ")],
+)  # fmt: skip
+def test_a_template_raising_any_error_is_one_row_error(
+    tmp_path: Path, template: str, message: str
+) -> None:
+    spec = _spec(_csv(tmp_path, [_row(1), _row(2)]), columns={"question": template})
     with pytest.raises(SourceError, match=r"src.csv, row 1, column '.*': template .*") as caught:
         _load(tmp_path, spec)
     assert message in str(caught.value)
-    assert time.monotonic() - start < 5
+    assert "\n" not in str(caught.value)
+
+
+def test_a_template_that_does_not_parse_is_one_line_naming_it(tmp_path: Path) -> None:
+    spec = _spec(_csv(tmp_path, [_row(1)]), columns={"question": "{{ q if }}\n{{ q }}"})
+    with pytest.raises(SourceError, match=r"src.csv: template .* is not valid Jinja: .*line 1"):
+        _load(tmp_path, spec)
 
 
 def test_template_limits_are_checked_keys() -> None:

@@ -74,20 +74,18 @@ def test_drop_leaves_invalid_rows_out_counted_by_reason_and_listed(tmp_path: Pat
     loaded = _load(tmp_path, _spec(name, rows={"invalid": "drop"}))
     assert len(loaded.items["en"]) == len(DIRTY) - 3
     counts = loaded.counts
-    assert counts.dropped_by_reason() == {
-        "blank_row": 1, "duplicate_option": 1, "missing_gold": 1,
-    }  # fmt: skip
+    assert counts.dropped_by_reason() == {"duplicate_option": 1, "missing_gold": 1}
     listed = {(d.row, d.item_id, d.reason) for d in counts.dropped}
-    assert listed == {(2, "r2", "duplicate_option"), (3, "row 3", "blank_row"),
-                      (4, "r4", "missing_gold")}  # fmt: skip
+    assert listed == {(2, "r2", "duplicate_option"), (4, "r4", "missing_gold")}
     record = counts.record()
-    assert record["rows_dropped"] == 3 and record["dropped"][0]["file"] == "pub.csv"
+    assert record["rows_dropped"] == 2 and record["dropped"][0]["file"] == "pub.csv"
+    assert record["rows_blank"] == 1  # the separator row: skipped and counted, not invalid
 
 
 def test_drops_beyond_the_declared_share_fail(tmp_path: Path) -> None:
     name = _csv(tmp_path, DIRTY)
     policy = {"invalid": "drop", "max_invalid_share": 0.02}
-    with pytest.raises(SourceError, match=r"3 of 79 rows \(3.8%\) are invalid, more than"):
+    with pytest.raises(SourceError, match=r"2 of 78 rows \(2.6%\) are invalid, more than"):
         _load(tmp_path, _spec(name, rows=policy))
 
 
@@ -283,7 +281,7 @@ def test_a_sample_draws_from_valid_rows(tmp_path: Path) -> None:
     spec = _spec(name, rows={"invalid": "drop"}, sample={"n": 30, "seed": 3})
     loaded = _load(tmp_path, spec)
     assert len(loaded.items["en"]) == 30 and len(loaded.whole["en"]) == len(DIRTY) - 3
-    assert loaded.sampled and len(loaded.counts.dropped) == 3
+    assert loaded.sampled and len(loaded.counts.dropped) == 2 and loaded.counts.blank == 1
 
 
 def test_stratify_by_a_metadata_name_says_which_column(tmp_path: Path) -> None:

@@ -56,8 +56,8 @@ def test_a_dirty_file_is_validated_evaluated_and_tracked(
     assert _stage("validate")(["--benchmark", NAME]) == 0
     out = capsys.readouterr().out
     assert (
-        "24 rows read, 3 skipped by rows.keep, 2 dropped (duplicate_option 1, missing_gold 1)"
-        in out
+        "24 rows read, 3 skipped by rows.keep, 0 blank rows skipped, 2 dropped "
+        "(duplicate_option 1, missing_gold 1)" in out
     )
     assert "dropped data/sources/kuis_budaya/kuis_budaya.csv, row 14 (13), column " in out
     assert "REPORTED [source] expect_gold_positions_to_be_balanced: gold answers: A 16 of 19" in out
@@ -95,6 +95,7 @@ def test_a_dirty_file_is_validated_evaluated_and_tracked(
     runs = mlflow.search_runs(experiment_names=[f"cultureqa/{NAME}"])
     [found] = runs[runs["tags.mlflow.parentRunId"].notna()].to_dict("records")  # the one result
     assert found["metrics.rows.dropped"] == 2 and found["metrics.rows.skipped"] == 3
+    assert found["metrics.rows.blank"] == 0 and found["metrics.items.language.id"] == 19
     assert (
         found["metrics.rows.dropped.missing_gold"] == 1 and found["metrics.items.multi_gold"] == 2
     )

@@ -81,13 +81,16 @@ def test_letters_outside_the_options_fail_the_run_quoting_one(tmp_path: Path) ->
     assert done.returncode == 1, done.stderr
     assert _error_line(done) == (
         "error: 72.0% of items have no usable answer (limit 10.0%, max_error_share): 72.0% "
-        f"unparsable replies (no option to read), e.g. 'D'; see {ws / PREDICTIONS} columns "
-        "'status', 'error' and 'raw'"
+        f"unparsable replies (no option to read: no_letter 18), e.g. 'D'; see {ws / PREDICTIONS} "
+        "columns 'status', 'error' and 'raw'"
     )
     record = _record(ws)
     assert record["counts"]["parse_errors"] == 18 and record["error_share"] == 0.72
-    assert record["error_causes"]["unparsable"] == {"items": 18, "share": 0.72, "example": "D"}
-    assert api_metrics(record)["unusable.unparsable"] == 18
+    assert record["error_causes"]["unparsable"] == {
+        "items": 18, "share": 0.72, "example": "D", "by_cause": {"no_letter": 18},
+    }  # fmt: skip
+    metrics = api_metrics(record)
+    assert metrics["unusable.unparsable"] == 18 and metrics["unusable.unparsable.no_letter"] == 18
     env = {**stage_env(ws), "PYTHONPATH": str(ROOT / "src")}
     analyzed = subprocess.run(
         [sys.executable, str(ROOT / "stages" / "analyze.py"), "--benchmark", "synthetic"],
@@ -97,7 +100,7 @@ def test_letters_outside_the_options_fail_the_run_quoting_one(tmp_path: Path) ->
     report = (ws / "reports" / "synthetic" / "tables.md").read_text(encoding="utf-8")
     accounting = report.split("## Run accounting", 1)[1]
     assert "| model | 25 | 7 | 0 | 18 | 0 | 0 | 0.720 | 0.100 | 0 | 0 |" in accounting
-    assert "- model: unparsable: 18 items, e.g. 'D'" in accounting
+    assert "- model: unparsable: 18 items (no_letter 18), e.g. 'D'" in accounting
 
 
 def test_an_all_429_run_names_the_429s_and_the_servers_retry_after(tmp_path: Path) -> None:

@@ -14,7 +14,6 @@ import yaml
 
 from cultureqa.authoring import scaffold
 from cultureqa.authoring.sniff import Proposal, Sample, propose, read_sample
-from cultureqa.authoring.sniff.propose import DEFAULT_LANGUAGE
 from cultureqa.authoring.sniff.trial import Trial, trial_load
 from cultureqa.benchmarks.fixture import ROWS, fixture_size, write_fixture
 from cultureqa.benchmarks.spec import BenchmarkSpec, RowPolicy
@@ -54,7 +53,7 @@ def draft(root: Path, name: str, source: str, language: str | None) -> Drafted:
     """
     sample = read_sample(source)
     proposal = propose(sample, language)
-    language = language or DEFAULT_LANGUAGE
+    language = proposal.language
     path = scaffold.target_path(source, root, name)
     text = scaffold.benchmark_yaml(name, proposal, path, language, root)
     spec = BenchmarkSpec.from_config(yaml.safe_load(text))
@@ -74,15 +73,13 @@ def _drop_defective(proposal: Proposal, trial: Trial, origin: str) -> None:
 
     A few such rows are defects of the file (a gold that is no option, an empty option); many are
     a sign that the proposal reads a field wrongly, which ``add`` says instead of dropping them.
-    Blank lines (GeoMLAMA's separators between groups) say nothing about how a field is read, so
-    that share is taken over the rows with content; the row limit covers them all.
+    Blank lines (GeoMLAMA's separators between groups) are neither: the loader skips and counts
+    them, so they are left out of both shares.
     """
     dropped = sum(trial.dropped.values())
-    share = dropped / trial.kept
-    blank = trial.dropped.get("blank_row", 0)
-    misread = (dropped - blank) / max(trial.kept - blank, 1)
+    share = dropped / max(trial.kept, 1)
     reasons = ", ".join(f"{k} {v}" for k, v in sorted(trial.dropped.items()))
-    if misread > MAX_PROPOSED_DROP:
+    if share > MAX_PROPOSED_DROP:
         raise SourceError(
             origin,
             f"the proposed config ({_guesses(proposal)}) reads {trial.kept - dropped} of "

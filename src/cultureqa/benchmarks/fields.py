@@ -10,125 +10,21 @@ from __future__ import annotations
 
 import ast
 import json
-import math
 import re
 import time
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass
+from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
 import jinja2
-import jinja2.sandbox
 from jinja2 import nodes
 
-from cultureqa.benchmarks.spec import TemplateLimits
+from cultureqa.benchmarks.sandbox import ENV as _ENV
+from cultureqa.benchmarks.sandbox import GUARD as _GUARD
+from cultureqa.benchmarks.sandbox import Budget, LimitExceeded, template_limits
+from cultureqa.benchmarks.sandbox import activate as _activate
 from cultureqa.records import LETTERS
 
-_GUARD = "_cultureqa_loop"
-"""Global wrapped around every ``{% for %}`` iterable, so a loop cannot outrun the time limit."""
-_TICK = 256
-"""Loop iterations between two looks at the clock."""
-
-
-class _LimitExceeded(Exception):
-    """A render went past a template limit; :func:`render` turns it into a FieldError."""
-
-
-@dataclass
-class _Budget:
-    """The limits of the render in progress: a deadline and a size."""
-
-    limits: TemplateLimits
-    deadline: float
-
-    def check_time(self) -> None:
-        if time.monotonic() > self.deadline:
-            raise _LimitExceeded(
-                f"took longer than template_limits.max_seconds {self.limits.max_seconds:g} s"
-            )
-
-    def check_size(self, size: float, what: str) -> None:
-        if size > self.limits.max_chars:
-            raise _LimitExceeded(
-                f"{what} {size:,.0f} characters, more than template_limits.max_chars "
-                f"{self.limits.max_chars:,}"
-            )
-
-
-_LIMITS: ContextVar[TemplateLimits | None] = ContextVar("template_limits", default=None)
-_BUDGET: ContextVar[_Budget | None] = ContextVar("template_budget", default=None)
-
-
-@contextmanager
-def render_limits(limits: TemplateLimits) -> Iterator[None]:
-    """Apply a benchmark's template limits to every render inside the block (the loader's)."""
-    token = _LIMITS.set(limits)
-    try:
-        yield
-    finally:
-        _LIMITS.reset(token)
-
-
-def _budget() -> _Budget:
-    budget = _BUDGET.get()
-    if budget is None:  # a template called outside render(): give it a fresh budget
-        limits = _LIMITS.get() or TemplateLimits()
-        budget = _Budget(limits, time.monotonic() + limits.max_seconds)
-    return budget
-
-
-def _guarded(iterable: Iterable[Any]) -> Iterator[Any]:
-    budget = _budget()
-    for n, value in enumerate(iterable):
-        if n % _TICK == 0:
-            budget.check_time()
-        yield value
-
-
-class _LimitedEnvironment(jinja2.sandbox.ImmutableSandboxedEnvironment):
-    """The sandbox, plus limits: jinja2's sandbox stops unsafe attributes, not runaway work.
-
-    ``'x' * 10**8`` and a power with a huge exponent are refused before they are computed, string
-    methods asked for more than the size limit (``'x'.ljust(10**9)``) too, and every loop looks at
-    the clock, so a 3000×3000 nested loop ends at the time limit instead of after half a minute.
-    """
-
-    intercepted_binops = frozenset({"*", "**"})
-
-    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-        budget = _budget()
-        budget.check_time()
-        if operator == "*":
-            for seq, times in ((left, right), (right, left)):
-                if isinstance(seq, str | list | tuple) and isinstance(times, int):
-                    budget.check_size(len(seq) * times, "the product would hold")
-        elif isinstance(left, int) and isinstance(right, int) and abs(left) > 1 and right > 0:
-            budget.check_size(right * math.log10(abs(left)), "the power would have")
-        return super().call_binop(context, operator, left, right)
-
-    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
-        budget = _budget()
-        budget.check_time()
-        if isinstance(getattr(__obj, "__self__", None), str):
-            for value in (*args, *kwargs.values()):
-                if isinstance(value, int) and not isinstance(value, bool):
-                    budget.check_size(value, "the string method was asked for")
-        return super().call(__context, __obj, *args, **kwargs)
-
-    def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
-        tree = super()._parse(source, name, filename)
-        for loop in tree.find_all(nodes.For):
-            loop.iter = nodes.Call(nodes.Name(_GUARD, "load"), [loop.iter], [], None, None)
-        return tree
-
-
-_ENV = _LimitedEnvironment(
-    undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False
-)
-_ENV.globals[_GUARD] = _guarded
 _TEMPLATE_MARK = re.compile(r"{{|{%")
 
 
@@ -159,7 +55,12 @@ def template_names(expr: str) -> set[str]:
     """
     from jinja2 import meta
 
-    tree = _ENV.parse(expr)
+    try:
+        tree = _ENV.parse(expr)
+    except jinja2.TemplateSyntaxError as exc:
+        raise FieldError(
+            f"template {_shown(expr)} is not valid Jinja: {_one_line(exc)} (line {exc.lineno})"
+        ) from None
     names = set(meta.find_undeclared_variables(tree)) - {_GUARD}
     for node in tree.find_all(nodes.Getitem):
         assert isinstance(node, nodes.Getitem)
@@ -212,26 +113,35 @@ def render(row: Mapping[str, Any], expr: str) -> str:
     """
     values = {str(k): plain(v) for k, v in row.items()}
     context = {ROW: values, **values}
-    limits = _LIMITS.get() or TemplateLimits()
-    budget = _Budget(limits, time.monotonic() + limits.max_seconds)
-    token = _BUDGET.set(budget)
+    limits = template_limits()
+    budget = Budget(limits, time.monotonic() + limits.max_seconds)
     try:
-        parts: list[str] = []
-        size = 0
-        for chunk in _compiled(expr).generate(**context):
-            size += len(chunk)
-            budget.check_size(size, "rendered")
-            budget.check_time()
-            parts.append(chunk)
-        return "".join(parts)
-    except _LimitExceeded as exc:
+        with _activate(budget):
+            parts: list[str] = []
+            size = 0
+            for chunk in _compiled(expr).generate(**context):
+                size += len(chunk)
+                budget.check_size(size, "rendered")
+                budget.check_time()
+                parts.append(chunk)
+            return "".join(parts)
+    except LimitExceeded as exc:
         raise FieldError(f"template {_shown(expr)} {exc}") from None
     except jinja2.TemplateError as exc:
-        raise FieldError(f"template {expr!r} failed: {exc}") from exc
+        raise FieldError(f"template {_shown(expr)} failed: {_one_line(exc)}") from None
     except OverflowError as exc:  # the sandbox's limit, e.g. range() past 100,000 items
-        raise FieldError(f"template {expr!r} failed: the sandbox refused it ({exc})") from exc
-    finally:
-        _BUDGET.reset(token)
+        raise FieldError(
+            f"template {_shown(expr)} failed: the sandbox refused it ({_one_line(exc)})"
+        ) from None
+    except Exception as exc:
+        raise FieldError(
+            f"template {_shown(expr)} failed: {type(exc).__name__}: {_one_line(exc)}"
+        ) from None
+
+
+def _one_line(exc: BaseException) -> str:
+    """An error's message on one line (jinja2's syntax errors span several)."""
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def _shown(expr: str) -> str:

@@ -22,6 +22,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from cultureqa.benchmarks.delimited import read_delimited
 from cultureqa.benchmarks.fields import FieldError, render_bool
 from cultureqa.benchmarks.spec import BenchmarkSpec, SampleSpec
 from cultureqa.io import SourceError, _check_utf8, read_table
@@ -67,8 +68,8 @@ def split_pattern(path: str) -> tuple[Path, str]:
 
 
 def capture_names(pattern: str) -> list[str]:
-    """The ``{name}`` captures of a path pattern, in order."""
-    return _CAPTURE.findall(pattern)
+    """The ``{name}`` captures of a path pattern, in order, each once."""
+    return list(dict.fromkeys(_CAPTURE.findall(pattern)))
 
 
 def expand_pattern(pattern: str, shown: str | None = None) -> list[tuple[Path, dict[str, str]]]:
@@ -89,10 +90,18 @@ def expand_pattern(pattern: str, shown: str | None = None) -> list[tuple[Path, d
 
 
 def _pattern_regex(pattern: str) -> str:
-    out, pos = [], 0
+    """The pattern as a regex.
+
+    A capture named twice (``{lang}/test.{lang}.jsonl``) must match the same text both times, so
+    its second use is a back-reference, not a second group.
+    """
+    out: list[str] = []
+    pos, seen = 0, set()
     for match in _CAPTURE.finditer(pattern):
         out.append(_glob_regex(pattern[pos : match.start()]))
-        out.append(f"(?P<{match.group(1)}>[^/]+)")
+        name = match.group(1)
+        out.append(f"(?P={name})" if name in seen else f"(?P<{name}>[^/]+)")
+        seen.add(name)
         pos = match.end()
     out.append(_glob_regex(pattern[pos:]))
     return "".join(out)
@@ -152,7 +161,7 @@ def _read_all(spec: BenchmarkSpec, root: Path | None) -> tuple[pd.DataFrame, str
     else:
         parts = []
         for path, captured in source_files(spec, root):
-            part = read_any(path, spec.source.format, spec.source.hf_split)
+            part = read_any(path, spec.source.format, spec.source.hf_split, spec.source.names)
             part = _with_rows(part, _relative(path, root) if root is not None else str(path))
             clash = sorted(set(captured) & set(part.columns))
             if clash:
@@ -176,18 +185,35 @@ def _with_rows(frame: pd.DataFrame, file: str) -> pd.DataFrame:
     return frame
 
 
-def read_any(path: Path, fmt: str | None = None, split: str = "test") -> pd.DataFrame:
-    """One table: CSV/TSV/JSON/JSONL/Parquet by extension or ``fmt``, or an HF directory."""
+def read_any(
+    path: Path,
+    fmt: str | None = None,
+    split: str = "test",
+    names: tuple[str, ...] | None = None,
+) -> pd.DataFrame:
+    """One table: CSV/TSV/JSON/JSONL/Parquet by extension or ``fmt``, or an HF directory.
+
+    ``names``: a CSV/TSV file without a header row, and its fields (``source.header: none``).
+    """
     if not path.exists():
         raise SourceError(path, "file not found")
+    kind = fmt or (None if path.is_dir() else _EXTENSIONS.get(path.suffix.lower()))
+    if names is not None and kind not in ("csv", "tsv"):
+        what = kind or "a dataset folder"
+        raise SourceError(
+            path,
+            f"source.header: none is for CSV and TSV files; this is {what}, whose records name "
+            "their fields",
+        )
     if path.is_dir():
         return read_hf_dir(path, split, fmt)
-    kind = fmt or _EXTENSIONS.get(path.suffix.lower())
     if kind == "tsv":
-        return _without_bom(_read_tsv(path))
+        return _without_bom(read_delimited(path, "\t", names))
     if kind in ("json", "jsonl") and _EXTENSIONS.get(path.suffix.lower()) == kind:
         return read_json_records(path, lines=kind == "jsonl")
-    if kind in ("csv", "parquet") and _EXTENSIONS.get(path.suffix.lower()) == kind:
+    if kind == "csv" and _EXTENSIONS.get(path.suffix.lower()) == kind:
+        return _without_bom(read_delimited(path, ",", names))
+    if kind == "parquet" and _EXTENSIONS.get(path.suffix.lower()) == kind:
         return decode_bytes(_without_bom(read_table(path)), path)
     if kind is None:
         raise SourceError(
@@ -284,19 +310,6 @@ def decode_bytes(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
                     ) from exc
             decoded.append(value)
         frame[column] = pd.Series(decoded, index=frame.index, dtype=object)
-    return frame
-
-
-def _read_tsv(path: Path) -> pd.DataFrame:
-    if not path.exists():
-        raise SourceError(path, "file not found")
-    _check_utf8(path)
-    try:
-        frame = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False, quoting=3)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise SourceError(path, f"cannot parse as TSV: {exc}") from exc
-    if frame.empty:
-        raise SourceError(path, "no data rows")
     return frame
 
 

@@ -53,6 +53,14 @@ class SourceSpec:
     hf_dataset: str | None = None
     hf_config: str | None = None
     hf_split: str = "test"
+    header: Literal["first_row", "none"] = "first_row"
+    """``none``: a CSV/TSV file without a header row; ``columns`` names its fields in order."""
+    columns: tuple[str, ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...] | None:
+        """The field names a headerless file is read with; None: its first row names them."""
+        return self.columns if self.header == "none" else None
 
 
 @dataclass(frozen=True)
@@ -263,7 +271,8 @@ def _known_keys(cfg: Mapping[str, Any], known: set[str], where: str) -> None:
 
 
 def _source(src: dict[str, Any]) -> SourceSpec:
-    _known_keys(src, {"kind", "path", "format", "hf_dataset", "hf_config", "hf_split"}, "source.")
+    known = {"kind", "path", "format", "hf_dataset", "hf_config", "hf_split", "header", "columns"}
+    _known_keys(src, known, "source.")
     if src.get("kind") not in ("file", "hf"):
         raise ValueError(f"source.kind must be 'file' or 'hf', got {src.get('kind')!r}")
     if src["kind"] == "file" and not src.get("path"):
@@ -272,6 +281,7 @@ def _source(src: dict[str, Any]) -> SourceSpec:
         raise ValueError("source.hf_dataset (hub) or source.path (local copy) is required")
     if src.get("format") is not None and src["format"] not in SOURCE_FORMATS:
         raise ValueError(f"source.format must be one of {list(SOURCE_FORMATS)}")
+    header, names = _header(src)
     return SourceSpec(
         kind=src["kind"],
         path=src.get("path"),
@@ -279,7 +289,29 @@ def _source(src: dict[str, Any]) -> SourceSpec:
         hf_dataset=src.get("hf_dataset"),
         hf_config=src.get("hf_config"),
         hf_split=str(src.get("hf_split", "test")),
+        header=header,
+        columns=names,
     )
+
+
+def _header(src: dict[str, Any]) -> tuple[Literal["first_row", "none"], tuple[str, ...]]:
+    """``source.header`` (``first_row`` or ``none``) and, for ``none``, the ``source.columns``."""
+    header = src.get("header", "first_row")
+    if header not in ("first_row", "none"):
+        raise ValueError(f"source.header must be 'first_row' or 'none', got {header!r}")
+    names = src.get("columns")
+    if header == "first_row":
+        if names is not None:
+            raise ValueError("source.columns names the fields of a file without a header row: "
+                             "set source.header: none with it")  # fmt: skip
+        return "first_row", ()
+    if not isinstance(names, list | tuple) or not names:
+        raise ValueError("source.header: none needs source.columns, the file's field names in "
+                         "order")  # fmt: skip
+    shown = [str(n).strip() for n in names]
+    if "" in shown or len(set(shown)) < len(shown):
+        raise ValueError(f"source.columns must be distinct non-empty names, got {shown}")
+    return "none", tuple(shown)
 
 
 def _columns(cols: dict[str, Any]) -> ColumnMap:

@@ -28,7 +28,7 @@ from cultureqa.cases.construct import CORRECT_TYPE
 from cultureqa.cases.shuffle import LETTERS, parse_letter_types
 from cultureqa.config import select
 from cultureqa.evaluation.engine import Batch, Decoding, ModelView, RunSpec
-from cultureqa.evaluation.parsing import EMPTY, EMPTY_ERROR, is_empty_reply, parse_letter
+from cultureqa.evaluation.parsing import EMPTY, EMPTY_ERROR, is_empty_reply, read_reply
 from cultureqa.evaluation.prompts import Template, TemplateError
 from cultureqa.evaluation.record import group_metrics
 from cultureqa.llm.base import (
@@ -159,10 +159,10 @@ def score_generation(item: Mapping[str, Any], reply: GenerateResponse) -> dict[s
         return row | {"status": "error", "error": reply.error or "model error"}
     if is_empty_reply(reply.status, reply.text):
         return row | {"status": EMPTY, "error": EMPTY_ERROR}
-    letter = parse_letter(reply.text, len(LETTERS))
-    if letter is None:
-        return row | {"status": "parse_error", "error": "no selection letter in reply"}
-    return _with_choice(row, item, letter)
+    reading = read_reply(reply.text, len(LETTERS))
+    if reading.letter is None:
+        return row | {"status": "parse_error", "error": reading.error}
+    return _with_choice(row, item, reading.letter)
 
 
 def score_loglik(item: Mapping[str, Any], answer: LoglikResponse) -> dict[str, Any]:

@@ -24,8 +24,10 @@ def over_limit_line(record: RunRecord, predictions: Path) -> str:
         parts.append(_failed(causes["failed"], record))
     if "unparsable" in causes:
         found = causes["unparsable"]
+        by = ", ".join(f"{k} {n}" for k, n in (found.get("by_cause") or {}).items())
+        why = f": {by}" if by else ""
         parts.append(
-            f"{found['share']:.1%} unparsable replies (no option to read), "
+            f"{found['share']:.1%} unparsable replies (no option to read{why}), "
             f"e.g. {found['example']!r}"
         )
     if "empty" in causes:

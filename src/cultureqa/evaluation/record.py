@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from cultureqa.evaluation.parsing import EMPTY
+from cultureqa.evaluation.parsing import EMPTY, parse_cause
 from cultureqa.llm.base import NOT_SENT, GenerateResponse, LoglikResponse
 from cultureqa.runlog import call_columns
 
@@ -106,6 +106,9 @@ def error_causes(predictions: pd.DataFrame) -> dict[str, dict[str, Any]]:
         cut = text[:EXAMPLE_CHARS] + ("…" if len(text) > EXAMPLE_CHARS else "")
         share = round(len(part) / len(predictions), 6)
         out[cause] = {"items": len(part), "share": share, "example": cut}
+        if status == "parse_error" and "error" in part.columns:
+            by_cause = part["error"].map(parse_cause).value_counts()
+            out[cause]["by_cause"] = {str(k): int(v) for k, v in sorted(by_cause.items())}
     return out
 
 

@@ -160,7 +160,11 @@ def run_accounting(records: Mapping[str, Mapping[str, Any]]) -> list[str]:
             notes.append(f"- {run}: setting {setting} skipped: {why}")
         for cause, entry in sorted((record.get("error_causes") or {}).items()):
             example = entry.get("example", "") if isinstance(entry, Mapping) else ""
-            notes.append(f"- {run}: {cause}: {entry.get('items', 0)} items, e.g. {example!r}")
+            by = entry.get("by_cause") if isinstance(entry, Mapping) else None
+            split = f" ({', '.join(f'{k} {n}' for k, n in by.items())})" if by else ""
+            notes.append(
+                f"- {run}: {cause}: {entry.get('items', 0)} items{split}, e.g. {example!r}"
+            )
     table = to_markdown(pd.DataFrame(rows))
     return ["\n## Run accounting\n", table, *(["\n".join(notes) + "\n"] if notes else []),
             f"\n{VOLATILE_NOTE}\n"]  # fmt: skip

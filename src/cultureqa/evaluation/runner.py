@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from cultureqa.evaluation.engine import Batch, Decoding, ModelView, run_batch
-from cultureqa.evaluation.parsing import EMPTY, EMPTY_ERROR, is_empty_reply, parse_letter
+from cultureqa.evaluation.parsing import EMPTY, EMPTY_ERROR, is_empty_reply, read_reply
 from cultureqa.evaluation.prompts import ANSWER_CUES, Template
 from cultureqa.llm.base import (
     GenerateRequest,
@@ -185,10 +185,11 @@ def _score_generation(item: McqItem, reply: GenerateResponse) -> dict[str, objec
     if is_empty_reply(reply.status, reply.text):
         base.update(status=EMPTY, error=EMPTY_ERROR)
         return base
-    letter = parse_letter(reply.text, len(item.options))
-    if letter is None:
-        base.update(status="parse_error", error="no option letter in reply")
+    reading = read_reply(reply.text, len(item.options))
+    if reading.letter is None:
+        base.update(status="parse_error", error=reading.error)
         return base
+    letter = reading.letter
     base.update(pred=letter, correct=LETTERS.index(letter) in item.golds)
     return base
 

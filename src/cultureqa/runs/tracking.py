@@ -230,6 +230,8 @@ def error_metrics(run_info: Mapping[str, Any]) -> dict[str, float]:
         out["error_share"] = float(run_info["error_share"])
     for cause, found in (run_info.get("error_causes") or {}).items():
         out[metric_key("unusable", cause)] = float(found["items"])
+        for why, n in (found.get("by_cause") or {}).items():  # unparsable: several, negated, …
+            out[metric_key("unusable", cause, why)] = float(n)
     return out
 
 
@@ -394,19 +396,22 @@ def evaluation_metrics(part: pd.DataFrame, slices: list[tuple[str, ...]]) -> dic
 def source_metrics(details: Mapping[str, Any]) -> dict[str, float]:
     """A config benchmark's source facts from its run record.
 
-    Rows read, skipped, dropped (by reason), items with several golds, chance accuracy, the gold
-    balance and the checks only reported.
+    Rows read, skipped, blank, dropped (by reason), items per language, items with several
+    golds, chance accuracy, the gold balance and the checks only reported.
     """
     rows = details.get("rows") or {}
     out = {
         "rows.read": rows.get("rows_read"),
         "rows.skipped": rows.get("rows_skipped"),
+        "rows.blank": rows.get("rows_blank"),
         "rows.dropped": rows.get("rows_dropped"),
         "items.multi_gold": rows.get("multi_gold_items"),
         "chance_accuracy": details.get("chance_accuracy"),
     }
     for reason, n in (rows.get("dropped_by_reason") or {}).items():
         out[metric_key("rows.dropped", reason)] = n
+    for language, n in (rows.get("items_by_language") or {}).items():
+        out[metric_key("items.language", language)] = n
     validation = details.get("validation") or {}
     if validation.get("found"):
         out["validation.reported"] = len(validation.get("reported") or [])

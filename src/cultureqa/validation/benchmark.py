@@ -45,6 +45,9 @@ class Validation:
         """Readable sentences: what loading did, then each failing and reported check."""
         counts = self.loaded.counts
         lines = [_load_sentence(self.loaded)]
+        if counts.languages:
+            each = ", ".join(f"{lang} {n}" for lang, n in sorted(counts.languages.items()))
+            lines.append(f"items per language: {each}")
         if counts.dropped:
             lines += [
                 f"  dropped {d.file}, row {d.row} ({d.item_id}){d.in_column}: {d.message}"
@@ -155,7 +158,8 @@ def _load_sentence(loaded: Loaded) -> str:
     )
     return (
         f"{loaded.origin}: {counts.rows_read} rows read, {counts.skipped} skipped by rows.keep, "
-        f"{dropped}{sample}; option labels stripped on {counts.labels_stripped} items, "
+        f"{counts.blank} blank rows skipped, {dropped}{sample}; option labels stripped on "
+        f"{counts.labels_stripped} items, "
         f"reordered on {counts.labels_reordered}; {counts.multi_gold} items with several golds"
         + _case_only(counts)
     )

@@ -9,7 +9,9 @@
   other options);
 * every item's options are non-empty and distinct;
 * an item has the same number of options in every language (and, unless ``allow_mixed``, every
-  item has the same number).
+  item has the same number);
+* every item's question is written in a script of its declared language (Thai or Chinese text
+  tagged ``en`` is a mislabel; :mod:`cultureqa.benchmarks.scripts`).
 
 Item checks list the offending item ids with a reason, up to :data:`SHOWN`, and always the count.
 """
@@ -25,6 +27,7 @@ from typing import Any, ClassVar
 import pandas as pd
 from great_expectations.expectations.expectation import BatchExpectation
 
+from cultureqa.benchmarks.scripts import language_scripts, mismatch
 from cultureqa.records import LETTERS
 from cultureqa.validation.balance import CONFIDENCE, balance
 from cultureqa.validation.gx_kit import table_metric
@@ -129,6 +132,28 @@ def option_problems(frame: pd.DataFrame) -> dict[str, str]:
     return problems
 
 
+def script_problems(frame: pd.DataFrame) -> dict[str, str]:
+    """Item id → how its question's script contradicts its declared language.
+
+    ASCII text in a Latin-script language is passed over without looking at each letter: at a
+    million items the check must not cost minutes.
+    """
+    problems: dict[str, str] = {}
+    ids = frame["item_id"].tolist()
+    latin: dict[str, bool] = {}
+    for item, language, question in zip(
+        ids, _languages(frame), frame["question"].astype(str).tolist(), strict=True
+    ):
+        if language not in latin:
+            latin[language] = language_scripts(language) == frozenset({"Latn"})
+        if latin[language] and question.isascii():
+            continue
+        reason = mismatch(question, language)
+        if reason is not None:
+            problems[f"{item} ({language})"] = f"question {reason}"
+    return problems
+
+
 def option_count_problems(frame: pd.DataFrame, allow_mixed: bool) -> dict[str, str]:
     """Item id → how its option count is inconsistent (across languages, or with the others)."""
     counts = frame[["item_id", "n_options"]].astype({"n_options": int})
@@ -157,6 +182,7 @@ table_metric(
     ("column_list",),
 )
 table_metric("table.mcq_option_problems", option_problems)
+table_metric("table.mcq_script_problems", script_problems)
 table_metric(
     "table.mcq_option_count_problems",
     lambda frame, allow_mixed: option_count_problems(frame, bool(allow_mixed)),
@@ -217,6 +243,18 @@ class ExpectOptionCountsToBeConsistent(_ItemExpectation):
     metric_dependencies: ClassVar[tuple[str, ...]] = ("table.mcq_option_count_problems",)
     success_keys: ClassVar[tuple[str, ...]] = ("allow_mixed",)
     what: ClassVar[str] = "items have an inconsistent number of options"
+
+
+class ExpectQuestionScriptsToMatchLanguage(_ItemExpectation):
+    """Every question is written in a script of the item's declared language.
+
+    Fails on a single mislabelled item by default; a benchmark that knowingly mixes scripts in
+    one language (romanized questions) declares it ``report`` under ``severity:``.
+    """
+
+    metric_dependencies: ClassVar[tuple[str, ...]] = ("table.mcq_script_problems",)
+    success_keys: ClassVar[tuple[str, ...]] = ()
+    what: ClassVar[str] = "items are written in another script than their language's"
 
 
 class ExpectGoldPositionsToBeBalanced(BatchExpectation):  # type: ignore[misc]

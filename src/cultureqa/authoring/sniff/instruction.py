@@ -11,6 +11,7 @@ of :data:`MIN_WORDS` words. The proposal strips it with the question template (`
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from cultureqa.authoring.sniff.fields import texts
+from cultureqa.benchmarks.load.pipeline import OPTION_LIST
 
 MIN_ROWS = 3
 MIN_CHARS = 12
@@ -103,3 +105,72 @@ def _ends_sentence(text: str) -> bool:
 
 def _is_instruction(text: str) -> bool:
     return len(text.strip()) >= MIN_CHARS and len(text.split()) >= MIN_WORDS
+
+
+OPTION_BLOCK = OPTION_LIST
+"""A lettered option list inside a text (the loader refuses a question that keeps one)."""
+
+
+@dataclass(frozen=True)
+class Embedded:
+    """The authors' instruction and option list inside every question, after the question.
+
+    BLEnD's MCQ prompts put "Without any explanation, choose only one …" after the question, then
+    the lettered options, then "Answer:"; the question is the text before the first of them.
+    """
+
+    cut: str
+    """The text every question is cut at (the shared instruction, or the first option line)."""
+    instruction: str
+    has_options: bool
+
+    def template(self, ref: str) -> str:
+        """The question template that keeps what comes before :attr:`cut`."""
+        return f"{{{{ {ref}.split({json.dumps(self.cut, ensure_ascii=False)})[0].strip() }}}}"
+
+    def notes(self, field: str) -> list[str]:
+        """What the user should read about the stripped text."""
+        what = [f"the instruction {self.instruction!r}"] if self.instruction else []
+        what += ["a lettered option list"] if self.has_options else []
+        return [f"every sampled question in '{field}' holds {' and '.join(what)} after the "
+                "question: the question template keeps only the text before them (the prompt "
+                "template lists the options and asks for the answer itself)"]  # fmt: skip
+
+
+def find_embedded(values: pd.Series) -> Embedded | None:
+    """The instruction or option list every question carries after its own text, or None.
+
+    The instruction is a sentence (or line) every sampled question contains; the option list a
+    line ``A. …`` followed by ``B. …``. The question is what comes before the first of them, and
+    must be left in every row.
+    """
+    shown = texts(values)
+    if len(shown) < MIN_ROWS or len(shown) < len(values):
+        return None
+    questions = list(shown)
+    blocks = [OPTION_BLOCK.search(q) for q in questions]
+    instruction = _shared_sentence(questions)
+    if instruction is None and not all(blocks):
+        return None
+    if instruction is not None:
+        cut = instruction
+    else:  # the first option line's marker, as every question writes it
+        marks = {q[m.start() : m.start() + q[m.start() :].index("A") + 2] for q, m in
+                 zip(questions, blocks, strict=True) if m}  # fmt: skip
+        if len(marks) != 1:
+            return None
+        cut = "\n" + marks.pop().lstrip("\n")
+    kept = [q.split(cut)[0].strip() for q in questions]
+    if any(len(k) < MIN_ROWS or OPTION_BLOCK.search(k) for k in kept):
+        return None  # the options come before the cut, or nothing of the question is left
+    return Embedded(cut, instruction or "", all(blocks))
+
+
+def _shared_sentence(questions: list[str]) -> str | None:
+    """The longest sentence of the first question that every other one contains mid-text."""
+    first = questions[0]
+    cuts = [0, *(m.end() for m in _BOUNDARY.finditer(first)), len(first)]
+    sentences = {first[a:b].strip() for a, b in itertools.pairwise(cuts)}
+    shared = [s for s in sentences if _is_instruction(s)
+              and all(s in q and not q.startswith(s) for q in questions)]  # fmt: skip
+    return max(shared, key=len) if shared else None

@@ -2,154 +2,103 @@
 
 A benchmark published as one file per language (``data/{lang}.tsv``) or with a language column
 would otherwise be tagged with the one ``--language`` given, so Sundanese items would be sliced
-and prompted as Indonesian. A capture or column counts only when *every* value it takes is a
-language code or name in :data:`LANGUAGES` (``su``, ``sun``, ``Sundanese``, ``id-ID``); split
-names (``train``/``test``) and topics never are. The table is explicit rather than all of
-ISO 639-2/3 because those lists make ordinary words codes (``war`` is Waray, ``sad`` Sandawe,
-``men`` Mende): a value must be a code or name of a language listed here, and a capture or
-column must consist of such values entirely.
+and prompted as Indonesian. Languages are those of BCP 47 and ISO 639 as :mod:`langcodes` knows
+them (with the names of :mod:`language_data`): any code or tag (``et``, ``qu``, ``zh-Hant-TW``,
+``sun``) and any language's name in English or in itself (``Sundanese``, ``basa Sunda``).
+
+ISO 639-3 makes ordinary words codes (``war`` is Waray, ``sad`` Sandawe, ``men`` Mende, ``yes``
+Nyankpa), so a field *not named* as a language counts only with two-letter codes, tags built on
+them, three-letter codes of a language that has a two-letter one (``eng``, ``sun``) and names; a
+field named as one (``lang``, ``language``, ``{lang}``) takes any valid code. A capture or column
+counts only when *every* value it takes is a language, so split names (``train``/``test``) and
+topics never are; a name that is also a country's (``Indonesia``) is none either.
 
 A column is stricter than a capture, because a culture benchmark often has a column naming the
 culture an item is about (``Korean``, ``Indonesian``) in questions all written in English, and
 country codes (``ID``, ``MY``) look like language codes. So a column is a language when its name
 says so, or else only when it holds lowercase codes or tags (``id``, ``en-us``); a column of
-language names under another name is a note. Whatever the source, a language with a script of
-its own (Korean, Chinese, Thai, …) must have that script in the questions tagged with it, or the
-field describes something else.
+language names under another name is a note. Whatever the source, the questions tagged with a
+language must be written in its script (:mod:`cultureqa.benchmarks.scripts`), or the field
+describes something else.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
+import langcodes
 import pandas as pd
+from language_data import names as language_names
 
 from cultureqa.authoring.sniff.fields import texts
+from cultureqa.benchmarks.scripts import language_scripts, mismatch, script_name, text_script
 
-LANGUAGES: dict[str, tuple[str, ...]] = {
-    # code: other codes (ISO 639-2/T and /B, 639-3) and names (English, endonym), lowercased
-    "en": ("eng", "english"),
-    "id": ("ind", "indonesian", "bahasa indonesia"),
-    "ms": ("msa", "may", "zsm", "malay", "bahasa melayu", "bahasa malaysia"),
-    "jv": ("jav", "javanese", "basa jawa", "bahasa jawa"),
-    "su": ("sun", "sundanese", "basa sunda", "bahasa sunda"),
-    "ban": ("balinese", "basa bali", "bahasa bali"),
-    "min": ("minangkabau", "minang", "baso minang"),
-    "bug": ("buginese", "bugis"),
-    "mad": ("madurese",),
-    "ace": ("acehnese", "achinese"),
-    "bjn": ("banjar", "banjarese"),
-    "bbc": ("batak toba",),
-    "tl": ("tgl", "tagalog"),
-    "fil": ("filipino",),
-    "ceb": ("cebuano",),
-    "vi": ("vie", "vietnamese", "tiếng việt"),
-    "th": ("tha", "thai"),
-    "my": ("mya", "bur", "burmese"),
-    "km": ("khm", "khmer"),
-    "lo": ("lao",),
-    "zh": ("zho", "chi", "cmn", "chinese", "mandarin", "中文", "汉语"),
-    "yue": ("cantonese",),
-    "ja": ("jpn", "japanese", "日本語"),
-    "ko": ("kor", "korean", "한국어"),
-    "hi": ("hin", "hindi"),
-    "bn": ("ben", "bengali", "bangla"),
-    "ta": ("tam", "tamil"),
-    "te": ("tel", "telugu"),
-    "mr": ("mar", "marathi"),
-    "ur": ("urd", "urdu"),
-    "ar": ("ara", "arabic"),
-    "fa": ("fas", "per", "persian", "farsi"),
-    "tr": ("tur", "turkish", "türkçe"),
-    "he": ("heb", "hebrew"),
-    "ru": ("rus", "russian"),
-    "uk": ("ukr", "ukrainian"),
-    "pl": ("pol", "polish"),
-    "cs": ("ces", "cze", "czech"),
-    "de": ("deu", "ger", "german", "deutsch"),
-    "fr": ("fra", "fre", "french", "français"),
-    "es": ("spa", "spanish", "español"),
-    "pt": ("por", "portuguese", "português"),
-    "it": ("ita", "italian", "italiano"),
-    "nl": ("nld", "dut", "dutch"),
-    "sv": ("swe", "swedish"),
-    "da": ("dan", "danish"),
-    "fi": ("fin", "finnish"),
-    "el": ("ell", "gre", "greek"),
-    "hu": ("hun", "hungarian"),
-    "ro": ("ron", "rum", "romanian"),
-    "sw": ("swa", "swahili", "kiswahili"),
-    "am": ("amh", "amharic"),
-    "yo": ("yor", "yoruba"),
-    "ha": ("hau", "hausa"),
-    "zu": ("zul", "zulu"),
-    "af": ("afr", "afrikaans"),
-}
-_CODES = {name: code for code, names in LANGUAGES.items() for name in (code, *names)}
-_NAMES = {n for names in LANGUAGES.values() for n in names if not re.fullmatch(r"[a-z]{2,3}", n)}
-SCRIPT_BLOCKS = {
-    "Han": ("\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff", ("zh", "yue", "ja")),
-    "Kana": ("\u3040-\u30ff", ("ja",)),
-    "Hangul": ("\u1100-\u11ff\u3130-\u318f\uac00-\ud7af", ("ko",)),
-    "Thai": ("\u0e00-\u0e7f", ("th",)),
-    "Lao": ("\u0e80-\u0eff", ("lo",)),
-    "Khmer": ("\u1780-\u17ff", ("km",)),
-    "Myanmar": ("\u1000-\u109f", ("my",)),
-    "Arabic": ("\u0600-\u06ff", ("ar", "fa", "ur")),
-    "Hebrew": ("\u0590-\u05ff", ("he",)),
-    "Cyrillic": ("\u0400-\u04ff", ("ru", "uk")),
-    "Greek": ("\u0370-\u03ff", ("el",)),
-    "Devanagari": ("\u0900-\u097f", ("hi", "mr")),
-    "Bengali": ("\u0980-\u09ff", ("bn",)),
-    "Tamil": ("\u0b80-\u0bff", ("ta",)),
-    "Telugu": ("\u0c00-\u0c7f", ("te",)),
-    "Ethiopic": ("\u1200-\u137f", ("am",)),
-}
-"""Unicode blocks of the scripts of their own, with the languages written in them (the other
-languages of :data:`LANGUAGES` are written in Latin)."""
-SCRIPTS = {
-    code: "".join(block for block, codes in SCRIPT_BLOCKS.values() if code in codes)
-    for code in {c for _, codes in SCRIPT_BLOCKS.values() for c in codes}
-}
 MIN_SCRIPT_SHARE = 0.5
-"""Least share of a language's questions that must contain its script."""
-WRITTEN_IN = 0.3
-"""Least share of a question's letters in a script for the question to be written in it."""
-TAG_SCRIPTS = ("latn", "cyrl", "arab", "hans", "hant", "hani", "jpan", "kore", "hang", "thai",
-               "laoo", "khmr", "mymr", "deva", "beng", "taml", "telu", "ethi", "grek", "hebr",
-               "java", "bali", "sund", "bugi")  # fmt: skip
-"""ISO 15924 codes of the scripts the languages of :data:`LANGUAGES` are written in; any other
-four letters after a code (``id_test``) are a file's name, not a script."""
-_TAG = re.compile(
-    r"^(?P<base>[a-z]{2,3})(?:[-_](?P<extlang>[a-z]{3}))?"
-    rf"(?:[-_](?:{'|'.join(TAG_SCRIPTS)}))?"
-    r"(?:[-_](?:[a-z]{2}|[0-9]{3}))?(?:[-_](?:[a-z0-9]{5,8}|[0-9][a-z0-9]{3}))*$",
-    re.IGNORECASE,
-)
-"""A BCP 47 tag: language, then an optional extended language (``zh-yue``), script (``Hant``),
-region (``US``, ``419``) and variants. The shape matters: ``en_aug`` (GeoMLAMA's augmented-prompt
-files) is not English with a region but a file variant, and ``zh-yue`` is Cantonese, not
-Mandarin; reading either as its first two letters would mislabel items."""
+"""Least share of a language's questions that must be written in its script."""
 LANGUAGE_NAMES = ("lang", "language", "languages", "bahasa", "locale", "lng", "언어")
 """Names that say a field holds a language (a note when its values are not ones add knows)."""
 MAX_COLUMN_LANGUAGES = 50
 
 
-def language_code(value: str) -> str | None:
-    """The code ``value`` names (``Sundanese`` → ``su``, ``id-ID`` → ``id``), or None."""
+def language_code(value: str, named: bool = False) -> str | None:
+    """The language ``value`` names, as its shortest code, or None.
+
+    ``Sundanese`` → ``su``, ``id-ID`` → ``id``, ``zh-yue`` → ``yue``, ``eng`` → ``en``.
+
+    ``named``: the field is named as a language, so any valid ISO 639 code counts (``war``).
+    """
     shown = " ".join(value.strip().split())
-    folded = shown.lower()
-    if folded in _CODES:
-        return _CODES[folded]
-    match = _TAG.match(shown)
-    if match is None or match["base"].lower() not in _CODES:
+    if not shown or shown.startswith("-") or shown.endswith(("-", "_")):
         return None
-    extlang = (match["extlang"] or "").lower()
-    if extlang:  # the extended subtag is the language itself, and must be one add knows
-        return _CODES.get(extlang)
-    return _CODES[match["base"].lower()]
+    tag = shown.replace("_", "-")
+    if re.fullmatch(r"[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*", tag) and langcodes.tag_is_valid(tag):
+        return _from_tag(tag, named)
+    return _from_name(shown)
+
+
+def _from_tag(tag: str, named: bool) -> str | None:
+    try:
+        language = langcodes.Language.get(tag, normalize=True)
+    except (ValueError, LookupError):
+        return None
+    code = language.language
+    if code is None or language.extlangs or not language.is_valid():
+        return None  # en-aug: a file variant, not English; zh-xyz: no such language
+    if code == "und" or re.fullmatch(r"q[a-t][a-z]", code) or code in ("mul", "mis", "zxx"):
+        return None  # undetermined, private use, several, uncoded, no linguistic content
+    short = langcodes.standardize_tag(code, macro=True)
+    if len(short) == 3 and not named and len(tag.split("-")[0]) == 3:
+        return None  # a three-letter word of its own (war, sad, yes) outside a language field
+    return short
+
+
+def _from_name(name: str) -> str | None:
+    """A language's name in English or in itself, exactly (never a country's name)."""
+    key = language_names.normalize_name(name)
+    if key in _exact_names("territory"):
+        return None
+    try:
+        code = language_names.name_to_code("language", name)
+    except (ValueError, LookupError):
+        return None
+    if code is None:
+        return None
+    known = language_names.code_to_names(code)
+    own = {language_names.normalize_name(n) for n in (known.get("en"), known.get(code)) if n}
+    if key not in own and key not in _exact_names("language"):
+        return None  # a fuzzy match (music → Mossi) is no name
+    return langcodes.standardize_tag(code, macro=True)
+
+
+@cache
+def _exact_names(category: str) -> frozenset[str]:
+    """Every English name language_data holds for a language or a territory, normalized."""
+    language_names.name_to_code(category, "English", "en")  # loads the trie
+    trie = language_names.TRIES.get(f"en/name_to_{category}")
+    return frozenset(trie.keys()) if trie is not None else frozenset()
 
 
 @dataclass(frozen=True)
@@ -203,7 +152,7 @@ def find_item_language(
     found = Found()
     candidates: list[ItemLanguage] = []
     for name, seen in captures.items():
-        values = _all_languages(seen)
+        values = _all_languages(seen, _named(name))
         if values is not None:
             candidates.append(ItemLanguage(name, "path capture", values))
         elif _named(name):
@@ -239,14 +188,15 @@ def find_item_language(
 def _script_mismatch(
     candidate: ItemLanguage, fields: dict[str, pd.Series], questions: pd.Series
 ) -> str | None:
-    """A note when questions tagged with a language of its own script lack that script."""
+    """A note when the questions tagged with a language are mostly not in its script."""
     raw = fields[candidate.expr].map(lambda v: str(v).strip())
     codes = raw.map(candidate.values)
     for code in candidate.codes:
-        if code not in SCRIPTS:
-            continue
         asked = questions[codes == code].map(str)
-        share = asked.str.contains(f"[{SCRIPTS[code]}]").mean() if len(asked) else 1.0
+        judged = [mismatch(q, code) for q in asked if text_script(q) is not None]
+        if not judged or not language_scripts(code):
+            continue
+        share = sum(w is None for w in judged) / len(judged)
         if share < MIN_SCRIPT_SHARE:
             named = _pairs(candidate.values)
             return (f"{candidate.kind} '{candidate.expr}' names languages ({named}) but only "
@@ -263,17 +213,17 @@ def _pairs(values: dict[str, str]) -> str:
 
 def _codes_only(values: dict[str, str]) -> bool:
     """Lowercase codes or tags (``id``, ``en-us``): not names, not country codes (``ID``)."""
-    return all(raw == raw.lower() and raw not in _NAMES for raw in values)
+    return all(raw == raw.lower() and language_code(raw) == raw.split("-")[0] for raw in values)
 
 
 def _named(name: str) -> bool:
     return any(part in LANGUAGE_NAMES for part in re.split(r"[\W_]+", name.lower()))
 
 
-def _all_languages(seen: list[str]) -> dict[str, str] | None:
+def _all_languages(seen: list[str], named: bool) -> dict[str, str] | None:
     if not seen:
         return None
-    values = {str(v).strip(): language_code(str(v)) for v in seen}
+    values = {str(v).strip(): language_code(str(v), named) for v in seen}
     if not all(values.values()):
         return None
     return {raw: code for raw, code in values.items() if code is not None}
@@ -289,7 +239,7 @@ def _column(series: pd.Series, named: bool) -> dict[str, str] | None:
     shown = texts(series)
     if len(shown) < len(series) or shown.nunique() > MAX_COLUMN_LANGUAGES:
         return None
-    values = _all_languages(sorted(set(shown)))
+    values = _all_languages(sorted(set(shown)), named)
     if values is None or (not named and len(set(values.values())) < 2):
         return None
     return values
@@ -312,37 +262,21 @@ def _not_known(where: str, seen: list[str]) -> str:
             "columns.language: {from: …, values: {…}} (docs/benchmarks-loading.md)")  # fmt: skip
 
 
-def written_in(question: str) -> str | None:
-    """The script of its own a question is written in (:data:`SCRIPT_BLOCKS`); None: Latin."""
-    letters = [c for c in question if c.isalpha()]
-    if not letters:
-        return None
-    for script, (block, _) in SCRIPT_BLOCKS.items():
-        share = len(re.findall(f"[{block}]", question)) / len(letters)
-        if share >= WRITTEN_IN:
-            return script
-    return None
-
-
 def one_language_note(questions: pd.Series, language: str) -> str | None:
     """A note when the questions every item is tagged ``language`` for are in another script.
 
     With one language for all items, a Chinese file among English ones would be evaluated and
     sliced as English without a word; its script shows it.
     """
-    scripts = questions.map(lambda q: written_in(str(q)))
-    own = {name for name, (_, codes) in SCRIPT_BLOCKS.items() if language in codes}
-    other = scripts[scripts.notna() & ~scripts.isin(own)]
+    judged = [(q, mismatch(q, language)) for q in questions.map(str) if text_script(q)]
+    wrong = [q for q, why in judged if why is not None]
     total = len(questions)
-    if len(other):
-        shown = ", ".join(f"{n} in {script} ({'/'.join(SCRIPT_BLOCKS[script][1])})"
-                          for script, n in other.value_counts().items())  # fmt: skip
-        return (f"{len(other)} of {total} sampled questions are written in another script "
-                f"({shown}) but every item is tagged '{language}': give items their own "
-                "language with columns.language (a path capture or column; "
-                "docs/benchmarks-loading.md)")  # fmt: skip
-    mine = int(scripts.isin(own).sum())
-    if own and total and mine / total < MIN_SCRIPT_SHARE:
-        return (f"only {mine} of {total} sampled questions are in the script of '{language}' "
-                f"({', '.join(sorted(own))}): check --language")  # fmt: skip
+    if wrong:
+        scripts = pd.Series([script_name(text_script(q) or "") for q in wrong]).value_counts()
+        shown = ", ".join(f"{n} in {script}" for script, n in scripts.items())
+        own = ", ".join(sorted(map(script_name, language_scripts(language))))
+        return (f"{len(wrong)} of {total} sampled questions are written in another script "
+                f"({shown}) than '{language}' ({own}): "
+                "give items their own language with columns.language (a path capture or column; "
+                "docs/benchmarks-loading.md) or pass --language")  # fmt: skip
     return None

@@ -23,7 +23,7 @@ from cultureqa.authoring.sniff.fields import (
     pick,
 )
 from cultureqa.authoring.sniff.ids import find_id, is_id_name
-from cultureqa.authoring.sniff.instruction import find_instruction
+from cultureqa.authoring.sniff.instruction import find_embedded, find_instruction
 from cultureqa.authoring.sniff.languages import (
     ItemLanguage,
     find_item_language,
@@ -34,6 +34,7 @@ from cultureqa.authoring.sniff.options import Options, find_options
 from cultureqa.authoring.sniff.pairwise import find_pairwise
 from cultureqa.authoring.sniff.question import find_question, ref
 from cultureqa.authoring.sniff.sample import Sample
+from cultureqa.benchmarks.scripts import guess_language, script_name, text_script
 from cultureqa.io import SourceError
 
 
@@ -49,6 +50,9 @@ class Proposal:
     notes: list[str] = field(default_factory=list)
     item_language: ItemLanguage | None = None
     """Where each item's language comes from (``columns.language``); None: one language."""
+    language: str = "en"
+    """The one language of every item when none carry their own: ``--language``, else the one
+    the questions' script names, else English, said in a note."""
 
 
 DEFAULT_LANGUAGE = "en"
@@ -85,8 +89,13 @@ def propose(sample: Sample, language: str | None = None) -> Proposal:
     givers, gold_notes = _gold_givers(fields, answer, taken | set(sample.captures))
     columns["question"] = question.expr
     instruction = find_instruction(fields[question.expr]) if question.expr in fields else None
+    embedded = None
     if instruction is not None:
         columns["question"] = instruction.template(ref(question.expr))
+    elif question.expr in fields:
+        embedded = find_embedded(fields[question.expr])
+        if embedded is not None:
+            columns["question"] = embedded.template(ref(question.expr))
     asked = pd.DataFrame({u: fields[u].map(str) for u in question.used}).agg(" ".join, axis=1)
     golds = fields[answer] if answers.format == "text" else None
     label_notes = _options(columns, options, golds, asked)
@@ -110,7 +119,12 @@ def propose(sample: Sample, language: str | None = None) -> Proposal:
         columns["metadata_types"] = extras.types
     notes = [*sample.notes, *question.notes, *label_notes, *answers.notes, *gold_notes]
     notes += extras.notes
-    notes += [*found.notes, *_language_notes(found.language, language, extras.languages)]
+    if found.language is None and language is None:
+        fallback, said = _script_language(asked, origin)
+        notes.append(said)
+    else:
+        notes += _language_notes(found.language, language, extras.languages)
+    notes += found.notes
     if found.language is None:
         notes += filter(None, [one_language_note(asked, fallback)])
     if found.language is not None:
@@ -119,6 +133,8 @@ def propose(sample: Sample, language: str | None = None) -> Proposal:
             extras.slices.append(["language"])
     if instruction is not None:
         notes.extend(instruction.notes(question.expr))
+    if embedded is not None:
+        notes.extend(embedded.notes(question.expr))
     if partial:
         shown = ", ".join(f"'{p}'" for p in partial[:5]) + (", …" if len(partial) > 5 else "")
         notes.append(f"{shown}: in only some sampled rows, so not proposed (a field every row "
@@ -137,7 +153,36 @@ def propose(sample: Sample, language: str | None = None) -> Proposal:
         languages=extras.languages,
         notes=notes,
         item_language=found.language,
+        language=fallback,
     )
+
+
+def _script_language(asked: pd.Series, origin: str) -> tuple[str, str]:
+    """Every item's language when no ``--language`` is given and no field carries one.
+
+    The script of the questions names it when one language is written in it (Thai, Hangul,
+    kana, Han alone); Latin is English's, said so; another shared script (Cyrillic, Arabic,
+    Devanagari) is refused: add cannot tell Russian from Ukrainian, and English is surely wrong.
+    """
+    texts = list(asked.map(str))
+    guessed = guess_language(texts)
+    if guessed is not None:
+        code, script = guessed
+        said = (f"language: every item is '{code}' (no --language given; the questions are "
+                f"written in {script}, which names it; pass --language to say otherwise); no "
+                "path capture or column holds language codes or names")  # fmt: skip
+        return code, said
+    scripts = pd.Series([s for s in map(text_script, texts) if s]).value_counts()
+    main = str(scripts.index[0]) if len(scripts) else "Latn"
+    if main != "Latn":
+        raise SourceError(origin, f"the questions are written in {script_name(main)}, which "
+                          "several languages share, and no --language was given: pass "
+                          "--language with the items' language (any BCP 47 code)")  # fmt: skip
+    return DEFAULT_LANGUAGE, (f"language: every item is '{DEFAULT_LANGUAGE}' (no --language "
+                              "given; the questions are in Latin script, which does not name "
+                              "a language: pass --language with any BCP 47 code, e.g. et, ht, "
+                              "qu, if they are not English); no path capture or column holds "
+                              "language codes or names")  # fmt: skip
 
 
 def _language_notes(
@@ -145,9 +190,8 @@ def _language_notes(
 ) -> list[str]:
     """Which language each item gets and why; a ``--language`` the items contradict, in a line."""
     if found is None:
-        why = f"--language {given}" if given else f"no --language given: {DEFAULT_LANGUAGE}"
-        return [f"language: every item is '{given or DEFAULT_LANGUAGE}' ({why}); no path "
-                "capture or column holds language codes or names"]  # fmt: skip
+        return [f"language: every item is '{given}' (--language {given}); no path capture or "
+                "column holds language codes or names"]  # fmt: skip
     codes = ", ".join(found.codes)
     rather = f" (not --language {given} for all)" if given in found.codes else ""
     notes = [f"language: each item its own, from {found.shown()}: columns.language, languages "
@@ -296,4 +340,7 @@ def _one(config: Any) -> str:
 def _source(sample: Sample) -> dict[str, Any]:
     if sample.split is not None:
         return {"kind": "hf", "path": sample.path, "hf_split": sample.split}
+    if sample.names is not None:
+        names = list(sample.names)
+        return {"kind": "file", "path": sample.path, "header": "none", "columns": names}
     return {"kind": "file", "path": sample.path}

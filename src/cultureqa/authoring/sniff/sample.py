@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from cultureqa.benchmarks.delimited import guess_names, headerless
 from cultureqa.benchmarks.sources import (
     capture_names,
     expand_pattern,
@@ -26,6 +27,7 @@ MAX_FILES = 40
 MAX_ROWS = 4000
 """Rows sniffed in all, spread evenly over the rows read."""
 SPLITS = ("test", "train", "validation")
+_DELIMITED = (".csv", ".tsv", ".tab")
 
 
 @dataclass
@@ -40,6 +42,8 @@ class Sample:
     captures: list[str] = field(default_factory=list)
     split: str | None = None
     """The split read from a Hugging Face dataset folder (None: not a folder)."""
+    names: tuple[str, ...] | None = None
+    """Field names given to files without a header row (None: their first row names them)."""
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -61,16 +65,39 @@ def read_sample(path: str) -> Sample:
                 continue
             return Sample(_spread(_with_rows(frame, source)), path, [(source, {})], split=split)
         raise SourceError(source, f"no {'/'.join(SPLITS)} split in this dataset folder")
-    frame = read_any(source)
-    return Sample(_spread(_with_rows(frame, source)), path, [(source, {})])
+    frame, names, notes = _read_file(source)
+    return Sample(
+        _spread(_with_rows(frame, source)), path, [(source, {})], names=names, notes=notes
+    )
+
+
+def _read_file(file: Path) -> tuple[pd.DataFrame, tuple[str, ...] | None, list[str]]:
+    """One file, read without a header row when its first row is data (JMMLU's CSVs)."""
+    frame = read_any(file)
+    why = headerless(frame) if file.suffix.lower() in _DELIMITED else None
+    if why is None:
+        return frame, None, []
+    names = tuple(f"field_{n}" for n in range(1, len(frame.columns) + 1))
+    frame = read_any(file, names=names)
+    names = guess_names(frame)
+    frame.columns = list(names)
+    note = (f"{file} has no header row ({why}): its first row is read as an item, and its "
+            f"fields are named by what they hold ({', '.join(names)}; source.header: none, "
+            "source.columns): check them against the dataset card")  # fmt: skip
+    return frame, names, [note]
 
 
 def _read_pattern(path: str) -> Sample:
     files = expand_pattern(path)
     picked = _spread_list(files, MAX_FILES)
     parts = []
+    named: dict[tuple[str, ...] | None, Path] = {}
+    notes: list[str] = []
     for file, captured in picked:
-        part = _with_rows(read_any(file), file)
+        frame, names, said = _read_file(file)
+        named.setdefault(names, file)
+        notes += said[:1] if not notes else []
+        part = _with_rows(frame, file)
         clash = sorted(set(captured) & set(map(str, part.columns)))
         if clash:
             raise SourceError(file, f"path captures {clash} clash with columns of the file")
@@ -78,8 +105,14 @@ def _read_pattern(path: str) -> Sample:
             part[key] = value
         parts.append(part)
     _one_layout(path, picked, parts)
+    if len(named) > 1:
+        shown = ", ".join(f"{f} ({'no header row' if n else 'a header row'})"
+                          for n, f in named.items())  # fmt: skip
+        raise SourceError(path, f"the pattern's files differ in their first row: {shown}; "
+                                "a benchmark is one layout")  # fmt: skip
+    names = next(iter(named))
     frame = pd.concat(parts, ignore_index=True)
-    sample = Sample(_spread(frame), path, files, capture_names(path))
+    sample = Sample(_spread(frame), path, files, capture_names(path), names=names, notes=notes)
     if len(picked) < len(files):
         sample.notes.append(f"sniffed {len(picked)} of {len(files)} files (spread evenly)")
     return sample
@@ -98,27 +131,33 @@ def _one_layout(
         frozenset(map(str, part.columns)) - {"_file", "_row"} - set(captured)
         for part, (_, captured) in zip(parts, picked, strict=True)
     ]
-    common = max(set(layouts), key=layouts.count)
-    other = [
-        i for i, fields in enumerate(layouts)
+    common = max(dict.fromkeys(layouts), key=layouts.count)  # a tie: the first file's
+    odd = [
+        fields for fields in dict.fromkeys(layouts)
         if len(fields & common) * 2 < max(len(fields), len(common))
     ]  # fmt: skip
-    if not other:
+    if not odd:
         return
-    usual = [picked[i][0].name for i in range(len(picked)) if i not in other]
-    odd = [picked[i][0].name for i in other]
+
+    def files(layout: frozenset[str]) -> list[str]:
+        return [str(picked[i][0]) for i, fields in enumerate(layouts) if fields == layout]
+
+    others = "; ".join(
+        f"{_some(files(fields), 'file')} have {_some(sorted(fields), 'field')}" for fields in odd
+    )
     raise SourceError(
         path,
-        f"the pattern's files hold different layouts: {_some(usual, 'file')} have "
-        f"{_some(sorted(common), 'field')}, but {_some(odd, 'file')} have "
-        f"{_some(sorted(layouts[other[0]]), 'field')}; a benchmark is one layout: give add a "
+        f"the pattern's files hold different layouts: {_some(files(common), 'file')} have "
+        f"{_some(sorted(common), 'field')}, but {others}; a benchmark is one layout: give add a "
         "pattern that matches one (or put those files in a folder of their own)",
     )
 
 
 def _some(names: list[str], noun: str) -> str:
-    """``5 files ('a.tsv', 'b.tsv', …)``, long names cut."""
-    shown = ", ".join(repr(n) if len(n) <= 40 else repr(n[:37] + "...") for n in names[:3])
+    """``5 files ('data/a.tsv', 'data/b.tsv', …)``: paths in full, field names cut when long."""
+    shown = ", ".join(
+        repr(n) if len(n) <= 40 or noun == "file" else repr(n[:37] + "...") for n in names[:3]
+    )
     plural = noun if len(names) == 1 else f"{noun}s"
     return f"{len(names)} {plural} ({shown}{', …' if len(names) > 3 else ''})"
 

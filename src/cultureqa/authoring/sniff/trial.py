@@ -29,12 +29,16 @@ class Trial:
     """Invalid rows by reason (a repeated item is not invalid: see ``repeats``)."""
     repeats: int = 0
     """Sampled rows repeating an earlier item's question and options."""
+    blank: int = 0
+    """Sampled rows with no value in any column (separator lines), left out and counted."""
 
     def note(self) -> str:
         """One line for the user: what the proposal made of the sample."""
         line = f"trial load: {len(self.rows)} of {self.kept} sampled rows become items"
         if self.skipped:
             line += f" ({self.skipped} more skipped by rows.keep)"
+        if self.blank:
+            line += f"; {self.blank} blank rows (separator lines) skipped and counted"
         if self.dropped:
             reasons = ", ".join(f"{k} {v}" for k, v in sorted(self.dropped.items()))
             line += f"; not loadable: {reasons} (docs/benchmark-configs.md: Rows)"
@@ -56,10 +60,10 @@ def trial_load(spec: BenchmarkSpec, frame: pd.DataFrame, origin: str) -> Trial:
         counts = exc.counts if isinstance(exc, TooManyInvalid) else LoadCounts()
         raise SourceError(origin, _unread(len(frame), counts, str(exc))) from exc
     counts = loaded.counts
-    kept = counts.rows_read - counts.skipped
+    kept = counts.rows_read - counts.skipped - counts.blank
     dropped = counts.dropped_by_reason()
     repeats = dropped.pop("duplicate_item", 0)
-    return Trial(loaded.source, kept, counts.skipped, dropped, repeats)
+    return Trial(loaded.source, kept, counts.skipped, dropped, repeats, counts.blank)
 
 
 def _unread(rows: int, counts: LoadCounts, error: str) -> str:

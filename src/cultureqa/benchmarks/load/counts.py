@@ -1,7 +1,7 @@
 """Each source row's fate, counted once: read, then skipped, dropped (with its reason) or loaded.
 
 A researcher must be able to account for every row of a published file: ``rows_read`` equals
-``rows_skipped + rows_dropped + rows_loaded`` in every record the loader writes, and
+``rows_skipped + rows_blank + rows_dropped + rows_loaded`` in every record the loader writes, and
 :meth:`LoadCounts.balanced` is asserted at the end of each load so a path that loses rows fails
 loudly instead of shrinking a benchmark in silence.
 """
@@ -78,6 +78,9 @@ class LoadCounts:
     rows_read: int = 0
     skipped: int = 0
     """Rows the declared ``rows.keep`` filter left out (not invalid: not wanted)."""
+    blank: int = 0
+    """Rows with no value in any column (separator lines): never items, and not invalid either,
+    so they neither stop a load nor count toward ``rows.max_invalid_share``."""
     loaded: int = 0
     """Rows that became items (one item per language the load asked for)."""
     dropped: list[Drop] = field(default_factory=list)
@@ -104,13 +107,14 @@ class LoadCounts:
 
     def balanced(self) -> bool:
         """Whether every row read is counted exactly once (skipped, dropped or loaded)."""
-        return self.rows_read == self.skipped + len(self.dropped) + self.loaded
+        return self.rows_read == self.skipped + self.blank + len(self.dropped) + self.loaded
 
     def record(self) -> dict[str, Any]:
         """JSON-ready summary for metrics, the run record and MLflow (first drops listed)."""
         return {
             "rows_read": self.rows_read,
             "rows_skipped": self.skipped,
+            "rows_blank": self.blank,
             "rows_dropped": len(self.dropped),
             "rows_loaded": self.loaded,
             "dropped_by_reason": self.dropped_by_reason(),

@@ -62,7 +62,10 @@ def needed_columns(spec: BenchmarkSpec, mapping: Mapping, columns: set[str]) -> 
 def check_columns(spec: BenchmarkSpec, mapping: Mapping, frame: pd.DataFrame, origin: str) -> None:
     """Name every missing column before the first row (a wrong mapping fails in one line)."""
     columns = set(map(str, frame.columns))
-    missing = sorted(needed_columns(spec, mapping, columns) - columns)
+    try:
+        missing = sorted(needed_columns(spec, mapping, columns) - columns)
+    except FieldError as exc:  # a template that does not parse: the config's error, one line
+        raise SourceError(origin, str(exc)) from None
     if missing:
         shown = [c for c in frame.columns if c not in ROW_COLUMNS]
         raise SourceError(origin, f"missing column(s) {missing}; found {shown}")
@@ -95,15 +98,14 @@ def text(value: Any, where: Where, column: str, reason: str = "empty_value") -> 
     return str(value).strip()
 
 
-def not_blank(row: dict[str, Any], where: Where, captured: Collection[str] = ()) -> None:
-    """A row with no value in any column (a separator line of commas) is not an item.
+def is_blank_row(row: dict[str, Any], captured: Collection[str] = ()) -> bool:
+    """A row with no value in any column (a separator line, or one of commas) is not an item.
 
     What the row's path captures (``captured``: ``{lang}``) is the file's, not the row's: a
     separator line of a per-language file is blank too.
     """
     values = [v for k, v in row.items() if k not in ROW_COLUMNS and k not in captured]
-    if all(option_text(v) == "" for v in values if not isinstance(v, list | dict)):
-        raise where.error("blank row (no value in any column)", None, "blank_row")
+    return all(option_text(v) == "" for v in values if not isinstance(v, list | dict))
 
 
 def item_id(spec: BenchmarkSpec, row: dict[str, Any], where: Where, pos: int) -> str:

@@ -10,6 +10,7 @@ still found.
 
 from __future__ import annotations
 
+import re
 from array import array
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
@@ -19,7 +20,6 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from cultureqa.benchmarks.fields import render_limits
 from cultureqa.benchmarks.load.answers import gold_indices
 from cultureqa.benchmarks.load.counts import (
     LoadCounts,
@@ -35,20 +35,24 @@ from cultureqa.benchmarks.load.mapping import (
     Normalizer,
     check_columns,
     get,
+    is_blank_row,
     item_id,
     metadata,
-    not_blank,
     row_language,
     text,
 )
 from cultureqa.benchmarks.load.options import folded, row_options
 from cultureqa.benchmarks.load.shuffle import shuffled
+from cultureqa.benchmarks.sandbox import render_limits
 from cultureqa.benchmarks.sources import apply_sample, capture_names, keep_mask, read_rows
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.io import SourceError
 from cultureqa.records import McqItem
 
 AbsentLanguages = Literal["error", "skip"]
+OPTION_LIST = re.compile(r"(?m)^[ \t]*\(?A[.):][ \t]+\S.*\n[ \t]*\(?B[.):][ \t]+\S")
+"""A lettered option list inside a question (``A. …`` then ``B. …`` at line starts): the model
+would read the options twice, in two formats."""
 FRAME_CHUNK = 50_000
 """Items held as objects at once when only tables are wanted (``as_frames``)."""
 
@@ -117,7 +121,7 @@ def load_benchmark(
         wanted = _languages(spec, frame, languages, absent, origin)
         pieces: dict[str, list[pd.DataFrame]] | None = {} if as_frames else None
         whole, numbers, kept = _map_rows(spec, frame, wanted, origin, counts, pieces)
-    check_drop_share(spec, counts, len(frame), origin)
+    check_drop_share(spec, counts, len(frame) - counts.blank, origin)
     if not counts.balanced():  # pragma: no cover - a bookkeeping bug, never a data problem
         raise AssertionError(f"row counts do not add up: {counts.record()}")
     valid = frame if len(kept) == len(frame) else frame.iloc[kept].reset_index(drop=True)
@@ -215,8 +219,10 @@ def _map_rows(
     for pos, row in enumerate(_records(frame), start=1):
         where = Where(str(row.get("_file", origin)), int(row.get("_row", pos)))
         name = f"row {where.row}"
+        if is_blank_row(row, captured):
+            counts.blank += 1
+            continue
         try:
-            not_blank(row, where, captured)
             name = item_id(spec, row, where, pos)
             if name in ids:
                 first = _where(frame, ids[name], origin)
@@ -321,6 +327,14 @@ def _item(
     changes.option_count = changes.option_count or len(options)
     found = metadata(spec, row, where, normalizer)
     question = text(get(row, mapping.question, where), where, mapping.question, "empty_question")
+    if OPTION_LIST.search(question):
+        raise where.error(
+            "the question holds a lettered option list (a line 'A. …' then 'B. …'): the prompt "
+            "lists the options again; keep only the question with the question template "
+            "(docs/adding-a-benchmark.md)",
+            mapping.question,
+            "options_in_question",
+        )
     several = golds if len(golds) > 1 else ()
     item = McqItem(name, question, options, golds[0], language, found, several)
     if spec.columns.shuffle_seed is None:

@@ -126,6 +126,7 @@ def _dvc_repo(tmp_path: Path) -> Path:
     for folder in ("conf", "dvc_hydra_plugins"):
         shutil.copytree(ROOT / folder, repo / folder)
     shutil.copy(ROOT / "params.yaml", repo / "params.yaml")
+    shutil.copy(ROOT / ".gitignore", repo / ".gitignore")  # the plugin's bytecode, as in a clone
     stage = {"stages": {"show": {"cmd": "echo ok > model.txt", "params": ["model.id"],
                                  "outs": ["model.txt"]}}}  # fmt: skip
     (repo / "dvc.yaml").write_text(yaml.safe_dump(stage))

@@ -259,6 +259,8 @@ RANGES: dict[str, Range] = {
     # WEIRD levels: reference years of the official files, proxy neighbours
     "gdp_year": _YEAR, "mys_year": _YEAR, "income_fiscal_year": _YEAR, "freedom_edition": _YEAR,
     "proxy_neighbours": _COUNT,
+    # human validation (cultureqa human): annotators per overlapping item, overlap in percent
+    "annotators_per_item": _COUNT, "overlap_percent": Range(0, 100),
 }  # fmt: skip
 """Ranges of numeric settings by key name, wherever the key sits (a model's ``concurrency`` is
 checked under ``model``, ``baselines.*``, a judge panel or ``cases.construct.model`` alike).

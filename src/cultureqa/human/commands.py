@@ -196,7 +196,7 @@ def _dvc_add(root: Path, path: Path) -> None:
 def _log_mlflow(target: Target, numbers: dict[str, Any], document: dict[str, Any]) -> str:
     """One MLflow run per pull or report in ``<prefix>/<name>-human``: the numbers as metrics."""
     from cultureqa.config import load_params, select
-    from cultureqa.tracking import configure, numeric_leaves, tracking_uri
+    from cultureqa.runs.tracking import configure, numeric_leaves, tracking_uri
 
     tracking = select(load_params(target.root / "params.yaml"), "tracking")
     if not tracking.get("enabled", True):

@@ -1,0 +1,171 @@
+"""Independent leak check: items whose text names a term pointing at the item's own country.
+
+Written outside the two-hop engine on purpose: it reads only a built dataset and the country
+knowledge table ``data/knowledge/countries/leak_terms.csv`` (no engine code, no scrub list), so
+it can hold the engine to the issue's bar (a country-pointing term in at most 5 % of items).
+
+    .venv/bin/python bench/country_leaks.py data/build/twohop/dataset.parquet [--max-share 0.05]
+
+Matching: a term matches as a whole word (letters or digits on neither side), with an optional
+plural ``s``/``es``; a term written all in lower case (``injera``, ``yen``) matches in any case,
+any other term (``Akan``, ``US``) only as written. Curly and straight apostrophes are the same.
+Prints each leaking item with its terms, the count and share per kind, and exits 1 when the
+share of leaking items is above ``--max-share``, 2 on unreadable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import re
+import sys
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+TERMS = ROOT / "data" / "knowledge" / "countries" / "leak_terms.csv"
+APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bb": "'", "\u02bc": "'"})
+OPTION_PREFIXES = ("type_", "option")
+
+
+def load_terms(path: Path = TERMS) -> dict[str, list[tuple[str, str]]]:
+    """Country -> [(term, kind)] from a leak-term table."""
+    found: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    with path.open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            found[row["iso3"]].append((row["term"].translate(APOSTROPHES), row["kind"]))
+    return dict(found)
+
+
+class CountryMatcher:
+    """Whole-word matcher of one country's terms; reports which terms (and kinds) a text has."""
+
+    def __init__(self, terms: Iterable[tuple[str, str]]) -> None:
+        self.kinds: dict[str, str] = {}
+        for term, kind in terms:
+            self.kinds.setdefault(term.lower() if term.islower() else term, kind)
+        exact = [t for t in self.kinds if not t.islower()]
+        folded = [t for t in self.kinds if t.islower()]
+        self.exact = self._compile(exact, 0)
+        self.folded = self._compile(folded, re.IGNORECASE)
+
+    @staticmethod
+    def _compile(terms: list[str], flags: int) -> re.Pattern[str] | None:
+        if not terms:
+            return None
+        body = "|".join(
+            r"\s+".join(map(re.escape, t.split())) for t in sorted(terms, key=len, reverse=True)
+        )
+        return re.compile(rf"(?<![\w])({body})(?:e?s)?(?![\w])", flags)
+
+    def find(self, text: str) -> list[tuple[str, str]]:
+        """(term, kind) for every distinct term the text contains."""
+        text = text.translate(APOSTROPHES)
+        hits: dict[str, str] = {}
+        for pattern, fold in ((self.exact, False), (self.folded, True)):
+            if pattern is None:
+                continue
+            for match in pattern.finditer(text):
+                key = " ".join(match.group(1).split())
+                key = key.lower() if fold else key
+                hits.setdefault(key, self.kinds.get(key, "?"))
+        return sorted(hits.items())
+
+
+def text_columns(frame: pd.DataFrame, given: Sequence[str] | None) -> list[str]:
+    """The columns read: those given, or narrative, question and every option column."""
+    if given:
+        missing = [c for c in given if c not in frame.columns]
+        if missing:
+            raise ValueError(f"no column(s) {missing} in the dataset")
+        return list(given)
+    base = [c for c in ("narrative", "question") if c in frame.columns]
+    return base + [c for c in frame.columns if str(c).startswith(OPTION_PREFIXES)]
+
+
+def check(
+    frame: pd.DataFrame,
+    terms: dict[str, list[tuple[str, str]]],
+    region_column: str = "region",
+    columns: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """One row per item: its country, the terms found (``term (kind)``) and whether it leaks."""
+    if region_column not in frame.columns:
+        raise ValueError(f"no column {region_column!r} in the dataset")
+    read = text_columns(frame, columns)
+    matchers: dict[str, CountryMatcher] = {}
+    rows = []
+    for index, item in frame.iterrows():
+        country = str(item[region_column])
+        if country not in matchers:
+            matchers[country] = CountryMatcher(terms.get(country, []))
+        text = "\n".join(str(item[c]) for c in read if pd.notna(item[c]))
+        found = matchers[country].find(text)
+        rows.append(
+            {
+                "item": item.get("item_id", index),
+                "country": country,
+                "known_country": country in terms,
+                "terms": "; ".join(f"{t} ({k})" for t, k in found),
+                "kinds": sorted({k for _, k in found}),
+                "leaks": bool(found),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def summary(result: pd.DataFrame) -> dict[str, object]:
+    """Items, leaking items, their share, items per leaking kind, countries with no terms."""
+    n = len(result)
+    leaking = int(result["leaks"].sum()) if n else 0
+    kinds = Counter(k for ks in result.get("kinds", []) for k in ks)
+    unknown = sorted(set(result.loc[~result["known_country"], "country"])) if n else []
+    return {
+        "items": n,
+        "leaking_items": leaking,
+        "share": leaking / n if n else 0.0,
+        "items_per_kind": dict(sorted(kinds.items())),
+        "countries_without_terms": unknown,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Check a dataset (parquet, CSV or JSON lines) and print the leaking items and totals."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dataset", type=Path)
+    parser.add_argument("--terms", type=Path, default=TERMS)
+    parser.add_argument("--region-column", default="region")
+    parser.add_argument(
+        "--columns", nargs="+", help="text columns (default: narrative, question, options)"
+    )
+    parser.add_argument("--max-share", type=float, default=0.05)
+    args = parser.parse_args(argv)
+    try:
+        suffix = args.dataset.suffix.lower()
+        if suffix == ".parquet":
+            frame = pd.read_parquet(args.dataset)
+        elif suffix == ".csv":
+            frame = pd.read_csv(args.dataset, dtype=str, keep_default_na=False)
+        else:
+            frame = pd.read_json(args.dataset, lines=True, dtype=False)
+        result = check(frame, load_terms(args.terms), args.region_column, args.columns)
+    except (OSError, ValueError) as exc:
+        print(f"error: {args.dataset}: {exc}", file=sys.stderr)
+        return 2
+    for row in result[result["leaks"]].itertuples():
+        print(f"{row.item}\t{row.country}\t{row.terms}")
+    totals = summary(result)
+    print(
+        f"{totals['leaking_items']} of {totals['items']} items leak their country "
+        f"({totals['share']:.1%}; bar {args.max_share:.0%}); per kind {totals['items_per_kind']}"
+    )
+    if totals["countries_without_terms"]:
+        print(f"countries with no leak terms: {totals['countries_without_terms']}")
+    return 1 if totals["share"] > args.max_share else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -116,11 +116,21 @@ def cldr_languages(iso2: str, *, regional: bool) -> list[str]:
 
 
 def cldr_currencies(iso2: str) -> list[str]:
-    """English names of a territory's legal-tender currencies on ``CLDR_DATE``."""
+    """English names of a territory's legal-tender currencies on ``CLDR_DATE`` (prose case)."""
     from babel.numbers import get_currency_name, get_territory_currencies
 
     codes = get_territory_currencies(iso2, CLDR_DATE, tender=True)
-    return [get_currency_name(code, locale="en") for code in codes]
+    return [running_text(get_currency_name(code, locale="en")) for code in codes]
+
+
+def running_text(name: str) -> str:
+    """A CLDR currency name as English prose writes it: the unit in lower case (``Ghanaian cedi``).
+
+    CLDR's display names are title-cased (``Ghanaian Cedi``, ``Euro``); a scenario writes
+    ``US dollars`` and ``the euro``, and the leak check matches capitalised terms as written.
+    """
+    *qualifier, unit = name.split()
+    return " ".join([*qualifier, unit if unit.isupper() else unit.lower()])
 
 
 def cldr_facts(members: Sequence[str]) -> Iterator[Row]:

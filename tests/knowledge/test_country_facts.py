@@ -108,6 +108,15 @@ def test_sample_facts_verified_independently(facts: pd.DataFrame) -> None:
     assert {"European Union", "euro area", "OECD"} <= values(facts, "PRT", "membership")
     asean = set(facts.loc[(facts["fact"] == "membership") & (facts["value"] == "ASEAN"), "iso3"])
     assert asean == {"BRN", "KHM", "IDN", "LAO", "MYS", "MMR", "PHL", "SGP", "THA", "VNM", "TLS"}
+
+    def holders(name: str) -> set[str]:
+        return set(facts.loc[(facts["fact"] == "membership") & (facts["value"] == name), "iso3"])
+
+    assert len(holders("NATO")) == 32 and {"FIN", "SWE", "MKD"} <= holders("NATO")
+    assert len(holders("Arab League")) == 21 and "SYR" in holders("Arab League")
+    assert len(holders("OPEC")) == 12 and "AGO" not in holders("OPEC")
+    africa = set(facts.loc[(facts["fact"] == "continent") & (facts["value"] == "Africa"), "iso3"])
+    assert holders("African Union") == africa and len(africa) == 54
     assert values(facts, "VEN", "income_group") == set()  # unclassified in FY2025: no row, no guess
 
 

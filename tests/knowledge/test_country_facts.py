@@ -155,6 +155,13 @@ def test_known_case_bank_leaks_point_at_their_country(terms: pd.DataFrame) -> No
     assert terms.loc[terms["term"] == "Allemagne", "lang"].tolist() == ["fr"]
 
 
+def test_names_come_in_every_catalogue_language(terms: pd.DataFrame) -> None:
+    names = terms[(terms["kind"] == "name") & (terms["source"] == "pycountry")]
+    assert names["lang"].nunique() >= 140  # pycountry 26.2.16 ships 151 catalogues, 'en' aside
+    germany = set(names.loc[names["iso3"] == "DEU", "term"])
+    assert {"Deutschland", "Allemagne", "Alemanha", "Германия", "ドイツ"} <= germany
+
+
 def test_curated_terms_have_a_reference_and_a_known_kind() -> None:
     rows = country_sources.curated_terms()
     assert rows and all(r["reference"].strip() for r in rows)

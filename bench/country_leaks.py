@@ -9,7 +9,9 @@ it can hold the engine to the issue's bar (a country-pointing term in at most 5 
 Matching: a term matches as a whole word (letters or digits on neither side), with an optional
 plural ``s``/``es``; a term written all in lower case (``injera``, ``yen``) matches in any case,
 any other term (``Akan``, ``US``) only as written. Curly and straight apostrophes are the same.
-Prints each leaking item with its terms, the count and share per kind, and exits 1 when the
+An item with a ``language`` column value is matched against the terms of its language, English
+and language-neutral ones (``--all-languages``: every term). Prints each leaking item with its
+terms, the count and share per kind, and exits 1 when the
 share of leaking items is above ``--max-share``, 2 on unreadable input.
 """
 
@@ -31,13 +33,29 @@ APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bb": "'", "\u02b
 OPTION_PREFIXES = ("type_", "option")
 
 
-def load_terms(path: Path = TERMS) -> dict[str, list[tuple[str, str]]]:
-    """Country -> [(term, kind)] from a leak-term table."""
-    found: dict[str, list[tuple[str, str]]] = defaultdict(list)
+Terms = dict[str, list[tuple[str, str, str]]]
+
+
+def load_terms(path: Path = TERMS) -> Terms:
+    """Country -> [(term, kind, lang)] from a leak-term table."""
+    found: Terms = defaultdict(list)
     with path.open(encoding="utf-8", newline="") as handle:
         for row in csv.DictReader(handle):
-            found[row["iso3"]].append((row["term"].translate(APOSTROPHES), row["kind"]))
+            term = row["term"].translate(APOSTROPHES)
+            found[row["iso3"]].append((term, row["kind"], row["lang"]))
     return dict(found)
+
+
+def in_language(terms: list[tuple[str, str, str]], language: str | None) -> list[tuple[str, str]]:
+    """The terms a reader of ``language`` meets: its own, English and language-neutral ones.
+
+    Names in other languages are left out for a known item language (Nauruan ``Pain`` for Spain
+    is no leak in an English sentence starting with "Pain"); ``None`` keeps every term.
+    """
+    if language is None:
+        return [(t, k) for t, k, _ in terms]
+    base = language.split("-")[0].lower()
+    return [(t, k) for t, k, lang in terms if lang.split("-")[0] in ("und", "en", base)]
 
 
 class CountryMatcher:
@@ -88,22 +106,30 @@ def text_columns(frame: pd.DataFrame, given: Sequence[str] | None) -> list[str]:
 
 def check(
     frame: pd.DataFrame,
-    terms: dict[str, list[tuple[str, str]]],
+    terms: Terms,
     region_column: str = "region",
     columns: Sequence[str] | None = None,
+    language_column: str | None = "language",
 ) -> pd.DataFrame:
-    """One row per item: its country, the terms found (``term (kind)``) and whether it leaks."""
+    """One row per item: its country, the terms found (``term (kind)``) and whether it leaks.
+
+    With a ``language_column`` in the dataset, an item is matched against the terms of its
+    language plus English and language-neutral ones (``in_language``); otherwise against all.
+    """
     if region_column not in frame.columns:
         raise ValueError(f"no column {region_column!r} in the dataset")
     read = text_columns(frame, columns)
-    matchers: dict[str, CountryMatcher] = {}
+    by_language = language_column is not None and language_column in frame.columns
+    matchers: dict[tuple[str, str | None], CountryMatcher] = {}
     rows = []
     for index, item in frame.iterrows():
         country = str(item[region_column])
-        if country not in matchers:
-            matchers[country] = CountryMatcher(terms.get(country, []))
+        language = str(item[language_column]) if by_language and language_column else None
+        if (country, language) not in matchers:
+            chosen = in_language(terms.get(country, []), language)
+            matchers[(country, language)] = CountryMatcher(chosen)
         text = "\n".join(str(item[c]) for c in read if pd.notna(item[c]))
-        found = matchers[country].find(text)
+        found = matchers[(country, language)].find(text)
         rows.append(
             {
                 "item": item.get("item_id", index),
@@ -142,6 +168,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--columns", nargs="+", help="text columns (default: narrative, question, options)"
     )
     parser.add_argument("--max-share", type=float, default=0.05)
+    parser.add_argument(
+        "--all-languages",
+        action="store_true",
+        help="match names in every language, not only "
+        "the item's own (its 'language' column), English and language-neutral ones",
+    )
     args = parser.parse_args(argv)
     try:
         suffix = args.dataset.suffix.lower()
@@ -151,7 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             frame = pd.read_csv(args.dataset, dtype=str, keep_default_na=False)
         else:
             frame = pd.read_json(args.dataset, lines=True, dtype=False)
-        result = check(frame, load_terms(args.terms), args.region_column, args.columns)
+        language = None if args.all_languages else "language"
+        result = check(frame, load_terms(args.terms), args.region_column, args.columns, language)
     except (OSError, ValueError) as exc:
         print(f"error: {args.dataset}: {exc}", file=sys.stderr)
         return 2

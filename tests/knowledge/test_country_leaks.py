@@ -52,7 +52,7 @@ CLEAN = [  # (country, text): no term of the item's own country
 
 
 @pytest.fixture(scope="module")
-def terms() -> dict[str, list[tuple[str, str]]]:
+def terms() -> dict[str, list[tuple[str, str, str]]]:
     return leaks.load_terms()
 
 
@@ -86,6 +86,18 @@ def test_option_columns_are_read_and_can_be_chosen(terms: dict) -> None:
     frame["type_correct"] = ["It is gursha."]
     assert leaks.check(frame, terms)["terms"].tolist() == ["gursha (practice)"]
     assert not leaks.check(frame, terms, columns=["question"])["leaks"].any()
+
+
+def test_names_in_other_languages_count_only_without_an_item_language(terms: dict) -> None:
+    frame = _frame([("ESP", "Pain is what she felt."), ("DEU", "She left Deutschland.")])
+    frame["language"] = ["en", "en"]
+    assert leaks.check(frame, terms)["terms"].tolist() == ["", ""]  # Nauruan, German names
+    assert leaks.check(frame, terms, language_column=None)["terms"].tolist() == [
+        "Pain (name)",
+        "Deutschland (name)",
+    ]
+    frame["language"] = ["en", "de"]
+    assert leaks.check(frame, terms)["terms"].tolist() == ["", "Deutschland (name)"]
 
 
 def test_cli_holds_the_bar_and_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

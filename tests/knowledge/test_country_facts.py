@@ -24,6 +24,7 @@ TERMS = ROOT / "data" / "knowledge" / "countries" / "leak_terms.csv"
 FACT_KINDS = {
     "official_language", "currency", "neighbour", "landlocked", "island", "subregion",
     "continent", "membership", "capital", "un_admission_year", "wb_region", "income_group",
+    "area_km2",
 }  # fmt: skip
 
 
@@ -108,6 +109,10 @@ def test_sample_facts_verified_independently(facts: pd.DataFrame) -> None:
     assert {"European Union", "euro area", "OECD"} <= values(facts, "PRT", "membership")
     asean = set(facts.loc[(facts["fact"] == "membership") & (facts["value"] == "ASEAN"), "iso3"])
     assert asean == {"BRN", "KHM", "IDN", "LAO", "MYS", "MMR", "PHL", "SGP", "THA", "VNM", "TLS"}
+
+    area = facts[facts["fact"] == "area_km2"].astype({"value": int}).set_index("iso3")["value"]
+    assert len(area) == 193 and area.idxmax() == "RUS" and area.idxmin() == "MCO"
+    assert area["CAN"] > area["USA"] > area["BRA"] > area["AUS"]
 
     def holders(name: str) -> set[str]:
         return set(facts.loc[(facts["fact"] == "membership") & (facts["value"] == name), "iso3"])

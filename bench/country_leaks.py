@@ -8,13 +8,13 @@ it can hold the engine to the country set's bar (a country-pointing term in at m
 
 The item's own clue (its ``clue`` column, which points at the country by design) is taken out of
 the text, and other countries' several-word English names are masked (``El Salvador`` holds no
-hit for Brazil's city Salvador). Matching: a term matches as a whole word (letters or digits on neither side), with an optional
-plural ``s``/``es``; a term written all in lower case (``injera``, ``yen``) matches in any case,
-any other term (``Akan``, ``US``) only as written. Curly and straight apostrophes are the same.
-An item with a ``language`` column value is matched against the terms of its language, English
-and language-neutral ones (``--all-languages``: every term). Prints each leaking item with its
-terms, the count and share per kind, and exits 1 when the
-share of leaking items is above ``--max-share``, 2 on unreadable input.
+hit for Brazil's city Salvador). Matching: a term matches as a whole word (letters or digits on
+neither side), with an optional plural ``s``/``es``; a term written all in lower case
+(``injera``, ``yen``) matches in any case, any other term (``Akan``, ``US``) only as written.
+Curly and straight apostrophes are the same. An item with a ``language`` column value is matched
+against the terms of its language, English and language-neutral ones (``--all-languages``: every
+term). Prints each leaking item with its terms, the count and share per kind, and exits 1 when
+the share of leaking items is above ``--max-share``, 2 on unreadable input.
 """
 
 from __future__ import annotations

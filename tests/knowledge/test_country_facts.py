@@ -24,7 +24,7 @@ TERMS = ROOT / "data" / "knowledge" / "countries" / "leak_terms.csv"
 FACT_KINDS = {
     "official_language", "currency", "neighbour", "landlocked", "island", "subregion",
     "continent", "membership", "capital", "un_admission_year", "wb_region", "income_group",
-    "area_km2",
+    "area_km2", "independence_year",
 }  # fmt: skip
 
 
@@ -123,6 +123,19 @@ def test_sample_facts_verified_independently(facts: pd.DataFrame) -> None:
     africa = set(facts.loc[(facts["fact"] == "continent") & (facts["value"] == "Africa"), "iso3"])
     assert holders("African Union") == africa and len(africa) == 54
     assert values(facts, "VEN", "income_group") == set()  # unclassified in FY2025: no row, no guess
+
+
+def test_independence_precedes_un_admission_but_for_the_1945_founders(facts: pd.DataFrame) -> None:
+    """Two sources, one order: a state joins the UN after it becomes independent, except the
+    four original members that signed the Charter in 1945 before their independence."""
+    year = {f: facts[facts["fact"] == f].set_index("iso3")["value"].astype(int) for f in
+            ("independence_year", "un_admission_year")}  # fmt: skip
+    independence, admission = year["independence_year"], year["un_admission_year"]
+    later = {iso3 for iso3 in independence.index if independence[iso3] > admission[iso3]}
+    assert later == {"BLR", "UKR", "IND", "SYR"}
+    assert {iso3: int(independence[iso3]) for iso3 in ("GHA", "NGA", "IND", "USA", "SSD")} == {
+        "GHA": 1957, "NGA": 1960, "IND": 1947, "USA": 1776, "SSD": 2011}  # fmt: skip
+    assert len(independence) == 133  # no row where the Factbook gives several dates
 
 
 def test_neighbours_are_symmetric(facts: pd.DataFrame) -> None:

@@ -8,8 +8,10 @@ sourced CSVs beside them, sorted and written atomically, so a rebuild is byte-id
 test can hold the committed files to it.
 
 A fact is real only where a source states it: a package's data (named with its pinned version),
-``CLASS.xlsx`` (edition FY2025) or a curated row with its reference. Nothing is inferred: a
-member a source does not cover gets no row for that fact, and the build counts those gaps.
+``CLASS.xlsx`` (edition FY2025) or a curated row with its reference. Nothing is guessed: a
+member a source does not cover gets no row for that fact, and the build counts those gaps. The
+one derived value is ``false`` for landlocked and island, because those curated lists are
+complete.
 """
 
 from __future__ import annotations

@@ -17,14 +17,14 @@ import pandas as pd
 
 from cultureqa.regions.clues import ClueBook
 from cultureqa.regions.config import RegionSet
-from cultureqa.regions.scrub import scrub_all
+from cultureqa.regions.scrub import frame_terms, scrub_all
 from cultureqa.regions.source import TYPE_COLUMNS
 from cultureqa.regions.tables import Knowledge
 
 ITEM_COLUMNS = (
     "item_id", "source_id", "region", "language", "clue_type", "topic", "clue", "clue_key",
     "narrative", "background_none", "background_oracle", "question", *TYPE_COLUMNS,
-    "clue_evidence", "replaced",
+    "clue_evidence", "replaced", "frame_terms",
 )  # fmt: skip
 REMOVED_COLUMNS = (
     "item_id",
@@ -96,6 +96,7 @@ def build_items(sources: pd.DataFrame, book: ClueBook, rs: RegionSet, kb: Knowle
                     "question": question, **dict(zip(TYPE_COLUMNS, options, strict=True)),
                     "clue_evidence": json.dumps(clue.evidence, sort_keys=True, ensure_ascii=False),
                     "replaced": json.dumps(replaced, ensure_ascii=False),
+                    "frame_terms": json.dumps(frame_terms(clean, region, lang)),
                 }
             )  # fmt: skip
     return Built(

@@ -8,6 +8,10 @@ What rules can decide, each a removal with its reason:
 * clue re-check: the conditions stored in the evidence are decided again over the universe; the
   item stays only if exactly its region holds (regions without a figure allowed only when the
   clue says so, i.e. the evidence lists them);
+* scrub limit: more replaced terms of the set's ``scrub_limit`` kinds than it allows (the
+  scenario rested on the region's own practices and peoples, and no longer reads as written);
+* merged: two different terms replaced by the same words and coordinated ("the local language
+  and the local language");
 * grammar: a phrase replacement left after a determiner or a place modifier ("in central this
   country") that the scrub's slot repair could not fit;
 * structure: the clue opens the background exactly once, the question is a question of at least
@@ -34,6 +38,8 @@ from cultureqa.regions.tables import Knowledge
 
 OPTION_COLUMNS = tuple(f"option_{letter}" for letter in "ABCDEF")
 GRAMMAR_REASON = "replacement does not read as grammar"
+MERGED_REASON = "two terms merged by one replacement"
+SCRUB_LIMIT_REASON = "too many of the region's own terms replaced"
 
 
 def phrase_replacements(
@@ -59,6 +65,27 @@ class CheckConfig:
     copy_ngram: int = 6
 
 
+def _merged(texts: list[str], replaced: Any) -> list[str]:
+    """Replacements of two different terms coordinated with each other.
+
+    "In both the local language and the local language" (from "English and French"): the
+    sentence lost its sense.
+    """
+    if not replaced:
+        return []
+    lost = json.loads(str(replaced))
+    words = {t["replacement"] for t in lost}
+    twice = [w for w in words if len({t["term"] for t in lost if t["replacement"] == w}) > 1]
+    joined = "\n".join(texts)
+    return [
+        m.group(0)
+        for w in twice
+        for m in re.finditer(
+            rf"{re.escape(w)},? (?:and|or|as well as) {re.escape(w)}", joined, re.I
+        )
+    ]
+
+
 def _ngrams(text: str, n: int) -> set[tuple[str, ...]]:
     words = [w.lower() for w in _WORD.findall(text)]
     return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
@@ -74,6 +101,8 @@ class SetRules:
     """Indicator → the knowable-gap rule's share."""
     phrases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Language → replacements that are whole noun phrases ("this country")."""
+    scrub_limit: tuple[tuple[str, ...], int] | None = None
+    """(kinds, most occurrences): more replaced terms of these kinds remove the item."""
 
 
 def problems(
@@ -90,14 +119,24 @@ def problems(
     out: list[tuple[str, str]] = []
     clue = str(item["clue"])
     body = str(item["narrative"]).replace(clue, "", 1)
-    found = leaks([body, str(item["question"]), *options], region)
-    found += [t for t in leaks([clue], region, rules.clue_may_name) if t not in found]
+    lang = str(item["language"])
+    found = leaks([body, str(item["question"]), *options], region, language=lang)
+    found += [t for t in leaks([clue], region, rules.clue_may_name, lang) if t not in found]
     if found:
         out.append(("own-region leak", "; ".join(found)))
+    if merged := _merged([body, str(item["question"]), *options], item.get("replaced")):
+        out.append((MERGED_REASON, "; ".join(merged)))
     if broken := ungrammatical(
         [body, str(item["question"]), *options], rules.phrases.get(str(item["language"]), ())
     ):
         out.append((GRAMMAR_REASON, "; ".join(broken)))
+    if rules.scrub_limit is not None and item.get("replaced"):
+        kinds, most = rules.scrub_limit
+        lost = [t["term"] for t in json.loads(str(item["replaced"])) if t["kind"] in kinds]
+        if len(lost) > most:
+            out.append(
+                (SCRUB_LIMIT_REASON, f"{len(lost)} > {most}: " + "; ".join(sorted(set(lost))))
+            )
     evidence = json.loads(str(item["clue_evidence"]))
     decision = decide(evidence["conditions"], kb, complete)
     allowed = set(evidence.get("no_figure", []))

@@ -11,6 +11,13 @@ card can say how many of each type were tried and why they failed.
   condition is needed (dropping one admits another region) and the group with the first range
   admits at least ``min_condition_holders`` regions (the first step narrows, the second decides).
 * geographical: one to three facts of the categories declared geographical, each needed.
+* entity, temporal: one to three named facts, at least one of the type's own kinds, each needed.
+* intersection of named facts: two or three facts of at least two different non-geographical
+  named types (a currency and an independence year), places narrowing, each needed.
+
+A candidate whose own words name a term of its target (a currency called the Japanese yen, a
+neighbour whose name contains the target's) is refused with :data:`CLUE_LEAK_REASON`, except the
+kinds the set lets a clue state (``clue_may_name``: the language or currency it rests on).
 """
 
 from __future__ import annotations
@@ -23,11 +30,16 @@ from typing import Any
 
 from cultureqa.regions.conditions import Condition, decide, near_bound, relative_gap
 from cultureqa.regions.config import NAMED_TYPES, RegionSet
+from cultureqa.regions.scrub import leaks
 from cultureqa.regions.tables import Knowledge
 
 GAP_REASON = "deciding gap under the knowable-gap rule"
 """A comparison whose figure is closer than the indicator's ``min_gap_share`` to a neighbour's:
 true, but no reader could know it (docs/twohop-engine.md §3)."""
+
+
+CLUE_LEAK_REASON = "the clue names a term of its region"
+"""A candidate whose text points at its target beyond what ``clue_may_name`` allows."""
 
 
 @dataclass(frozen=True)
@@ -84,7 +96,10 @@ class Clues:
         if cond["kind"] == "category":
             cat = self.rs.category(cond["category"])
             value = self.kb.name(cond["value"], language) if cat.value_is_region else cond["value"]
-            return cat.phrase[language].format(value=value)
+            words = cat.phrase[language]
+            if isinstance(words, Mapping):  # words per value: {"true": …, "false": …}
+                return str(words[str(cond["value"])])
+            return str(words).format(value=value)
         ind = self.indicators[cond["indicator"]]
         words = {"indicator": ind.label[language], "year": ind.table.year}
         if cond["kind"] == "between":
@@ -115,6 +130,8 @@ class Clues:
         )
         scope = [self.phrase(c, language) for c in facts]
         figures = [self.phrase(c, language) for c in conditions if c["kind"] != "category"]
+        if not figures:  # an intersection of named facts reads as a named clue
+            clue_type = "geographical"
         return (
             t[clue_type]
             .format(
@@ -183,9 +200,24 @@ class Clues:
         }
         for target in sorted(set(targets)):
             for clue_type in self.rs.clue_types:
-                found = list(makers[clue_type](target))
+                found = []
+                for clue in makers[clue_type](target):
+                    if named := self._names_target(clue):
+                        self._refuse(clue_type, target, CLUE_LEAK_REASON, named)
+                    else:
+                        found.append(clue)
                 self.book.clues[(target, clue_type)] = found
         return self.book
+
+    def _names_target(self, clue: Clue) -> str:
+        """The target's terms the clue's words name, in any of its languages ('' if none)."""
+        region = self.kb.regions[clue.target]
+        found = [
+            t
+            for lang, text in clue.text.items()
+            for t in leaks([text], region, self.rs.clue_may_name, lang)
+        ]
+        return "; ".join(found)
 
     def _facts(self, target: str, categories: Sequence[str]) -> list[Condition]:
         """The target's facts in the named categories (one per value it has)."""
@@ -260,6 +292,40 @@ class Clues:
         return out
 
     def _intersections(self, target: str) -> Iterator[Clue]:
+        """Indicator ranges within a group, then intersections of named facts."""
+        yield from self._range_intersections(target)
+        yield from self._fact_intersections(target)
+
+    def _fact_intersections(self, target: str) -> Iterator[Clue]:
+        """Two or three named facts spanning two non-geographical named types, each needed.
+
+        "The country in Western Africa whose currency is the West African CFA franc and that
+        became independent in 1960": neither kind of knowledge alone decides it.
+        """
+        typed = [c for c in self.rs.categories if c.clue_type in NAMED_TYPES]
+        if len({c.clue_type for c in typed if not c.geographical}) < 2:
+            return
+        facts = [
+            ({"kind": "category", "category": c.table.id, "value": cell.value}, c.clue_type)
+            for c in typed
+            for cell in self.kb.categories[c.table.id].get(target, [])
+        ]
+        for size in (2, 3):
+            for combo in itertools.combinations(facts, size):
+                kinds = {t for _, t in combo if t != "geographical"}
+                if len(kinds) < 2:
+                    continue
+                conds = [c for c, _ in combo]
+                if not decide(conds, self.kb, self.complete).unique_for(target):
+                    continue
+                if any(
+                    decide(conds[:i] + conds[i + 1 :], self.kb, self.complete).unique_for(target)
+                    for i in range(len(conds))
+                ):
+                    continue
+                yield self._make("intersection", target, conds, {"named_facts": True})
+
+    def _range_intersections(self, target: str) -> Iterator[Clue]:
         groups = self._facts(target, self.rs.groups)
         options = {
             i: self._ranges(i, float(t[target].value))

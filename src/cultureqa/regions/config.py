@@ -69,6 +69,13 @@ def _fact_categories(raw: Mapping[str, Any] | None, root: Path, name: str) -> tu
     return tuple(out)
 
 
+def _scrub_limit(raw: Mapping[str, Any] | None, where: str) -> tuple[tuple[str, ...], int] | None:
+    """``scrub_limit: {kinds: [...], max: N}`` (optional)."""
+    if not raw:
+        return None
+    return tuple(str(k) for k in _need(raw, "kinds", where)), int(_need(raw, "max", where))
+
+
 def _leak_table(regions: Mapping[str, Any], root: Path, where: str) -> dict[str, Any]:
     """``regions.leak_table: {file, id_column}`` (optional) as RegionColumns fields."""
     raw = regions.get("leak_table")
@@ -77,6 +84,7 @@ def _leak_table(regions: Mapping[str, Any], root: Path, where: str) -> dict[str,
     return {
         "leak_table": root / str(_need(raw, "file", f"{where}.leak_table")),
         "leak_id_column": str(raw.get("id_column") or "iso3"),
+        "frame_terms": tuple(str(t) for t in raw.get("frame_terms") or ()),
     }
 
 
@@ -141,8 +149,9 @@ class Category:
     """A categorical table (one value per region, or memberships), or one kind of named fact."""
 
     table: TableSpec
-    phrase: Mapping[str, str]
-    """Per language, the condition's words with ``{value}`` (``in {value}``)."""
+    phrase: Mapping[str, Any]
+    """Per language, the condition's words with ``{value}`` (``in {value}``), or a mapping of
+    value → words (``{"true": "lying wholly on islands", "false": "not lying wholly …"}``)."""
     clue_type: str
     """The named clue type its facts support (geographical, entity, temporal), or '' (scopes)."""
     value_is_region: bool = False
@@ -168,6 +177,10 @@ class RegionColumns:
     leak_table: Path | None = None
     """The leak-term table (``iso3,term,kind,lang,source,source_version``), when the set has one."""
     leak_id_column: str = "iso3"
+    frame_terms: tuple[str, ...] = ()
+    """Leak-table terms that describe the source's own frame (the case bank's protagonists are
+    Chinese: ``Chinese`` names them, not the country whose language it also is): kept in the
+    text, never a leak, recorded."""
 
 
 @dataclass(frozen=True)
@@ -190,6 +203,10 @@ class RegionSet:
     source: Mapping[str, Any]
     coverage: Mapping[str, float] = field(default_factory=dict)
     """The bar the card measures the build against: min_items, min_regions, min_type_share."""
+    scrub_limit: tuple[tuple[str, ...], int] | None = None
+    """``scrub_limit: {kinds, max}``: an item whose text lost more than ``max`` terms of these
+    kinds (the region's own practices, peoples…) is removed: what is left no longer reads as the
+    scenario the source wrote ("colleagues called a local custom")."""
     clue_may_name: tuple[str, ...] = ()
     """Leak-term kinds a clue may state (a language, a currency): the facts the first hop is
     resolved from. The scenario, question and options may name none of them."""
@@ -286,6 +303,7 @@ class RegionSet:
             min_condition_holders=int(raw.get("min_condition_holders") or 3),
             source=dict(_need(raw, "source", name)),
             clue_may_name=tuple(str(k) for k in raw.get("clue_may_name") or ()),
+            scrub_limit=_scrub_limit(raw.get("scrub_limit"), f"{name}.scrub_limit"),
             coverage={str(k): float(v) for k, v in dict(raw.get("coverage") or {}).items()},
         )
         for group in out.groups:

@@ -51,7 +51,10 @@ def run_build(rs: RegionSet, root: Path, seed: int, checks: CheckConfig) -> Buil
         built = build_items(sources, book, rs, kb)
         kept, removed = check_items(
             built.items, kb, clues.complete, checks,
-            SetRules(rs.clue_may_name, clues.margins, phrase_replacements(rs.replacements)),
+            SetRules(
+                rs.clue_may_name, clues.margins, phrase_replacements(rs.replacements),
+                rs.scrub_limit,
+            ),
         )  # fmt: skip
         frames.append(kept)
         removed_frames += [built.removed, removed]
@@ -109,6 +112,9 @@ def card_metrics(
         terms = json.loads(record)
         lost.update({t["kind"] for t in terms})  # items, not occurrences
         repaired.update({r for t in terms for r in t.get("repair", "").split(", ") if r})
+    framed: Counter[str] = Counter()
+    for record in dataset.get("frame_terms", []):
+        framed.update(set(json.loads(record)))  # items keeping each frame term
     return {
         "region_set": rs.name,
         "languages": list(rs.languages),
@@ -120,6 +126,7 @@ def card_metrics(
         "not_generated": dict(rs.not_generated),
         "items_with_terms_scrubbed_by_kind": dict(sorted(lost.items())),
         "items_with_replacements_fitted_by_rule": dict(sorted(repaired.items())),
+        "items_keeping_a_frame_term": dict(sorted(framed.items())),
         "question_words_mean": round(float(words.mean()), 2) if len(words) else None,
         "answer_positions": answer_position_counts(dataset) if len(dataset) else {},
         "regions_without_items": without_items(dataset, removed),

@@ -6,8 +6,14 @@ historic polities) are replaced by neutral words before the clue is added, and t
 then looks for them again in everything the model reads, clue included (a clue naming
 "Equatorial Guinea" as a neighbour leaks "Guinea").
 
-Matching is on word boundaries, longest term first; a term written in capitals (``US``, ``UK``)
-matches only in capitals, so the pronoun "us" is never taken for the country.
+Matching is on word boundaries, longest term first. A term with a capital letter matches only
+as written (``US`` never takes the pronoun "us", the city ``Nice`` never takes "a nice dinner");
+a term all in lower case (``injera``, ``yen``) matches in any case. Only terms of the text's
+language, English and language-neutral (``und``) ones are matched, and names in other languages
+only where they have a letter outside ASCII (``Türkiye``): an ASCII name in another language can
+be an English word (a Walloon name ``Male``), which is no term of an English sentence. Terms of
+kind ``frame`` (the source's own frame, such as the case bank's Chinese protagonists) are never
+replaced nor counted as leaks; the item records them (:func:`frame_terms`).
 """
 
 from __future__ import annotations
@@ -24,10 +30,38 @@ _PLURAL_KINDS = frozenset({"demonym"})
 """Kinds whose plural ("Ethiopians") is the word with an ``s``; the replacement takes it too."""
 
 
+FRAME = "frame"
+"""The kind of a term that describes the source's frame, not the region (declared per set)."""
+
+
 def _pattern(term: Term) -> re.Pattern[str]:
-    flags = 0 if term.text.isupper() else re.IGNORECASE
+    """The term as the scrub replaces it.
+
+    A plural only where the kind takes one, a hyphenated compound only where the set declares
+    its replacement.
+    """
+    flags = 0 if term.text != term.text.lower() else re.IGNORECASE
     plural = "(?P<s>s)?" if term.kind in _PLURAL_KINDS else ""
-    return re.compile(rf"(?<![\w-]){re.escape(term.text)}{plural}(?![\w-])", flags)
+    if term.plural is not None:
+        plural = "(?P<many>e?s)?"
+    after = r"(?![\w])(?P<compound>-(?=\w))?" if term.compound is not None else r"(?![\w-])"
+    before = r"(?<![\w])(?<![^\W\d_]-)"  # "1,000-yen" yes, "X-Bissau" (for Bissau) no
+    return re.compile(rf"{before}{re.escape(term.text)}{plural}{after}", flags)
+
+
+def _found_pattern(term: Term) -> re.Pattern[str]:
+    """The term as the leak check finds it.
+
+    Any plural, and inside a hyphenated compound too ("1,000-yen", "euros"), as a reader (and
+    ``bench/country_leaks.py``) sees it.
+    """
+    flags = 0 if term.text != term.text.lower() else re.IGNORECASE
+    return re.compile(rf"(?<![\w]){re.escape(term.text)}(?:e?s)?(?![\w])", flags)
+
+
+@lru_cache(maxsize=4096)
+def _found(term: Term) -> re.Pattern[str]:
+    return _found_pattern(term)
 
 
 @lru_cache(maxsize=4096)
@@ -39,6 +73,9 @@ DETERMINERS = frozenset(
     ("the", "a", "an", "this", "that", "these", "those", "its", "his", "her", "their", "our")
 )
 """English words that open a noun phrase: a replacement opening with one is a whole phrase."""
+_ARTICLES = r"an?|the|this|that|its|his|her|their|our|my|your"
+"""Determiners matched before a term, so an indefinite replacement ("a local custom") can drop
+its own article after one ("their M-Pesa account" → "their local institution account")."""
 # place modifiers ("central X", "northern X") that cannot stand before a whole phrase
 _MODIFIERS = (
     r"(?:north|south|east|west)(?:ern)?|(?:north|south)-?(?:east|west)(?:ern)?|central|rural"
@@ -50,9 +87,10 @@ _MODIFIERS = (
 def _slot_pattern(term: Term) -> re.Pattern[str]:
     """The term with the English article and place modifier before it, when present."""
     bare = _pattern(term).pattern
-    flags = 0 if term.text.isupper() else re.IGNORECASE
+    flags = 0 if term.text != term.text.lower() else re.IGNORECASE
     return re.compile(
-        rf"(?:(?<![\w'’-])(?P<art>an?|the)\s+)?(?:(?<![\w'’-])(?P<mod>{_MODIFIERS})\s+)?{bare}",
+        rf"(?:(?<![\w'’-])(?P<art>(?i:{_ARTICLES}))\s+)?"
+        rf"(?:(?<![\w'’-])(?P<mod>(?i:{_MODIFIERS}))\s+)?{bare}",
         flags,
     )
 
@@ -71,7 +109,18 @@ def _in_slot(match: re.Match[str], words: str) -> tuple[str, list[str]]:
         repairs.append("modifier")
     elif mod:
         words = f"{mod} {words}"
-    if art := match.group("art"):
+    art = match.group("art")
+    if art and art.casefold() not in ("a", "an", "the") and words.split(" ", 1)[0] in ("a", "an"):
+        words = words.split(" ", 1)[1]  # "their a local custom" → "their local custom"
+        repairs.append("indefinite article dropped")
+        return f"{art} {words}", repairs
+    if art and art.casefold() not in ("a", "an", "the"):
+        # "her this country host" is left as it is: the rule judge removes it (no slot fits)
+        return f"{art} {words}", repairs
+    if art:
+        if words.split(" ", 1)[0].casefold() in ("a", "an"):
+            words = words.split(" ", 1)[1]  # "the a local custom" → "the local custom"
+            repairs.append("indefinite article dropped")
         if words.split(" ", 1)[0].casefold() in DETERMINERS:
             repairs.append("article dropped")
         elif art.casefold() == "the":
@@ -84,9 +133,29 @@ def _in_slot(match: re.Match[str], words: str) -> tuple[str, list[str]]:
     return words, repairs
 
 
-def ordered_terms(region: Region) -> list[Term]:
-    """The region's terms, longest first (so "the United States" goes before "United States")."""
-    return sorted(region.terms, key=lambda t: (-len(t.text), t.text))
+def in_language(term: Term, language: str | None) -> bool:
+    """A term of ``language``'s text: its own, English or language-neutral (``None``: any)."""
+    if language is None:
+        return True
+    if term.lang.split("-")[0].casefold() in ("und", "en", language.split("-")[0].casefold()):
+        return True
+    return not term.text.isascii()  # "Vélorie" is a pointer anywhere; "Pain" may be English
+
+
+def ordered_terms(region: Region, language: str | None = None) -> list[Term]:
+    """The region's terms met in ``language``, longest first ("the United States" first)."""
+    terms = [t for t in region.terms if in_language(t, language)]
+    return sorted(terms, key=lambda t: (-len(t.text), t.text))
+
+
+def frame_terms(texts: Iterable[str], region: Region, language: str | None = None) -> list[str]:
+    """The source's frame terms that also point at ``region`` and stay in ``texts`` (recorded)."""
+    joined = "\n".join(texts)
+    return [
+        t.text
+        for t in ordered_terms(region, language)
+        if t.kind == FRAME and _compiled(t).search(joined)
+    ]
 
 
 Lost = dict[str, str]
@@ -107,13 +176,22 @@ def scrub(text: str, region: Region, language: str = "en") -> Scrubbed:
     A term without a replacement is left in place, and the leak check then removes the item.
     """
     replaced: list[Lost] = []
-    for term in ordered_terms(region):
-        if term.replacement is None:
+    for term in ordered_terms(region, language):
+        if term.replacement is None or term.kind == FRAME:
             continue
         pattern = _slot_pattern(term) if language == "en" else _compiled(term)
 
         def swap(match: re.Match[str], term: Term = term) -> str:
-            words = str(term.replacement) + ("s" if match.groupdict().get("s") else "")
+            groups = match.groupdict()
+            words = str(term.replacement) + ("s" if groups.get("s") else "")
+            if groups.get("many"):
+                words = str(term.plural)
+            if groups.get("compound"):
+                words = f"{term.compound}-"
+            if match.string[: match.start()].endswith("-"):  # "a 1,000-yen note"
+                if term.compound is None:
+                    return match.group(0)  # left in place: the leak check removes the item
+                words = str(term.compound) + ("-" if groups.get("compound") else "")
             repairs: list[str] = []
             if language == "en":
                 words, repairs = _in_slot(match, words)
@@ -133,16 +211,19 @@ def scrub(text: str, region: Region, language: str = "en") -> Scrubbed:
     return Scrubbed(text, tuple(replaced))
 
 
-def leaks(texts: Iterable[str], region: Region, allowed: Iterable[str] = ()) -> list[str]:
+def leaks(
+    texts: Iterable[str], region: Region, allowed: Iterable[str] = (), language: str | None = None
+) -> list[str]:
     """Every term of ``region`` still present in any of ``texts`` (``term (kind)``).
 
-    ``allowed``: kinds not counted (a clue may state the language or currency it rests on).
+    ``allowed``: kinds not counted (a clue may state the language or currency it rests on);
+    frame terms are never counted. ``language``: the texts' language (``None``: every term).
     """
     found = []
     joined = "\n".join(texts)
-    skip = frozenset(allowed)
-    for term in ordered_terms(region):
-        if term.kind not in skip and _compiled(term).search(joined):
+    skip = frozenset(allowed) | {FRAME}
+    for term in ordered_terms(region, language):
+        if term.kind not in skip and _found(term).search(joined):
             found.append(f"{term.text} ({term.kind})")
     return found
 

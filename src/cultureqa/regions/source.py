@@ -31,13 +31,26 @@ SOURCE_COLUMNS = ("source_id", "region", "language", "context", "question", *TYP
 
 
 def _region_index(regions: Mapping[str, Region]) -> dict[str, str]:
-    """Lower-cased id, names and aliases → region id."""
+    """Lower-cased id, names and aliases → region id.
+
+    A name or alias that two regions share is no key (a package's translation may give one
+    country another's English name: Guarani ``Mexico`` for Malaysia); the regions table's own
+    names and ids always are, and win.
+    """
     index: dict[str, str] = {}
+    shared: set[str] = set()
     for region in regions.values():
-        index[region.id.lower()] = region.id
         for term in region.terms:
             if term.kind in ("name", "alias"):
-                index[term.text.lower()] = region.id
+                key = term.text.lower()
+                if index.setdefault(key, region.id) != region.id:
+                    shared.add(key)
+    for key in shared:
+        del index[key]
+    for region in regions.values():
+        index[region.id.lower()] = region.id
+        for name in region.names.values():
+            index[name.lower()] = region.id
     return index
 
 

@@ -50,6 +50,12 @@ class Term:
     replacement: str | None
     lang: str = "und"
     source: str = ""
+    plural: str | None = None
+    """What replaces the term's plural ("several euros" → "several units of the local
+    currency"): ``replacements.<lang>.<kind>_plural``; without one a plural is left and leaks."""
+    compound: str | None = None
+    """What replaces the term as the first part of a hyphenated compound ("a 1,000-yen note",
+    "English-speaking"): ``replacements.<lang>.<kind>_compound``; without one it stays, a leak."""
 
 
 @dataclass(frozen=True)
@@ -167,6 +173,7 @@ def load_leak_table(
         if column not in frame.columns:
             raise SourceError(path, f"leak table has no column '{column}'", column=column)
     rel = _relative(path, root)
+    frames = frozenset(columns.frame_terms)
     out: dict[str, list[Term]] = {}
     for index, record in frame.iterrows():
         row = int(str(index)) + 2
@@ -181,7 +188,13 @@ def load_leak_table(
         version = record["source_version"].strip()
         source = f"{record['source'].strip()} {version}".strip() + f" ({rel}:{row})"
         lang = record["lang"].strip() or "und"
-        out.setdefault(rid, []).append(Term(text, kind, replacements.get(kind), lang, source))
+        if text in frames:  # the source's frame: kept, never a leak (scrub.FRAME)
+            out.setdefault(rid, []).append(Term(text, "frame", None, lang, f"{source} [{kind}]"))
+            continue
+        forms = (replacements.get(f"{kind}_plural"), replacements.get(f"{kind}_compound"))
+        out.setdefault(rid, []).append(
+            Term(text, kind, replacements.get(kind), lang, source, *forms)
+        )
     return out
 
 

@@ -22,7 +22,7 @@ SUITE = Path("expectations") / "twohop_dataset.json"
 def suite_overrides(rs: RegionSet, root: Path) -> dict[str, dict[str, Any]]:
     """The set's languages and every term of each region, as the suite's run-time kwargs."""
     regions = load_regions(rs.regions, root, {})
-    terms = {r.id: [[t.text, t.kind] for t in r.terms] for r in regions}
+    terms = {r.id: [[t.text, t.kind, t.lang] for t in r.terms] for r in regions}
     return {
         "expect_items_to_not_name_their_region": {
             "terms": terms,

@@ -26,8 +26,9 @@ OPTIONS = tuple(f"option_{x}" for x in "ABCDEF")
 
 
 @lru_cache(maxsize=4096)
-def _region(rid: str, pairs: tuple[tuple[str, str], ...]) -> Region:
-    return Region(rid, {}, tuple(Term(text, kind, None) for text, kind in pairs), 0)
+def _region(rid: str, terms: tuple[tuple[str, ...], ...]) -> Region:
+    """``terms``: (text, kind) or (text, kind, lang) per term."""
+    return Region(rid, {}, tuple(Term(t[0], t[1], None, *t[2:3]) for t in terms), 0)
 
 
 def region_leak(
@@ -35,11 +36,12 @@ def region_leak(
 ) -> str:
     """'' when the item names no term of its region, else the terms found (``term (kind)``)."""
     rid = str(item["region"])
-    region = _region(rid, tuple((str(t), str(k)) for t, k in terms.get(rid, [])))
+    region = _region(rid, tuple(tuple(str(x) for x in t) for t in terms.get(rid, [])))
     clue = str(item["clue"])
     body = str(item["narrative"]).replace(clue, "", 1)
-    found = leaks([body, str(item["question"]), *(str(item[c]) for c in OPTIONS)], region)
-    found += [t for t in leaks([clue], region, clue_may_name) if t not in found]
+    lang = str(item["language"]) if "language" in item else None
+    found = leaks([body, str(item["question"]), *(str(item[c]) for c in OPTIONS)], region, (), lang)
+    found += [t for t in leaks([clue], region, clue_may_name, lang) if t not in found]
     return "; ".join(found)
 
 

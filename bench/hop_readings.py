@@ -4,11 +4,11 @@ No real model: scripted models answer whole hop tables (2 languages × 6 clue ty
 per cell plus the two ``all`` rows, as the default build has) from latent per-item facts, and
 each table is read by the stage's own rule (:mod:`cultureqa.mocqa.hop_simulation`: McNemar and
 Tango TOST, Holm over the table, :func:`cultureqa.mocqa.hop_reading.decide`). ``make compare``'s
-Δ reading (:func:`cultureqa.runs.compare.difference` and :func:`cultureqa.runs.compare.read_deltas`) is
-simulated on tables of paired per-item scores the same way. Prints, per reading, the share of
-tables with a false finding where nothing differs, the share of cells that read "no difference"
-where the effect exceeds the margin, and the share left inconclusive. The bars (issue 42): at
-most 5 % each.
+Δ reading (:func:`cultureqa.runs.compare.difference` and
+:func:`cultureqa.runs.compare.read_deltas`) is simulated on tables of paired per-item scores
+the same way. Prints, per reading, the share of tables with a false finding where nothing
+differs, the share of cells that read "no difference" where the effect exceeds the margin, and
+the share left inconclusive. The bars: at most 5 % each.
 
     .venv/bin/python bench/hop_readings.py [--tables N] [--seed S]
 """
@@ -23,7 +23,6 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from cultureqa.runs.compare import Cell, Estimate, Measured, difference, read_deltas
 from cultureqa.mocqa.hop_reading import (
     CLUE_BEYOND,
     CLUE_MISLEADS,
@@ -35,6 +34,7 @@ from cultureqa.mocqa.hop_reading import (
     NO_DIFFERENCE,
 )
 from cultureqa.mocqa.hop_simulation import Script, read_simulated, simulate
+from cultureqa.runs.compare import Cell, Estimate, Measured, difference, read_deltas
 
 CLAIMS_CLUE_NONE = (CLUE_UNUSED, *NO_DIFFERENCE)
 HOP_SCENARIOS: list[tuple[str, Script, tuple[str, ...], tuple[str, ...]]] = [

@@ -254,6 +254,7 @@ RANGES: dict[str, Range] = {
     "max_invalid_share": _SHARE,
     # ID-MoCQA clue margins
     "min_gap_share": _SHARE, "min_condition_holders": _COUNT,
+    "max_terms": _COUNT0,
     # a region set's coverage bar (the two-hop card measures the build against it)
     "min_items": _COUNT, "min_regions": _COUNT, "min_type_share": _SHARE,
     # WEIRD levels: reference years of the official files, proxy neighbours

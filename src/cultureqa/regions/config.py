@@ -70,10 +70,10 @@ def _fact_categories(raw: Mapping[str, Any] | None, root: Path, name: str) -> tu
 
 
 def _scrub_limit(raw: Mapping[str, Any] | None, where: str) -> tuple[tuple[str, ...], int] | None:
-    """``scrub_limit: {kinds: [...], max: N}`` (optional)."""
+    """``scrub_limit: {kinds: [...], max_terms: N}`` (optional)."""
     if not raw:
         return None
-    return tuple(str(k) for k in _need(raw, "kinds", where)), int(_need(raw, "max", where))
+    return tuple(str(k) for k in _need(raw, "kinds", where)), int(_need(raw, "max_terms", where))
 
 
 def _leak_table(regions: Mapping[str, Any], root: Path, where: str) -> dict[str, Any]:
@@ -204,9 +204,9 @@ class RegionSet:
     coverage: Mapping[str, float] = field(default_factory=dict)
     """The bar the card measures the build against: min_items, min_regions, min_type_share."""
     scrub_limit: tuple[tuple[str, ...], int] | None = None
-    """``scrub_limit: {kinds, max}``: an item whose text lost more than ``max`` terms of these
-    kinds (the region's own practices, peoples…) is removed: what is left no longer reads as the
-    scenario the source wrote ("colleagues called a local custom")."""
+    """``scrub_limit: {kinds, max_terms}``: an item whose text lost more than ``max_terms`` terms
+    of these kinds (the region's own practices, peoples…) is removed: what is left no longer
+    reads as the scenario the source wrote ("colleagues called a local custom")."""
     clue_may_name: tuple[str, ...] = ()
     """Leak-term kinds a clue may state (a language, a currency): the facts the first hop is
     resolved from. The scenario, question and options may name none of them."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -74,8 +75,9 @@ def _serve(root: Path) -> tuple[subprocess.Popen[bytes], str]:
     server = subprocess.Popen(
         [str(mlflow), "ui", "--backend-store-uri", f"sqlite:///{root / 'mlflow.db'}",
          "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        env={**os.environ, "MLFLOW_DISABLE_TELEMETRY": "true"},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        env={**os.environ, "MLFLOW_DISABLE_TELEMETRY": "true",
+             "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"},  # no job consumers to outlive it
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 180
@@ -85,8 +87,14 @@ def _serve(root: Path) -> tuple[subprocess.Popen[bytes], str]:
                 return server, base
         except OSError:
             time.sleep(1)
-    server.kill()
+    _stop(server)
     raise AssertionError("mlflow ui did not answer within 180 s")
+
+
+def _stop(server: subprocess.Popen[bytes]) -> None:
+    """Kill the server's whole process group: its uvicorn worker would outlive a killed parent."""
+    os.killpg(server.pid, signal.SIGKILL)
+    server.wait()
 
 
 @pytest.mark.timeout(600)  # mlflow ui starts in 20-120 s on a loaded machine
@@ -121,8 +129,7 @@ def test_the_sweep_table_is_two_clicks_from_mlflow_home(
                                     ("accuracy", "ci_low", "ci_high"))  # fmt: skip
             browser.close()
     finally:
-        server.kill()
-        server.wait()
+        _stop(server)
     if os.environ.get("CULTUREQA_DOCS_IMG"):
         shutil.copy(shot, ROOT / "docs" / "img" / "mlflow_results.png")
     assert set(shown) == set(expected)

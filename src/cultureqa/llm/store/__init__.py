@@ -58,6 +58,13 @@ others then send its prompts. (A worker that died loses its leases at once.)
 RENEW_EVERY_S = LEASE_TTL_S / 4
 """The heartbeat: three beats may be late before a lease expires."""
 
+IDLE_IN_TRANSACTION_S = LEASE_TTL_S / 2
+"""PostgreSQL ends a store session that waits this long inside an open transaction. A worker
+frozen mid-write (SIGSTOP between two statements of a put or a heartbeat) would otherwise keep
+its row locks for good, and another machine taking over its leases would wait on them forever;
+ended, the session frees its locks and its advisory lock, and its leases are taken over at once.
+A running worker never waits inside a transaction: each is a few statements sent back to back."""
+
 log = logging.getLogger(__name__)
 
 _PG_SCHEMES = ("postgresql://", "postgres://")

@@ -35,6 +35,7 @@ import tenacity
 
 from cultureqa.errors import OPENED_URLS, StoreSchemaError, first_line
 from cultureqa.llm.store import (
+    IDLE_IN_TRANSACTION_S,
     LEASE_TTL_S,
     Claim,
     RawRow,
@@ -147,6 +148,10 @@ class PostgresStore(ResponseStore):
             autocommit=True,
             connect_timeout=CONNECT_TIMEOUT_S,
             application_name=f"cultureqa {self._machine} {os.getpid()}",
+        )
+        self._conn.execute(  # a frozen worker's open transaction must not lock others out
+            "SELECT set_config('idle_in_transaction_session_timeout', %s, false)",
+            (str(int(IDLE_IN_TRANSACTION_S * 1000)),),
         )
         self._session = secrets.randbits(62)
         self._conn.execute("SELECT pg_advisory_lock(%s)", (self._session,))

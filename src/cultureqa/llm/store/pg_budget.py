@@ -29,7 +29,7 @@ from typing import Any
 import psycopg
 
 from cultureqa.errors import ConfigTypeError, TeamCapMismatch
-from cultureqa.llm.store import StoreLocation, machine_name, shown
+from cultureqa.llm.store import IDLE_IN_TRANSACTION_S, StoreLocation, machine_name, shown
 from cultureqa.llm.store.pg import ensure_schema
 from cultureqa.llm.store.team_budget import TeamCap, TeamGrant, TeamState
 
@@ -100,6 +100,10 @@ class PgTeamBudget:
             autocommit=True,
             connect_timeout=10,
             application_name=f"cultureqa budget {self.machine} {os.getpid()}",
+        )
+        self._conn.execute(  # a frozen machine's open hold must not lock the team out
+            "SELECT set_config('idle_in_transaction_session_timeout', %s, false)",
+            (str(int(IDLE_IN_TRANSACTION_S * 1000)),),
         )
         self._session = secrets.randbits(62)
         self._conn.execute("SELECT pg_advisory_lock(%s)", (self._session,))

@@ -16,6 +16,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from omegaconf import OmegaConf
+
 from cultureqa.llm.store import open_store
 from cultureqa.llm.store.admin import report
 from cultureqa.runlog import runlog_dir
@@ -210,3 +212,91 @@ def test_a_frozen_machine_costs_the_other_at_most_one_lease_period(
     waited = _cache(b)["lease_waits"] * 0.25  # polls of 0.25 s while a's leases held
     assert 0 < waited <= ttl + ttl / 4 + 1.0 and took < 3 * ttl
     print(f"b finished in {took:.1f} s; waited {_cache(b)['lease_waits']} polls for a's leases")
+
+
+def _two_settings(ws: Path) -> Path:
+    """The synthetic benchmark in English and Indonesian: two settings, 2 × n prompts."""
+    params = OmegaConf.load(ws / "params.yaml")
+    params.benchmarks.synthetic.languages = {"en": {}, "id": {}}
+    params.benchmarks.synthetic.settings = ["mcq-none-en", "mcq-none-id"]
+    OmegaConf.save(params, ws / "params.yaml")
+    return ws
+
+
+def _freeze_between_transactions(proc: subprocess.Popen[str], url: str, machine: str) -> None:
+    """SIGSTOP ``proc`` where none of its store sessions is inside a transaction.
+
+    A worker frozen mid-transaction has its session ended by the server after half a lease
+    period (``idle_in_transaction_session_timeout``), which frees its leases early: this test
+    measures the other path, a frozen worker whose connection stays, so it retries the freeze.
+    """
+    import psycopg
+
+    name = f"cultureqa {machine} {proc.pid}"
+    for _ in range(200):
+        os.kill(proc.pid, signal.SIGSTOP)
+        time.sleep(0.05)
+        with psycopg.connect(url) as conn:
+            states = [
+                row[0]
+                for row in conn.execute(
+                    "SELECT state FROM pg_stat_activity WHERE application_name = %s", (name,)
+                ).fetchall()
+            ]
+        if states and all(state == "idle" for state in states):
+            return
+        os.kill(proc.pid, signal.SIGCONT)
+        time.sleep(0.01)
+    raise AssertionError(f"{name} was inside a transaction at every try")
+
+
+def test_a_frozen_machine_holding_one_settings_prompts_delays_none_of_the_others(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """Machine a is frozen (SIGSTOP) in its first setting, holding leases on some of its prompts.
+    Machine b runs the same two settings: it sends every other prompt of both settings while
+    a's leases are still held (well before their expiry), then takes a's leases over one lease
+    period after a's last beat. Before settings took turns, b's second setting waited for the
+    first's held prompts: b sent nothing more until the expiry."""
+    n, concurrency, ttl = 40, 4, 30.0
+    with FakeOpenAIServer(latency_s=0.1, responder=lambda m: "B") as server:
+        a = _two_settings(_machine(tmp_path, "a", n, server.api_base, concurrency))
+        b = _two_settings(_machine(tmp_path, "b", n, server.api_base, concurrency))
+        lease = {"CULTUREQA_LEASE_TTL_S": str(ttl)}
+        first = _start(a, pg_url, "machine-a", **lease)
+        try:
+            _wait_for(lambda: server.hits >= 10)  # a is in its first setting (n prompts)
+            _freeze_between_transactions(first, pg_url, "machine-a")
+            frozen_at = time.perf_counter()
+            held = _leases_of(pg_url, first.pid)
+            with open_store(pg_url) as store:
+                stored = store.count()
+            others = 2 * n - stored - held  # what b must send without a's leased prompts
+
+            def sent_by_b() -> int:
+                return sum(r.t_start > frozen_at for r in list(server.records))
+
+            second = _start(b, pg_url, "machine-b", **lease)
+            _wait_for(lambda: sent_by_b() >= others or second.poll() is not None, 3 * ttl)
+            others_sent_after = time.perf_counter() - frozen_at
+            held_then = _leases_of(pg_url, first.pid)
+            out, err = second.communicate(timeout=600)
+            took = time.perf_counter() - frozen_at
+        finally:
+            first.kill()
+            first.communicate()
+        prompts = _prompts(server)
+        b_sent = sent_by_b()
+    assert second.returncode == 0, out + err
+    assert 0 < held < n - stored  # a held some prompts of its first setting, not all of them
+    assert held_then == held, "a's leases were gone before b had sent its other prompts"
+    assert others_sent_after < ttl  # b's other prompts all left within the lease period
+    assert b_sent == 2 * n - stored  # b sent the rest, a's held prompts after the takeover
+    assert len(prompts) == 2 * n and sum(prompts.values()) - 2 * n <= held  # only a's in flight
+    assert report(pg_url).duplicates == 0  # no answer stored twice
+    assert _cache(b)["leases_taken_over"] == held and _cache(b)["lease_waits"] > 0
+    print(
+        f"a frozen with {held} leases and {stored} answers stored; b sent its {others} other "
+        f"prompts {others_sent_after:.1f} s after the freeze (lease period {ttl:.0f} s), "
+        f"took a's leases over and finished {took:.1f} s after it"
+    )

@@ -169,6 +169,29 @@ async def run_batch(client: ModelClient, batch: Batch) -> pd.DataFrame:
     return frame
 
 
+async def run_settings(client: ModelClient, batches: Sequence[Batch]) -> list[pd.DataFrame]:
+    """Run every setting's batch together; their frames in plan order.
+
+    The client sends one batch at a time, in this order (its sending turn), so a stage's
+    requests leave as when settings ran one after another; but a setting waiting on prompts
+    another machine has leased gives up the turn while it waits, and the next settings send
+    meanwhile (a frozen machine delays its own prompts, never the others'). At the first
+    failure the other settings are cancelled (each lets its replies on the wire land first)
+    and that failure is raised, as when the settings ran one after another.
+    """
+    tasks = [asyncio.create_task(run_batch(client, b)) for b in batches]
+    if not tasks:
+        return []
+    await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    failed = next((t for t in tasks if t.done() and not t.cancelled() and t.exception()), None)
+    if failed is None:
+        return [t.result() for t in tasks]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    raise cast(BaseException, failed.exception())
+
+
 def evaluate(family: Family, run: RunSpec) -> Result:
     """Run every setting of ``family`` with the roster entry's model; item failures never raise.
 
@@ -191,16 +214,13 @@ def evaluate(family: Family, run: RunSpec) -> Result:
     client.on_progress = _progress_hook(bar)
 
     async def run_all() -> list[pd.DataFrame]:
-        frames = []
+        for step in plan:
+            if isinstance(step, Skip):
+                bar.update(step.requests)
         try:
-            for step in plan:
-                if isinstance(step, Skip):
-                    bar.update(step.requests)
-                else:
-                    frames.append(await run_batch(client, step))
+            return await run_settings(client, [s for s in plan if isinstance(s, Batch)])
         finally:
             await client.aclose()
-        return frames
 
     try:
         with logging_redirect_tqdm():  # log lines print above the bar instead of through it

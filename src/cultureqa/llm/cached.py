@@ -7,7 +7,11 @@ moment it completes.
 
 Every miss is leased in the store just before it is sent (at most ``max_in_flight`` at a time,
 so two processes on one store split the work); a key leased by another live process is not
-sent again: this client waits for that answer and takes it over only if its owner dies.
+sent again: this client waits for that answer and takes it over only if its owner dies or its
+lease expires. Concurrent calls (the evaluation engine runs a stage's settings together) take
+turns at sending, in the order they were made, and a call that waits on other processes' leases
+gives up its turn while it waits: a frozen machine holding some prompts of one setting delays
+that setting alone, never the prompts of the others.
 
 Two hooks sit at the point where a request would leave: the budget (:data:`cultureqa.spend.BUDGET`:
 the client reserves each request's worst case before sending; once one does not fit, the rest
@@ -186,6 +190,8 @@ class CachedClient:
         self._in_flight_limit: int | None = getattr(inner, "max_in_flight", None)
         self.budget_stopped: str | None = None
         """The budget's stop message, once this client held requests back for it."""
+        self._turn_lock: asyncio.Lock | None = None
+        self._turn_loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def calls(self) -> int:
@@ -241,6 +247,42 @@ class CachedClient:
         keys = [request_key(identity, request_fields(r)) for r in requests]
         if not self.persist:
             return await self._unstored(kind, requests, keys, send)
+        async with self._turn():  # one call sends at a time: in-flight stays max_in_flight
+            batch = _Batch(kind, requests, keys, send, to_payload, from_payload, {})
+            first = self._look_up(batch)
+            if first is None:  # the dry run: nothing sent
+                dry: dict[str, Any] = batch.answers
+                return [dry[k] if k in dry else not_sent(kind, "dry run") for k in keys]  # type: ignore[misc]
+            since = time.time()
+            held = await self._send_all(batch, list(first), first, since)
+        while held:  # leased by another live process: its answer lands in the store
+            if self.stats.lease_waits % max(1, int(30 / self.poll_s)) == 0:
+                log.info("waiting for %d prompts another process is sending", len(held))
+            self.stats.lease_waits += 1
+            await asyncio.sleep(self.poll_s)  # without the turn: other calls send meanwhile
+            async with self._turn():
+                held = await self._send_all(batch, held, first, since)
+        if self.stats.not_sent_budget:
+            self.budget_stopped = BUDGET.message(self.stats.not_sent_budget)
+        return [batch.answers[k] for k in keys]
+
+    def _turn(self) -> asyncio.Lock:
+        """The sending turn of the running event loop.
+
+        A lock binds to the loop that first waits on it, and a client may serve one
+        ``asyncio.run`` after another: each loop gets its own.
+        """
+        loop = asyncio.get_running_loop()
+        if self._turn_lock is None or self._turn_loop is not loop:
+            self._turn_lock, self._turn_loop = asyncio.Lock(), loop
+        return self._turn_lock
+
+    def _look_up(self, batch: _Batch[Req, Resp]) -> dict[str, int] | None:
+        """Answer what the store holds; return each miss's first index (None in a dry run).
+
+        Runs inside the sending turn, so a call sees every answer the calls before it stored.
+        """
+        kind, requests, keys = batch.kind, batch.requests, batch.keys
         self.stats.stored_from_file += self.store.take_kept()
         stored = self.store.get_many_ok(keys)
         self.stats.hits += sum(k in stored for k in keys)
@@ -249,29 +291,17 @@ class CachedClient:
             if key not in stored:
                 first.setdefault(key, i)
         self.stats.duplicates += sum(k not in stored for k in keys) - len(first)
-        answers: dict[str, Resp] = {k: from_payload(p) for k, p in stored.items()}
+        answers = batch.answers
+        answers.update({k: batch.from_payload(p) for k, p in stored.items()})
         refused = self._refuse(kind, requests, first, answers)
         if (plan := DRY_RUN.get()) is not None:
             kept = [i for i, k in enumerate(keys) if k not in refused]
             plan(self, kind, [requests[i] for i in kept], [keys[i] for i in kept], stored)
-            return [answers[k] if k in answers else not_sent(kind, "dry run") for k in keys]  # type: ignore[misc]
+            return None
         hits: list[Any] = [answers[k] for k in keys if k in answers]
         if hits and self.on_progress:
             self.on_progress(hits)
-        batch = _Batch(kind, requests, keys, send, to_payload, from_payload, answers)
-        pending = list(first)
-        since = time.time()
-        while pending:
-            held = await self._send_all(batch, pending, first, since)
-            if held:  # leased by another live process: its answer lands in the store
-                if self.stats.lease_waits % max(1, int(30 / self.poll_s)) == 0:
-                    log.info("waiting for %d prompts another process is sending", len(held))
-                self.stats.lease_waits += 1
-                await asyncio.sleep(self.poll_s)
-            pending = held
-        if self.stats.not_sent_budget:
-            self.budget_stopped = BUDGET.message(self.stats.not_sent_budget)
-        return [answers[k] for k in keys]
+        return first
 
     async def _unstored(
         self,
@@ -368,7 +398,13 @@ class CachedClient:
                     running.add(task)
                     task.add_done_callback(on_done)
                 continue
-            await wake.wait()
+            try:
+                await wake.wait()
+            except asyncio.CancelledError:  # another setting's call failed: the replies on the
+                if running:  # wire are paid for, so they are stored (or kept) before it ends
+                    await asyncio.wait(set(running))
+                _first_failure(finished)
+                raise
             wake.clear()
             failure = _first_failure(finished, failure)
             if failure is not None:

@@ -16,6 +16,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from omegaconf import OmegaConf
 
 from cultureqa.llm.store import open_store
@@ -138,12 +139,14 @@ def test_a_machine_killed_mid_run_loses_nothing_and_pays_nothing_twice(
     assert _cache(b)["leases_taken_over"] >= 1  # b took over what dead a had leased
 
 
+@pytest.mark.parametrize("concurrency", [4, 16])
 def test_the_server_stopped_mid_run_stops_the_stage_with_one_line_and_a_rerun_resumes(
-    tmp_path: Path, pg_server: PgServer, pg_url: str
+    tmp_path: Path, pg_server: PgServer, pg_url: str, concurrency: int
 ) -> None:
+    """The measurement that paid 8 prompts twice at concurrency 4 and 32 at 16: now none."""
     n = 200
     with FakeOpenAIServer(latency_s=0.05, responder=lambda m: "B") as server:
-        ws = _machine(tmp_path, "a", n, server.api_base)
+        ws = _machine(tmp_path, "a", n, server.api_base, concurrency)
         run = _start(ws, pg_url, "machine-a")
         try:
             _wait_for(lambda: server.hits >= 40)
@@ -178,6 +181,11 @@ def test_the_server_stopped_mid_run_stops_the_stage_with_one_line_and_a_rerun_re
     assert _cache(ws)["stored_from_file"] == kept
     assert not list((ws / ".cultureqa" / "unstored").iterdir())
     assert (ws / OUT / "predictions.parquet").is_file()
+    print(
+        f"concurrency {concurrency}: store stopped after {stopped_at} requests, {stored} stored, "
+        f"{kept} kept locally; the rerun sent {server.hits - stopped_at}; the server saw "
+        f"{server.hits} requests for {len(prompts)} prompts"
+    )
 
 
 def test_a_frozen_machine_costs_the_other_at_most_one_lease_period(

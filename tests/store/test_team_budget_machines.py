@@ -205,3 +205,4 @@ def test_a_machine_with_another_cap_under_the_team_name_stops_before_any_request
         f"created with a cap of 1.205 on {shown(pg_url)}; set spend.budget_usd=1.205 on every "
         "machine, or start a new budget with another spend.team (no request was sent)"
     )
+    print(f"a sent {sent_by_a} requests under its cap; b, with 5 × the cap, sent {sent_by_b}")

@@ -6,7 +6,9 @@ client, the response store around it, the progress bar, per-item accounting copi
 replies (latency, cache flag, tokens, cost and whatever else a response carries), the counts,
 the error-share rule, and one :class:`RunRecord` with the same schema for every family.
 Concurrency is bounded by the client (its semaphore and ``max_in_flight``), not here, so a batch
-is handed over whole and the client keeps its pipe full.
+is handed over whole and the client keeps its pipe full. A stage's settings run together
+(:func:`run_settings`) and take turns at the client, so one waiting on another machine's leases
+does not hold back the rest.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ A fake OpenAI-compatible server (a separate process, 200 ms latency) and a real 
    ``N`` prompts × ``C`` in flight, on a fresh SQLite store and on a fresh PostgreSQL database,
    in ``--pairs`` pairs (at least 5) whose order alternates: each run's whole-process wall and
    server-busy window (first request in to last reply out, from the server's log), each pair's
-   PostgreSQL ÷ SQLite, and their median, quartiles and range. Goal: median ≤ 1.1.
+   PostgreSQL ÷ SQLite, and their median, quartiles and range. Goal: median ≤ 1.1. The load
+   average is printed before and after, since the spread follows it on a shared machine.
 2. **Two machines**: two workspaces, each with ``M`` prompts of which half are the other's,
    started together on one PostgreSQL database (``CULTUREQA_MACHINE`` a / b): requests the
    server saw against distinct prompts (must be equal), per machine from ``cultureqa store
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -145,6 +147,11 @@ def two_machines(
     return rep.duplicates == 0 and int(stats["requests"]) == distinct == len(prompts)
 
 
+def _load() -> str:
+    """The 1, 5 and 15-minute load averages: how busy the machine was around the runs."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--items", type=int, default=4000)
@@ -156,15 +163,18 @@ def main() -> int:
         parser.error(
             "--pairs: at least 5 (a median of fewer pairs says little on a shared machine)"
         )
+    print(f"load average at the start: {_load()} ({os.cpu_count()} cores)")
     with tempfile.TemporaryDirectory() as name, temporary_server() as pg:
         tmp = Path(name)
         log = tmp / "server.jsonl"
         proc, api_base = start_server(LATENCY_S, log)
         try:
             overhead(tmp, pg, api_base, log, args.items, args.concurrency, args.pairs)
+            print(f"  load average after the pairs: {_load()}")
             ok = two_machines(tmp, pg, api_base, log, args.shared_items, args.concurrency)
         finally:
             stop_server(proc)
+    print(f"load average at the end: {_load()}")
     print(f"\nrequests = distinct prompts, 0 duplicates: {'yes' if ok else 'NO'}")
     return 0 if ok else 1
 

@@ -120,7 +120,9 @@ def test_a_machine_killed_mid_run_loses_nothing_and_pays_nothing_twice(
         _wait_for(lambda: server.hits >= 24)
         second = _start(b, pg_url, "machine-b", **ttl)
         _wait_for(lambda: server.hits >= 48)
-        os.kill(first.pid, signal.SIGSTOP)  # frozen, its session alive: its leases stay put
+        # frozen between transactions, its session alive: its leases stay put and the count
+        # below sees every one (a lease write on the wire at a bare SIGSTOP commits after it)
+        _freeze_between_transactions(first, pg_url, "machine-a")
         in_flight = _leases_of(pg_url, first.pid)
         os.kill(first.pid, signal.SIGKILL)
         first.communicate()
@@ -204,7 +206,9 @@ def test_a_frozen_machine_costs_the_other_at_most_one_lease_period(
         first = _start(a, pg_url, "machine-a", **lease)
         try:
             _wait_for(lambda: server.hits >= 12)
-            os.kill(first.pid, signal.SIGSTOP)
+            # frozen between transactions: a lease write already on the wire at the SIGSTOP
+            # would commit after the count below (6 counted, 8 taken over, once under load)
+            _freeze_between_transactions(first, pg_url, "machine-a")
             frozen_with = _leases_of(pg_url, first.pid)
             started = time.monotonic()
             second = _start(b, pg_url, "machine-b", **lease)

@@ -1,19 +1,24 @@
 """Evaluation throughput against a latency-bound OpenAI-compatible server (DESIGN.md §10, §11).
 
-For each scenario (items × concurrency, 200 ms server latency) three clients send the same
+For each scenario (items × concurrency, 200 ms server latency) these clients send the same
 number of requests to the same fake server (a separate process, stopped by PID):
 
 - ``bare``: a minimal aiohttp client (one session, a semaphore, ``json.loads``): the reference;
-- ``lean``: the real evaluate stage (``python stages/evaluate.py``, start-up included) with
-  ``options.transport: http``;
+- ``http``: the real evaluate stage (``python stages/evaluate.py``, start-up included) with
+  ``options.transport: http`` (the self-hosted configs' path);
+- ``wire``: the same stage with ``options.transport: wire`` (every hosted config's path);
 - ``litellm``: the same stage with ``options.transport: litellm``.
 
-Printed per path: whole-process wall, server-busy window (first request in to last reply out, on
-the server's log), client CPU per request (the child process's user+sys CPU over the requests the
-server saw), max in flight, and each ratio to the bare client. The lean stage is then rerun to
-show that answered requests are never sent again. Prints numbers, asserts nothing.
+Each scenario runs ``--rounds`` alternated rounds (the bare client, then each path, the order
+rotated every round). Printed per path, as medians over the rounds: whole-process wall,
+server-busy window (first request in to last reply out, on the server's log), each as a ratio to
+the same round's bare client; client CPU per request (the child process's user+sys CPU over the
+requests the server saw), max in flight, start-up (process start to the first request on the
+server), and the load average. The last stage run is then rerun to show that answered requests
+are never sent again. Prints numbers, asserts nothing.
 
     .venv/bin/python bench/eval_throughput.py [--quick] [--scenarios 200x16,4000x256]
+        [--paths http,wire,litellm] [--rounds 5]
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import json
 import os
 import resource
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -35,7 +41,12 @@ from cultureqa.testing.workspace import make_api_workspace, stage_env
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 LATENCY_S = 0.2
-PATHS = ("bare", "lean", "litellm")
+KEY_ENV = "CULTUREQA_BENCH_KEY"
+"""The wire path's key variable (hosted configs name theirs: ``options.api_key_env``)."""
+TRANSPORT = {"http": "http", "wire": "wire", "litellm": "litellm"}
+"""Stage paths and their ``options.transport``: ``http`` is the self-hosted configs' path,
+``wire`` every hosted config's (gpt_4o … doubao_seed: they differ only in the URL and parameters
+litellm resolves once, not in how a request travels), ``litellm`` the path they took before."""
 
 BARE_CLIENT = """
 import asyncio, json, sys
@@ -135,51 +146,69 @@ def measure(cmd: list[str], cwd: Path, env: dict[str, str], log: Path) -> Measur
     )
 
 
-def scenario(n: int, concurrency: int, latency: float) -> dict[str, Measure]:
-    results: dict[str, Measure] = {}
+def scenario(n: int, concurrency: int, latency: float, paths: list[str], rounds: int) -> None:
+    """``rounds`` alternated rounds: the bare client, then each path in a rotated order.
+
+    Each path's ratios are to the bare client of its own round (so a load spike hits both sides
+    of a ratio alike), and the median over the rounds is printed. Every stage run gets a fresh
+    workspace and response store, so each one sends all ``n`` requests.
+    """
+    runs: dict[str, list[Measure]] = {p: [] for p in ("bare", *paths)}
+    loads: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "server.jsonl"
         proc, api_base = start_server(latency, log)
         try:
             env = stage_env(Path(tmp))
             bare = [PY, "-c", BARE_CLIENT, api_base, str(n), str(concurrency)]
-            results["bare"] = measure(bare, Path(tmp), env, log)
             evaluate = [PY, str(ROOT / "stages/evaluate.py"), "--benchmark", "synthetic"]
-            for path, transport in (("lean", "http"), ("litellm", "litellm")):
-                ws = Path(tmp) / path
-                make_api_workspace(ROOT, ws, n, api_base, concurrency, transport=transport)
-                cmd = [*evaluate, "--model", "model"]
-                results[path] = measure(cmd, ws, stage_env(ws), log)
-            results["rerun"] = measure(
-                cmd[:], Path(tmp) / "lean", stage_env(Path(tmp) / "lean"), log
-            )
+            for k in range(rounds):
+                loads.append(os.getloadavg()[0])
+                runs["bare"].append(measure(bare, Path(tmp), env, log))
+                for path in paths[k % len(paths) :] + paths[: k % len(paths)]:
+                    ws = Path(tmp) / f"{path}-{k}"
+                    key = KEY_ENV if path == "wire" else None  # hosted configs name their key
+                    transport = TRANSPORT[path]
+                    make_api_workspace(ROOT, ws, n, api_base, concurrency, key, transport=transport)
+                    cmd = [*evaluate, "--model", "model"]
+                    runs[path].append(measure(cmd, ws, {**stage_env(ws), KEY_ENV: "sk-bench"}, log))
+            rerun = measure(cmd, ws, {**stage_env(ws), KEY_ENV: "sk-bench"}, log)
         finally:
             stop_server(proc)
-    report(n, concurrency, latency, results)
-    return results
+    report(n, concurrency, latency, runs, loads, rerun)
 
 
-def report(n: int, concurrency: int, latency: float, r: dict[str, Measure]) -> None:
+def report(
+    n: int,
+    concurrency: int,
+    latency: float,
+    runs: dict[str, list[Measure]],
+    loads: list[float],
+    rerun: Measure,
+) -> None:
     ideal = n * latency / concurrency
-    bare = r["bare"]
-    print(f"\n{n} items × concurrency {concurrency}, latency {latency * 1000:.0f} ms "
-          f"(ideal N·latency/concurrency {ideal:.2f} s)")  # fmt: skip
-    head = ("path", "wall s", "×bare", "busy s", "×bare", "CPU ms/req", "×bare", "max in flight",
+    bare = runs["bare"]
+    print(
+        f"\n{n} items × concurrency {concurrency}, latency {latency * 1000:.0f} ms "
+        f"(ideal N·latency/concurrency {ideal:.2f} s); {len(bare)} alternated rounds, load "
+        f"average (1 min) {min(loads):.1f}–{max(loads):.1f}; medians; ratios per round"
+    )
+    head = ("path", "wall s", "×bare", "busy s", "×bare", "CPU ms/req", "max in flight",
             "start-up s", "requests")  # fmt: skip
-    print("  {:8} {:>7} {:>6} {:>7} {:>6} {:>10} {:>6} {:>13} {:>10} {:>8}".format(*head))
-    for path in PATHS:
-        m = r[path]
-        per = 1000 * m.cpu / max(1, m.requests)
-        bare_per = 1000 * bare.cpu / max(1, bare.requests)
+    print("  {:8} {:>7} {:>6} {:>7} {:>6} {:>10} {:>13} {:>10} {:>8}".format(*head))
+    med = statistics.median
+    for path, measures in runs.items():
+        pairs = list(zip(measures, bare, strict=True))
         print(
-            f"  {path:8} {m.wall:7.2f} {m.wall / bare.wall:6.2f} {m.window:7.2f} "
-            f"{m.window / bare.window:6.2f} {per:10.2f} {per / bare_per:6.2f} "
-            f"{m.max_in_flight:13d} {m.startup:10.2f} {m.requests:8d}"
+            f"  {path:8} {med(m.wall for m in measures):7.2f} "
+            f"{med(m.wall / b.wall for m, b in pairs):6.2f} {med(m.window for m in measures):7.2f} "
+            f"{med(m.window / b.window for m, b in pairs):6.2f} "
+            f"{med(1000 * m.cpu / max(1, m.requests) for m in measures):10.2f} "
+            f"{max(m.max_in_flight for m in measures):13d} "
+            f"{med(m.startup for m in measures):10.2f} "
+            f"{min(m.requests for m in measures):8d}"
         )
-    lean = r["lean"]
-    print(f"  lean whole-process efficiency {ideal / lean.wall:.3f}, busy-window efficiency "
-          f"{ideal / lean.window:.3f}")  # fmt: skip
-    print(f"  lean rerun: wall {r['rerun'].wall:.2f} s, requests {r['rerun'].requests}")
+    print(f"  rerun of the last stage run: wall {rerun.wall:.2f} s, requests {rerun.requests}")
 
 
 def main() -> int:
@@ -188,11 +217,14 @@ def main() -> int:
     parser.add_argument(
         "--scenarios", default="200x16,4000x256", help="comma-separated ITEMSxCONCURRENCY"
     )
+    parser.add_argument("--paths", default="http,wire,litellm", help="stage paths to compare")
+    parser.add_argument("--rounds", type=int, default=5, help="alternated rounds per scenario")
     args = parser.parse_args()
     scenarios = ["200x16"] if args.quick else args.scenarios.split(",")
+    paths = args.paths.split(",")
     for spec in scenarios:
         n, concurrency = (int(x) for x in spec.split("x"))
-        scenario(n, concurrency, LATENCY_S)
+        scenario(n, concurrency, LATENCY_S, paths, args.rounds)
     return 0
 
 

@@ -164,7 +164,7 @@ from cultureqa.llm.store import open_store
 api_base, store_path, go, n = sys.argv[1], sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
 client = ChatClient(ChatConfig(model_id="m", litellm_model="openai/m", api_base=api_base,
     concurrency=8, ramp_up_s=0, retry=RetryConfig(attempts=3, initial_wait_s=0.01, timeout_s=5)))
-client.transport._lib()  # the import takes seconds: load it before the start line
+client.transport.lib()  # the import takes seconds: load it before the start line
 store = open_store(store_path)
 cached = CachedClient(client, store, {"m": "m"}, poll_s=0.05)
 requests = [GenerateRequest((Message("user", f"prompt {i}"),)) for i in range(n)]

@@ -204,7 +204,7 @@ def test_the_http_transport_refuses_configs_it_cannot_serve_truthfully() -> None
         build_model({"id": "m", "backend": "litellm", "options": opts})
     with pytest.raises(ModelConfigError, match=r"price\.input_per_token"):
         build_model({"id": "m", "backend": "litellm", "options": {**opts, "api_base": "http://x"}})
-    with pytest.raises(ModelConfigError, match="must be http or litellm"):
+    with pytest.raises(ModelConfigError, match="must be http, litellm or wire"):
         build_model({"id": "m", "backend": "litellm", "options": {**opts, "transport": "curl"}})
 
 

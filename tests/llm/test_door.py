@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 BUILDERS = {
     "open_client", "CachedClient", "build_model", "ChatClient", "BatchClient", "ReplicaPool",
     "LocalHFClient", "RandomBaseline", "FixedPositionBaseline", "HttpTransport",
-    "LitellmTransport", "acompletion", "completion", "acreate_batch", "acreate_file",
+    "LitellmTransport", "WireTransport", "acompletion", "completion", "acreate_batch",
+    "acreate_file",
 }  # fmt: skip
 """Calls that build a model client or reach a provider."""
 
@@ -32,6 +33,10 @@ EXPECTED = {
     ("src/cultureqa/llm/registry.py", "LocalHFClient"),
     ("src/cultureqa/llm/chat_client.py", "HttpTransport"),
     ("src/cultureqa/llm/chat_client.py", "LitellmTransport"),
+    ("src/cultureqa/llm/chat_client.py", "WireTransport"),
+    # the wire transport's parts: litellm's answers, the http transport's session
+    ("src/cultureqa/llm/wire_transport.py", "HttpTransport"),
+    ("src/cultureqa/llm/wire_transport.py", "LitellmTransport"),
     # the transports' own provider calls (inside the client's slots, retries and reservations)
     ("src/cultureqa/llm/litellm_client.py", "acompletion"),
     ("src/cultureqa/llm/litellm_client.py", "completion"),  # the offline warm-up (mock_response)

@@ -70,7 +70,7 @@ def test_loading_litellm_sends_nothing_and_leaves_the_collector_on() -> None:
     with FakeOpenAIServer() as server:
         client = _client(server)
         assert gc.isenabled() and gc.get_freeze_count() == 0
-        client.transport._lib()  # type: ignore[attr-defined]
+        client.transport.lib()  # type: ignore[attr-defined]
         assert gc.isenabled()
         assert gc.get_freeze_count() > 0  # litellm's import-time objects left to the permanent gen
         assert server.records == []
@@ -85,7 +85,7 @@ def test_loading_with_a_custom_price_is_quiet_and_logs_through_the_root_once(
     """A self-hosted price (no cache prices in litellm's map) must not warn on every run, and
     litellm's own stderr handler must not double what the stage's logging already prints."""
     with FakeOpenAIServer() as server, caplog.at_level(logging.WARNING):
-        _client(server).transport._lib()  # type: ignore[attr-defined]
+        _client(server).transport.lib()  # type: ignore[attr-defined]
     assert [r.getMessage() for r in caplog.records if r.name.startswith("LiteLLM")] == []
     assert logging.getLogger("LiteLLM").handlers == []
 

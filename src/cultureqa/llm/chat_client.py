@@ -3,13 +3,15 @@
 What makes an API evaluation trustworthy lives here once: the tenacity policy of ``retry.py``,
 the circuit breaker, the concurrency slots and their ramp-up, the credential check, per-item and
 per-run accounting, and building :class:`GenerateResponse`. A transport only turns one request
-into one :class:`ChatReply` or raises; two exist:
+into one :class:`ChatReply` or raises; three exist:
 
 - ``http`` (:mod:`cultureqa.llm.http_transport`): one pooled aiohttp session, for
   OpenAI-compatible servers (vLLM, SGLang, TGI, llama.cpp server, OpenAI). It never imports
   litellm, whose ~2.5–7 ms of CPU per call caps one event loop near 150 requests/s.
 - ``litellm`` (:mod:`cultureqa.llm.litellm_client`): every other provider, and still selectable
   for OpenAI-compatible servers (``options.transport: litellm``).
+- ``wire`` (:mod:`cultureqa.llm.wire_transport`): hosted providers that speak OpenAI's protocol;
+  litellm routes, maps parameters, prices and counts once, the ``http`` path sends.
 
 The transport is not part of a model's store identity: switching it never re-sends answers.
 """
@@ -275,8 +277,12 @@ def make_transport(config: ChatConfig) -> ChatTransport:
         from cultureqa.llm.litellm_client import LitellmTransport
 
         return LitellmTransport(config)
+    if config.transport == "wire":
+        from cultureqa.llm.wire_transport import WireTransport
+
+        return WireTransport(config)
     raise ModelConfigError(
-        f"model '{config.model_id}': options.transport must be http or litellm, "
+        f"model '{config.model_id}': options.transport must be http, litellm or wire, "
         f"not {config.transport!r}"
     )
 

@@ -87,16 +87,16 @@ def prompt_guard(model_cfg: Mapping[str, Any]) -> PromptGuard | None:
     """The guard of an API model (local models check their own window with their tokenizer).
 
     The limit is ``max_prompt_tokens`` from the model config, else litellm's ``max_input_tokens``
-    for the model (litellm transport only: the http transport never imports litellm), else
+    for the model (litellm and wire transports: the http transport never imports litellm), else
     :data:`DEFAULT_MAX_PROMPT_TOKENS`. Tokens are counted by ``litellm.token_counter`` on the
-    litellm transport (exact for OpenAI models, tiktoken's estimate for others) and as UTF-8
-    characters / 4 on the http transport; a prompt that fits the byte bound is never counted.
+    litellm and wire transports (exact for OpenAI models, tiktoken's estimate for others) and as
+    UTF-8 characters / 4 on the http transport; a prompt that fits the byte bound is never counted.
     """
     if model_cfg.get("backend") != "litellm":
         return None
     options = dict(model_cfg.get("options") or {})
     name = str(options.get("litellm_model"))
-    via_litellm = str(options.get("transport", "litellm")) == "litellm"
+    via_litellm = str(options.get("transport", "litellm")) in ("litellm", "wire")
     configured = model_cfg.get("max_prompt_tokens")
     if configured is not None:
         limit, source = _positive(model_cfg, configured), "model.max_prompt_tokens"

@@ -85,7 +85,7 @@ class HttpTransport:
         if not config.api_base:
             raise ModelConfigError(
                 f"model '{config.model_id}': options.transport http needs options.api_base "
-                "(the server's .../v1 URL); hosted providers use options.transport: litellm"
+                "(the server's .../v1 URL); hosted providers use options.transport: wire or litellm"
             )
         if config.input_cost_per_token is None:
             raise ModelConfigError(
@@ -128,14 +128,19 @@ class HttpTransport:
 
     async def send(self, request: GenerateRequest, api_key: str | None) -> ChatReply:
         """One POST; every failure leaves as one of this module's exceptions."""
+        return await self.post(self._body(request), api_key)
+
+    async def post(self, body: dict[str, Any], api_key: str | None) -> ChatReply:
+        """POST ``body`` (a chat completion request) and parse the reply.
+
+        The wire transport's requests take this path too, with litellm's parameters in ``body``.
+        """
         if self._session is None:
             await self.prepare()
         assert self._session is not None
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
         try:
-            async with self._session.post(
-                self.url, json=self._body(request), headers=headers
-            ) as response:
+            async with self._session.post(self.url, json=body, headers=headers) as response:
                 raw = await response.read()
                 status, response_headers = response.status, response.headers
         except TimeoutError as exc:  # aiohttp's timeouts subclass asyncio's (= builtin) one

@@ -1,9 +1,10 @@
 """The litellm transport: every API provider, and OpenAI-compatible servers on request.
 
 litellm is imported lazily, and only by models whose config selects this transport
-(``options.transport: litellm``, the default for hosted providers): it costs seconds to import and
-2.5–7 ms of CPU per call. Retries, slots and accounting are the shared core's
-(:mod:`cultureqa.llm.chat_client`); this module only turns one request into one reply. Keys come
+(``options.transport: litellm``; the hosted configs' ``wire`` transport borrows its prices, token
+counts and key check): it costs seconds to import and 2.5–7 ms of CPU per call. Retries, slots
+and accounting are the shared core's (:mod:`cultureqa.llm.chat_client`); this module only turns
+one request into one reply. Keys come
 from the environment only (litellm reads each provider's variables; ``api_key_env`` names a
 variable for custom servers) and never enter params, logs, MLflow or the store.
 """
@@ -39,7 +40,7 @@ class LitellmTransport:
 
     async def prepare(self) -> None:
         """Import litellm (collector paused) and run its response path once, offline."""
-        self._lib()
+        self.lib()
 
     async def aclose(self) -> None:
         """Nothing to release: litellm manages its HTTP clients."""
@@ -53,7 +54,7 @@ class LitellmTransport:
         if self.config.input_cost_per_token is not None:
             out = self.config.output_cost_per_token or 0.0
             return prompt_tokens * self.config.input_cost_per_token + completion_tokens * out
-        litellm = self._lib()
+        litellm = self.lib()
         try:
             prompt, completion = litellm.cost_per_token(
                 model=self.config.litellm_model,
@@ -68,14 +69,20 @@ class LitellmTransport:
             ) from None
         return float(prompt) + float(completion)
 
-    def _lib(self) -> Any:
+    def lib(self, warm: bool = True) -> Any:
+        """litellm, imported once (collector paused), with the configured price registered.
+
+        ``warm``: also run its response path once (:func:`_warm_up`); the wire transport never
+        calls it and leaves that out.
+        """
         if self._litellm is None:
             with collector_paused():
                 litellm = import_litellm()
                 # asked before our price is registered: a model we register is not "known"
                 self._tokenizer = known_tokenizer(litellm, self.config.litellm_model)
                 self._register_price(litellm)
-                _warm_up(litellm, self.config.litellm_model)
+                if warm:
+                    _warm_up(litellm, self.config.litellm_model)
             self._litellm = litellm
         return self._litellm
 
@@ -85,7 +92,7 @@ class LitellmTransport:
         None for a model whose tokenizer litellm does not hold offline: its ``token_counter``
         would fall back to an OpenAI encoding silently (or try to download one).
         """
-        litellm = self._lib()
+        litellm = self.lib()
         if self._tokenizer is None:
             return None
         model = self.config.litellm_model
@@ -122,7 +129,7 @@ class LitellmTransport:
         """A hosted provider (no ``api_base``): litellm names the variables it would read."""
         if self.config.api_base:
             return  # a self-hosted server with no api_key_env is keyless by configuration
-        found = self._lib().validate_environment(model=self.config.litellm_model)
+        found = self.lib().validate_environment(model=self.config.litellm_model)
         missing = list(found.get("missing_keys") or [])
         if not found.get("keys_in_environment") and missing:
             raise MissingKey(
@@ -134,7 +141,7 @@ class LitellmTransport:
     async def send(self, request: GenerateRequest, api_key: str | None) -> ChatReply:
         """One ``acompletion``; a body that is not JSON is re-raised as ``MalformedReply``."""
         try:
-            response = await self._lib().acompletion(**self._kwargs(request, api_key))
+            response = await self.lib().acompletion(**self._kwargs(request, api_key))
         except Exception as exc:
             if type(exc).__name__ == "InternalServerError" and _MALFORMED.search(str(exc)):
                 raise MalformedReply(f"reply is not a chat completion: {exc}") from exc

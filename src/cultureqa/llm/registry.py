@@ -86,7 +86,10 @@ def _fixed(cfg: Mapping[str, Any]) -> BuiltModel:
 
 @register_backend("litellm")
 def _litellm(cfg: Mapping[str, Any]) -> BuiltModel:
-    """Every API model; ``options.transport`` picks aiohttp (``http``) or ``litellm``.
+    """Every API model; ``options.transport`` picks ``http``, ``litellm`` or ``wire``.
+
+    ``http`` is aiohttp alone; ``wire`` takes litellm's routing, parameters and prices and sends
+    with aiohttp (:mod:`cultureqa.llm.wire_transport`).
 
     The transport is left out of the identity: both send the same request and get the same
     answer, so switching it keeps every stored answer.
@@ -97,9 +100,10 @@ def _litellm(cfg: Mapping[str, Any]) -> BuiltModel:
     api_base = opts.get("api_base")
     replicas = None if api_base is None or isinstance(api_base, str) else list(api_base)
     transport = str(opts.get("transport", "litellm"))
-    if transport not in ("http", "litellm"):
+    if transport not in ("http", "litellm", "wire"):
         raise ModelConfigError(
-            f"model '{cfg.get('id')}': options.transport must be http or litellm, not {transport!r}"
+            f"model '{cfg.get('id')}': options.transport must be http, litellm or wire, "
+            f"not {transport!r}"
         )
     config = ChatConfig(
         model_id=str(cfg["id"]),
@@ -107,6 +111,8 @@ def _litellm(cfg: Mapping[str, Any]) -> BuiltModel:
         api_base=None if replicas is not None else api_base,
         api_key_env=opts.get("api_key_env"),
         transport=transport,  # type: ignore[arg-type]  # checked above
+        wire_base=opts.get("wire_base"),
+        wire_key_env=opts.get("wire_key_env"),
         concurrency=int(cfg.get("concurrency", 8)),
         ramp_up_s=float(cfg.get("ramp_up_s", ChatConfig.ramp_up_s)),
         drop_params=bool(opts.get("drop_params", True)),

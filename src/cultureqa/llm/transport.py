@@ -14,7 +14,7 @@ from typing import Any, Literal, Protocol
 from cultureqa.llm.base import GenerateRequest, ModelConfigError
 from cultureqa.llm.retry import RetryConfig
 
-Transport = Literal["http", "litellm"]
+Transport = Literal["http", "litellm", "wire"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,13 @@ class ChatConfig:
     api_base: str | None = None
     api_key_env: str | None = None
     transport: Transport = "litellm"
+    wire_base: str | None = None
+    """The provider's OpenAI-compatible endpoint for ``transport: wire`` where litellm's own
+    route is not OpenAI's protocol (``openai/``, ``gemini/``, ``anthropic/``); None: litellm's."""
+    wire_key_env: str | None = None
+    """The variable holding the key sent to ``wire_base`` (the provider's own, which litellm's
+    transport reads itself); unlike ``api_key_env`` it leaves the litellm and batch paths as they
+    are."""
     concurrency: int = 8
     ramp_up_s: float = 0.16
     """Open the ``concurrency`` slots one at a time over this many seconds (``_open_slots``);

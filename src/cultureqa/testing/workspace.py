@@ -49,6 +49,7 @@ def make_api_workspace(
 
     ``transport`` is the model's ``options.transport``; by default ``http`` when there is an
     ``api_base`` (as in the OpenAI-compatible configs of ``conf/model/``), else ``litellm``.
+    ``wire`` reaches ``api_base`` as a hosted config does: declared in ``options.wire_base``.
     """
     shutil.copytree(root / "prompts", workspace / "prompts", dirs_exist_ok=True)
     shutil.copytree(root / "expectations", workspace / "expectations", dirs_exist_ok=True)
@@ -81,10 +82,11 @@ def make_api_workspace(
         "decoding": {"temperature": 0.0, "max_tokens": 8, "seed": None},
         "options": {
             "litellm_model": "openai/api-model",
-            "api_base": api_base,
+            "api_base": None if transport == "wire" else api_base,
             "api_key_env": api_key_env,
             "drop_params": True,
             "transport": transport or ("http" if api_base else "litellm"),
+            "wire_base": api_base if transport == "wire" else None,
         },
         "retry": retry or dict(DEFAULT_RETRY),
         "price": {"input_per_token": 1e-7, "output_per_token": 2e-7},

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import os
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -189,3 +192,62 @@ def test_a_declared_key_variable_is_sent_and_its_absence_stops_before_any_reques
         with pytest.raises(MissingKey, match="CULTUREQA_WIRE_KEY"):
             _run(config, 2)
         assert server.hits == 0
+
+
+class _EchoingKey(BaseHTTPRequestHandler):
+    """A provider that refuses the key and quotes it back in its error, as some do."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        key = self.headers.get("Authorization", "").removeprefix("Bearer ")
+        body = json.dumps({"error": {"message": f"Incorrect API key provided: {key}"}})
+        self.send_response(401)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("litellm_model", "key_env", "key"),
+    [
+        ("openai/gpt-4o", "CULTUREQA_WIRE_KEY", "sk-wire-secret-123"),  # declared variable
+        ("deepseek/deepseek-chat", None, "sk-deepseek-test"),  # litellm's reading of it
+    ],
+)
+def test_a_key_the_provider_echoes_reaches_no_error_record(
+    monkeypatch: pytest.MonkeyPatch, litellm_model: str, key_env: str | None, key: str
+) -> None:
+    """The planted provider quotes the key in its 401: each item's error and the breaker's
+    record carry ``***``, never the key, whichever way the wire transport found it."""
+    monkeypatch.setenv("CULTUREQA_WIRE_KEY", "sk-wire-secret-123")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-test")  # litellm's own check of the route
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _EchoingKey)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        config = ChatConfig(
+            model_id="echoing",
+            litellm_model=litellm_model,
+            transport="wire",
+            wire_base=f"http://127.0.0.1:{server.server_address[1]}/v1",
+            wire_key_env=key_env,
+            retry=RETRY,
+        )
+        client = ChatClient(config)
+
+        async def go() -> list[str | None]:
+            try:
+                return [r.error for r in await client.generate(_requests(3))]
+            finally:
+                await client.aclose()
+
+        errors = asyncio.run(go())
+    finally:
+        server.shutdown()
+        server.server_close()
+    records = [*errors, client.stats.stopped]
+    assert all(record and "***" in record for record in errors), records
+    assert not any(key in (record or "") for record in records), records

@@ -141,7 +141,7 @@ class ChatClient:
             return item.response("", exc.usage)
         except Exception as exc:  # recorded per item; the run goes on (DESIGN.md §4)
             self.retrying.failed(exc)
-            message = f"{type(exc).__name__}: {_first_line(exc)}"
+            message = _scrub(f"{type(exc).__name__}: {_first_line(exc)}", self._keys())
             return item.response(None, status="error", error=message)
 
     async def _attempt(self, request: GenerateRequest, item: ItemCount) -> tuple[str, Usage]:
@@ -231,7 +231,7 @@ class ChatClient:
         what = f"HTTP {status}" if status else "no connection"
         self.stats.stopped = (
             f"{self.model_id}: stopped after {self.breaker.consecutive} consecutive failures "
-            f"({what}): {_scrub(message, key_env)}; fix: {hint}"
+            f"({what}): {_scrub(message, self._keys())}; fix: {hint}"
         )
         log.warning("circuit breaker open, sending nothing more: %s", self.stats.stopped)
 
@@ -252,6 +252,16 @@ class ChatClient:
         finally:  # cancelled because its loop ended first: leave no slot closed
             for _ in range(self._slots - opened):
                 self._semaphore.release()
+
+    def _keys(self) -> tuple[str, ...]:
+        """Every key a request of this client may carry: the declared variables' and the one
+        the transport found itself (litellm's reading of a provider's variable on ``wire``).
+        None of them may reach an item's error, the run record or a log line.
+        """
+        named = (self.config.api_key_env, self.config.wire_key_env)
+        found = (os.environ.get(name, "") for name in named if name)
+        own = getattr(self.transport, "sent_key", None) or ""
+        return tuple(key for key in (*found, own) if key)
 
     def _key_or_none(self) -> str | None:
         return self._api_key() if self.config.api_key_env else None
@@ -291,10 +301,12 @@ class NotSent(RuntimeError):
     """The breaker is open or the stage is stopping: this request is not sent."""
 
 
-def _scrub(message: str, key_env: str | None) -> str:
-    """The provider's message without the key, should a provider echo it."""
-    key = os.environ.get(key_env or "", "")
-    return message.replace(key, "***") if len(key) >= 8 else message
+def _scrub(message: str, keys: tuple[str, ...]) -> str:
+    """The provider's message without any key, should a provider echo one."""
+    for key in keys:
+        if len(key) >= 8:  # shorter is no real key, and would blank ordinary words
+            message = message.replace(key, "***")
+    return message
 
 
 def _first_line(exc: BaseException) -> str:

@@ -83,6 +83,11 @@ class WireTransport:
             output_cost_per_token=0.0,
         )
 
+    @property
+    def sent_key(self) -> str | None:
+        """The key requests carry when the config names no variable: the client scrubs it."""
+        return self._key
+
     def check_credentials(self) -> None:
         """A declared ``wire_key_env`` must be set; litellm names the provider's variables."""
         variable = self.config.wire_key_env

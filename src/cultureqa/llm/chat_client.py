@@ -254,9 +254,10 @@ class ChatClient:
                 self._semaphore.release()
 
     def _keys(self) -> tuple[str, ...]:
-        """Every key a request of this client may carry: the declared variables' and the one
-        the transport found itself (litellm's reading of a provider's variable on ``wire``).
-        None of them may reach an item's error, the run record or a log line.
+        """Every key a request of this client may carry, none of which may reach a record.
+
+        The declared variables' and the one the transport found itself (litellm's reading of a
+        provider's variable on ``wire``): an item's error, the run record and the log see ``***``.
         """
         named = (self.config.api_key_env, self.config.wire_key_env)
         found = (os.environ.get(name, "") for name in named if name)

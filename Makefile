@@ -17,7 +17,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 # otherwise compile the project's modules (and pytest re-rewrite every test file) from source.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup lock lock-check repro test check lint format typecheck params ui bench clean exps compare plots \
+.PHONY: setup lock lock-check repro test check lint format typecheck params ui bench clean exps compare plots exp sweep \
   labelstudio labelstudio-start labelstudio-lock
 
 # The environment is requirements.lock: every package, pinned with its sha256, compiled by uv
@@ -93,6 +93,15 @@ exps: ## experiments in a terminal: what differs, model metrics first, fits 160 
 
 compare: ## one table across experiments: headline per benchmark ± 95% CI, Δ to ARGS="--baseline EXP"
 	@python -m cultureqa.cli compare $(ARGS)
+
+# `dvc exp run` ends with DVC's own lines; these end with the results (docs/comparing-runs.md).
+exp: ## one DVC experiment ending with its results table: make exp ARGS="-S model=random"
+	dvc exp run $(ARGS)
+	@python -m cultureqa.cli headline
+sweep: ## queue + run a sweep ending with make compare's table: make sweep ARGS="-S 'model=a,b'"
+	dvc exp run --queue $(ARGS)
+	dvc exp run --run-all
+	@python -m cultureqa.cli compare
 
 # `dvc plots` pages load Vega from a CDN (blank offline): render against copies from the npm
 # registry (BSD-3-Clause; installed once per machine, never committed) with .dvc/plots/offline.html.

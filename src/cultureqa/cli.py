@@ -59,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cultureqa", description=__doc__.split("\n")[0])
+    first = __doc__.split("\n")[0]
+    parser = argparse.ArgumentParser(prog="cultureqa", description=first.replace("``", ""))
     parser.add_argument("--root", default=".", help="project root (default: the current folder)")
     groups = parser.add_subparsers(dest="group", required=True)
     bench = groups.add_parser("benchmark", help="add or check a multiple-choice benchmark")

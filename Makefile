@@ -144,8 +144,13 @@ labelstudio-lock: $(UV) ## re-pin labelstudio/requirements.txt from labelstudio/
 	  --generate-hashes --custom-compile-command 'make labelstudio-lock' --quiet -o labelstudio/requirements.txt
 
 .PHONY: docs
-docs: setup ## build the documentation site (README's docs/ pages) into site/, offline; warnings fail
+IFRAME_WORKER_DIR ?= $(HOME)/.cache/cultureqa/iframe-worker
+$(IFRAME_WORKER_DIR)/.installed:
+	npm install --prefix $(IFRAME_WORKER_DIR) --no-save --no-audit --no-fund --silent iframe-worker@1.0.4
+	touch $@
+docs: setup $(IFRAME_WORKER_DIR)/.installed ## build the documentation site (README's docs/ pages) into site/, offline; warnings fail
 	$(BIN)/mkdocs build --strict --quiet --site-dir site
+	install -D -m 644 $(IFRAME_WORKER_DIR)/node_modules/iframe-worker/shim/index.js site/vendor/iframe-worker/shim.js
 	@echo "docs: site/index.html"
 
 clean: ## remove pipeline outputs (not the response store or the model cache)

@@ -86,10 +86,10 @@ params: setup ## recompose params.yaml from conf/ (keeps an applied experiment's
 	$(BIN)/python -m cultureqa.cli params compose $(if $(FORCE),--force)
 
 # `dvc exp show` lists every dep path and all of params.yaml; `make exps` shows the params that differ
-# and the model slot's headline metrics first; no line wider than EXPS_WIDTH characters (cultureqa/runs/exps.py).
-EXPS_WIDTH ?= 160
-exps: ## experiments in a terminal: what differs, model metrics first, fits 160 characters (ALL=1: DVC's full table)
-	@$(if $(ALL),dvc exp show --no-pager $(ARGS),python -m cultureqa.cli exps --width $(EXPS_WIDTH) $(ARGS))
+# and the model slot's headline metrics first; no line wider than the terminal (EXPS_WIDTH=N: N; 160 piped).
+EXPS_WIDTH ?=
+exps: ## experiments in a terminal: what differs, model metrics first, fits the terminal (ALL=1: DVC's full table)
+	@$(if $(ALL),dvc exp show --no-pager $(ARGS),python -m cultureqa.cli exps $(if $(EXPS_WIDTH),--width $(EXPS_WIDTH)) $(ARGS))
 
 compare: ## one table across experiments: headline per benchmark ± 95% CI, Δ to ARGS="--baseline EXP"
 	@python -m cultureqa.cli compare $(ARGS)

@@ -17,7 +17,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 # otherwise compile the project's modules (and pytest re-rewrite every test file) from source.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup lock lock-check repro test check lint format typecheck params ui bench clean exps compare plots \
+.PHONY: setup lock lock-check repro test check lint format typecheck params ui bench clean exps compare plots exp sweep \
   labelstudio labelstudio-start labelstudio-lock
 
 # The environment is requirements.lock: every package, pinned with its sha256, compiled by uv
@@ -86,13 +86,22 @@ params: setup ## recompose params.yaml from conf/ (keeps an applied experiment's
 	$(BIN)/python -m cultureqa.cli params compose $(if $(FORCE),--force)
 
 # `dvc exp show` lists every dep path and all of params.yaml; `make exps` shows the params that differ
-# and the model slot's headline metrics first; no line wider than EXPS_WIDTH characters (cultureqa/runs/exps.py).
-EXPS_WIDTH ?= 160
-exps: ## experiments in a terminal: what differs, model metrics first, fits 160 characters (ALL=1: DVC's full table)
-	@$(if $(ALL),dvc exp show --no-pager $(ARGS),python -m cultureqa.cli exps --width $(EXPS_WIDTH) $(ARGS))
+# and the model slot's headline metrics first; no line wider than the terminal (EXPS_WIDTH=N: N; 160 piped).
+EXPS_WIDTH ?=
+exps: ## experiments in a terminal: what differs, model metrics first, fits the terminal (ALL=1: DVC's full table)
+	@$(if $(ALL),dvc exp show --no-pager $(ARGS),python -m cultureqa.cli exps $(if $(EXPS_WIDTH),--width $(EXPS_WIDTH)) $(ARGS))
 
 compare: ## one table across experiments: headline per benchmark ± 95% CI, Δ to ARGS="--baseline EXP"
 	@python -m cultureqa.cli compare $(ARGS)
+
+# `dvc exp run` ends with DVC's own lines; these end with the results (docs/comparing-runs.md).
+exp: ## one DVC experiment ending with its results table: make exp ARGS="-S model=random"
+	dvc exp run $(ARGS)
+	@python -m cultureqa.cli headline
+sweep: ## queue + run a sweep ending with make compare's table: make sweep ARGS="-S 'model=a,b'"
+	dvc exp run --queue $(ARGS)
+	dvc exp run --run-all
+	@python -m cultureqa.cli compare
 
 # `dvc plots` pages load Vega from a CDN (blank offline): render against copies from the npm
 # registry (BSD-3-Clause; installed once per machine, never committed) with .dvc/plots/offline.html.
@@ -135,8 +144,13 @@ labelstudio-lock: $(UV) ## re-pin labelstudio/requirements.txt from labelstudio/
 	  --generate-hashes --custom-compile-command 'make labelstudio-lock' --quiet -o labelstudio/requirements.txt
 
 .PHONY: docs
-docs: setup ## build the documentation site (README's docs/ pages) into site/, offline; warnings fail
+IFRAME_WORKER_DIR ?= $(HOME)/.cache/cultureqa/iframe-worker
+$(IFRAME_WORKER_DIR)/.installed:
+	npm install --prefix $(IFRAME_WORKER_DIR) --no-save --no-audit --no-fund --silent iframe-worker@1.0.4
+	touch $@
+docs: setup $(IFRAME_WORKER_DIR)/.installed ## build the documentation site (README's docs/ pages) into site/, offline; warnings fail
 	$(BIN)/mkdocs build --strict --quiet --site-dir site
+	install -D -m 644 $(IFRAME_WORKER_DIR)/node_modules/iframe-worker/shim/index.js site/vendor/iframe-worker/shim.js
 	@echo "docs: site/index.html"
 
 clean: ## remove pipeline outputs (not the response store or the model cache)

@@ -17,6 +17,7 @@ from scipy import stats
 
 from cultureqa.runs.compare import (
     NOT_VARIED,
+    SHARED,
     Cell,
     Estimate,
     Experiment,
@@ -217,6 +218,31 @@ def test_a_prompt_sweep_leaves_the_families_it_does_not_reach_empty(
     assert indo["reading"].split(" (")[0] in ("difference", "inconclusive",
                                               "no difference beyond the margin")  # fmt: skip
     assert "| reading" in table and indo["reading"] in table and "± 0.05" in table
+
+
+def test_a_cot_row_is_shown_beside_the_baseline_over_the_same_settings(
+    two_prompts: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """cot ran 4 of 7 settings: the baseline's accuracy over those 4 is shown, recomputed here."""
+    zero, cot = two_prompts
+    result = _compare_two(zero, cot, monkeypatch)
+    rows = {(r["column"], r["experiment"]): r for r in result.rows}
+    indo = rows["indoculture", "cot-exp"]
+    base = pd.read_parquet(zero / "data/eval/indoculture/model/predictions.parquet")
+    on_four = base[base["setting"].isin(MCQ)].groupby("item_id")["correct"].mean()
+    shared = indo[SHARED]
+    assert isinstance(shared, Estimate) and shared.n == 30
+    assert shared.value == pytest.approx(on_four.mean())
+    assert shared.value != pytest.approx(rows["indoculture", "main"]["accuracy"].value)
+    assert indo["accuracy"].value - shared.value == pytest.approx(indo["Δ"].value)
+    assert rows["indoculture", "main"][SHARED] == ""  # the baseline itself
+    assert rows["cases", "cot-exp"][SHARED] == ""  # same seeds on both sides: nothing left out
+    table = render(result)
+    assert max(map(len, table.splitlines())) <= 160
+    section = " ".join(table.split("## indoculture")[1].split("## ")[0].split())
+    assert f"cot-exp ran 4/7 settings: main over the same ones is {shared.text()} (n=30)" in section
+    assert "over the same ones" not in table.split("## cases")[1]  # same seeds: no note
+    assert SHARED in as_frame(result, text=False).columns
 
 
 def test_changed_predictions_under_equal_params_are_compared(

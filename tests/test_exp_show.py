@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from cultureqa.runs.exps import table
@@ -81,6 +82,18 @@ def test_a_sweep_shows_what_differs_and_the_model_metrics_first_in_160_columns()
 def test_the_width_is_measured_not_assumed() -> None:
     narrow = table(_show(SWEEP), width=80)
     assert max(map(len, narrow.splitlines())) <= 80 and "model.id" in narrow
+
+
+def test_the_default_width_is_the_terminals(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An 80-column terminal gets 80 columns; no terminal and no COLUMNS, 160."""
+    from cultureqa.runs.exps import WIDTH, terminal_width
+
+    monkeypatch.setenv("COLUMNS", "80")
+    assert terminal_width() == 80
+    assert max(map(len, table(_show(SWEEP), width=terminal_width()).splitlines())) <= 80
+    monkeypatch.delenv("COLUMNS")
+    monkeypatch.setattr("os.get_terminal_size", lambda *a: (_ for _ in ()).throw(OSError()))
+    assert terminal_width() == WIDTH == 160
 
 
 def test_csv_names_every_column_of_the_view() -> None:

@@ -4,10 +4,13 @@ Four DVC experiments (``model=random,first_option`` × ``prompt=zero_shot,cot``,
 sweep) are tracked through the stages' own function (:func:`cultureqa.runs.tracking.log_runs`, one
 group per ``DVC_EXP_NAME``) into a fresh ``mlflow.db``; ``mlflow ui`` serves it as ``make ui``
 does. Playwright drives Debian's Chromium in a new profile (MLflow 3.17 opens in its GenAI view
-there): home page → click ``cultureqa/results`` → click "Evaluation runs", and every
-model × prompt × benchmark row shows accuracy and its CI, equal to what ``make compare``
-computes from the same items (:func:`cultureqa.runs.compare.estimate`, to its printed digit).
-``CULTUREQA_DOCS_IMG=1`` also writes the screenshot to ``docs/img/mlflow_results.png``.
+there): home page → click ``cultureqa/results`` (its GenAI overview, counting the item traces) →
+click "Evaluation runs", and every model × prompt × benchmark row shows accuracy and its CI,
+equal to what ``make compare`` computes from the same items
+(:func:`cultureqa.runs.compare.estimate`, to its printed digit). Then a result's items (one
+click) and one item's record (one more): its reply, parsed answer, scores and gold.
+``CULTUREQA_DOCS_IMG=1`` also writes the screenshots to
+``docs/img/mlflow_results.png`` and ``docs/img/mlflow_item.png``.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from cultureqa.runs.tracking import benchmark_dataset, evaluation_metrics, log_r
 
 ROOT = Path(__file__).resolve().parents[1]
 SWEEP = [(m, p) for m in ("random", "first-option") for p in ("zero_shot", "cot")]
+ITEMS = 40
+"""Prediction rows per experiment (20 items × 2 settings): one trace each."""
 
 
 def _predictions(rng: np.random.Generator, model: str) -> pd.DataFrame:
@@ -38,6 +43,12 @@ def _predictions(rng: np.random.Generator, model: str) -> pd.DataFrame:
     grid = pd.MultiIndex.from_product([items, ["mcq_en", "mcq_id"]], names=["item_id", "setting"])
     frame = grid.to_frame(index=False).assign(benchmark="indoculture", model=model, status="ok")
     frame["correct"] = rng.random(len(frame)) < 0.45
+    frame["gold"] = rng.choice(list("ABCD"), len(frame))
+    wrong = frame["gold"].map({"A": "B", "B": "C", "C": "D", "D": "A"})
+    frame["pred"] = frame["gold"].where(frame["correct"], wrong)
+    frame["raw"] = "The answer is " + frame["pred"]
+    frame["language"] = frame["setting"].str[-2:]
+    frame["scores"] = "[-1.5, -2.25, -3.0, -4.0]"
     return frame.assign(prompt_tokens=10, completion_tokens=1, cost_usd=0.0, latency_s=0.1)
 
 
@@ -105,7 +116,7 @@ def test_the_sweep_table_is_two_clicks_from_mlflow_home(
     monkeypatch.chdir(tmp_path)
     expected = _sweep(tmp_path, monkeypatch)
     server, base = _serve(tmp_path)
-    shot = tmp_path / "mlflow_results.png"
+    shot, item_shot = tmp_path / "mlflow_results.png", tmp_path / "mlflow_item.png"
     try:
         with sync_api.sync_playwright() as play:
             browser = play.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
@@ -113,6 +124,12 @@ def test_the_sweep_table_is_two_clicks_from_mlflow_home(
             page.set_default_timeout(90_000)
             page.goto(base)
             page.get_by_role("link", name="cultureqa/results").first.click()  # click 1
+            # MLflow 3.17 opens its GenAI overview whatever the experiment's kind tag: it is not
+            # empty, it counts the item traces (4 experiments × 40 rows).
+            page.get_by_text(str(ITEMS * len(SWEEP)), exact=True).first.wait_for()
+            tip = page.get_by_role("button", name="Got it")  # a one-time tip, not a page
+            if tip.count():
+                tip.first.click()
             page.get_by_text("Evaluation runs", exact=True).first.click()  # click 2
             page.get_by_text("ci_high", exact=True).first.wait_for()
             names = list(expected)
@@ -127,11 +144,19 @@ def test_the_sweep_table_is_two_clicks_from_mlflow_home(
                 name = next(n for n in names if any(c.endswith(n) for c in cells))
                 shown[name] = tuple(float(cells[headers.index(k)]) for k in
                                     ("accuracy", "ci_low", "ci_high"))  # fmt: skip
+            # one click on a result opens its items; one more opens an item's record
+            page.get_by_text(names[0], exact=True).first.click()
+            page.get_by_text('"item": "i19", "setting": "mcq_en"').first.click()
+            for field in ("parsed_answer", "reply", "scores", "gold"):
+                page.get_by_text(field, exact=True).first.wait_for()
+            page.get_by_text("i19 · mcq_en · en", exact=True).first.wait_for()
+            page.screenshot(path=str(item_shot))
             browser.close()
     finally:
         _stop(server)
     if os.environ.get("CULTUREQA_DOCS_IMG"):
         shutil.copy(shot, ROOT / "docs" / "img" / "mlflow_results.png")
+        shutil.copy(item_shot, ROOT / "docs" / "img" / "mlflow_item.png")
     assert set(shown) == set(expected)
     for name, numbers in expected.items():  # make compare prints 3 decimals
         assert [f"{v:.3f}" for v in shown[name]] == [f"{v:.3f}" for v in numbers], name

@@ -138,10 +138,11 @@ def _dvc_repo(tmp_path: Path) -> Path:
     return repo
 
 
-def _run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _run(cwd: Path, *args: str, unset: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
            "DVC_NO_ANALYTICS": "1"}  # fmt: skip
-    env.pop("DVC_ROOT", None)
+    for name in ("DVC_ROOT", *unset):
+        env.pop(name, None)
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, check=False,
                           timeout=120)  # fmt: skip
 
@@ -163,6 +164,21 @@ def test_dvc_exp_run_prints_one_line(tmp_path: Path) -> None:
         "(conf/benchmark/); did you mean 'indoculture' or 'island_culture'?"
     )
     assert _run(repo, "git", "status", "--porcelain").stdout == ""  # params.yaml untouched
+
+
+def test_dvc_exp_run_without_the_api_key_stops_before_changing_the_workspace(
+    tmp_path: Path,
+) -> None:
+    """Planted: an API model under test with its provider's key unset."""
+    repo = _dvc_repo(tmp_path)
+    done = _run(repo, "dvc", "exp", "run", "-S", "model=gpt_5_mini", unset=("OPENAI_API_KEY",))
+    assert done.returncode != 0
+    assert (done.stdout + done.stderr).strip() == (
+        "ERROR: model 'gpt-5-mini' (openai/gpt-5-mini): OPENAI_API_KEY is not set; export it (or "
+        "name the variable in options.api_key_env); nothing ran, the workspace is unchanged"
+    )
+    assert _run(repo, "git", "status", "--porcelain").stdout == ""
+    assert not (repo / "model.txt").exists()  # no stage ran
 
 
 @pytest.mark.slow  # two more DVC runs (~15 s on a loaded machine)

@@ -13,7 +13,7 @@ the rows both measured, or an empty cell with its reason where the experiments' 
 reach that benchmark.
 ``cultureqa headline [--csv]`` prints the workspace's benchmark × prompt × roster slot table,
 accuracy ± 95% CI and n items (the last lines of ``make repro``).
-``cultureqa exps [--width 160] [--csv]`` shows DVC experiments: the params that differ and the
+``cultureqa exps [--width N] [--csv]`` shows DVC experiments: the params that differ and the
 model slot's headline metrics first, as many columns as fit the width.
 ``cultureqa ui-links`` prints the address of each MLflow experiment's runs table.
 ``cultureqa store copy SOURCE TARGET`` moves a response store (``sqlite:///…`` ↔ ``postgresql://…``);
@@ -59,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cultureqa", description=__doc__.split("\n")[0])
+    first = __doc__.split("\n")[0]
+    parser = argparse.ArgumentParser(prog="cultureqa", description=first.replace("``", ""))
     parser.add_argument("--root", default=".", help="project root (default: the current folder)")
     groups = parser.add_subparsers(dest="group", required=True)
     bench = groups.add_parser("benchmark", help="add or check a multiple-choice benchmark")
@@ -115,7 +116,7 @@ def _parser() -> argparse.ArgumentParser:
     head.add_argument("--csv", action="store_true", help="CSV with the numbers and CI bounds")
     head.set_defaults(func=_headline)
     exps = groups.add_parser("exps", help="DVC experiments: what differs, model metrics first")
-    exps.add_argument("--width", type=int, default=160, help="terminal columns (default: 160)")
+    exps.add_argument("--width", type=int, help="columns (default: the terminal's; 160 piped)")
     exps.add_argument("--csv", action="store_true", help="every column of this view as CSV")
     exps.set_defaults(func=_exps)
     links = groups.add_parser("ui-links", help="addresses of each experiment's MLflow runs table")
@@ -189,10 +190,10 @@ def _ui_links(args: argparse.Namespace, root: Path) -> int:
 
 
 def _exps(args: argparse.Namespace, root: Path) -> int:
-    from cultureqa.runs.exps import read_show, table
+    from cultureqa.runs.exps import read_show, table, terminal_width
 
     try:
-        print(table(read_show(root), args.width, args.csv), end="")
+        print(table(read_show(root), args.width or terminal_width(), args.csv), end="")
     except RuntimeError as exc:
         raise UserError(f"exps: {exc}") from exc
     return 0

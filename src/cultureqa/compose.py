@@ -14,7 +14,9 @@ uses, both matched with difflib.
 
 A composition Hydra accepts can still name a benchmark that is not in it
 (``-S 'evaluate.benchmarks=[indoculturee]'`` is a valid list): :func:`check_benchmarks` refuses it
-in the same one line, before DVC writes params.yaml or runs a stage.
+in the same one line, before DVC writes params.yaml or runs a stage. Under ``dvc exp run`` an API
+model under test whose key is not in the environment is refused there too
+(:func:`check_model_key`), so the failure leaves ``git status`` as it was.
 """
 
 from __future__ import annotations
@@ -90,6 +92,34 @@ def _at_path(params: Any, dotted: str) -> Any:
             return None
         node = node[part]
     return node
+
+
+def check_model_key(params: Any) -> None:
+    """The model under test, when it is an API model, finds its key in the environment.
+
+    Without this, ``dvc exp run -S model=gpt_5_mini`` with no ``OPENAI_API_KEY`` rewrites
+    params.yaml, runs every stage before the evaluation and fails there, leaving `` M params.yaml``
+    and `` M dvc.lock``. The client's own check runs (``api_key_env``, else the variables litellm
+    names for the provider; a self-hosted server without ``api_key_env`` is keyless), the one the
+    evaluation would run before its first request. Only under ``dvc exp run``: ``cultureqa cost``
+    and ``make params`` need no key.
+
+    Raises:
+        OverrideError: the key is missing; the message names the variable to export.
+    """
+    node = _at_path(params, "model")
+    if node is None or str(node.get("backend")) != "litellm":
+        return
+    from cultureqa.llm.chat_client import ChatClient
+    from cultureqa.llm.registry import ModelConfigError, build_model
+
+    config = OmegaConf.to_container(node, resolve=True) if OmegaConf.is_config(node) else node
+    try:
+        client = build_model(dict(config)).client  # type: ignore[arg-type]
+        if isinstance(client, ChatClient):
+            client.check_credentials()
+    except ModelConfigError as exc:
+        raise OverrideError(f"{first_line(exc)}; nothing ran, the workspace is unchanged") from exc
 
 
 def first_line(exc: BaseException) -> str:
@@ -207,6 +237,7 @@ def install_for_dvc() -> None:
             raise DvcOverrideError(line) from None
         try:
             check_benchmarks(cfg, overrides, _main_conf_dir(self))
+            check_model_key(cfg)
         except OverrideError as exc:
             raise DvcOverrideError(str(exc)) from None
         return cfg

@@ -203,3 +203,25 @@ def test_summary_is_json_and_plots_are_written(result, tmp_path: Path) -> None: 
     assert tree["pooled_error_type_shares"]["A"] == 0.375
     plots = write_plots(result, tmp_path)
     assert {p.name for p in plots} >= {"error_types_by_model.png", "weird_bins.png"}
+
+
+def test_an_empty_weird_bins_panel_says_why(result, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Planted: no pooled rows (a roster of baselines only): the right panel names the reason."""
+    from cultureqa.cases import report
+
+    shown: dict[str, list[str]] = {}
+
+    def capture(fig, target, dpi):  # type: ignore[no-untyped-def]
+        shown[Path(target).name] = [t.get_text() for ax in fig.axes for t in ax.texts]
+        return Path(target)
+
+    monkeypatch.setattr(report, "save_png", capture)
+    report._bin_lines(result, tmp_path / "weird_bins.png")
+    assert shown["weird_bins.png"] == []  # both panels drawn: no notice
+    shares = result.tables["error_types_by_weird_bin"]
+    tables = {**result.tables, "error_types_by_weird_bin": shares[shares["model"] != POOLED]}
+    baselines = dataclasses.replace(
+        result, tables=tables, notes={"pooled": "no roster entry of kind 'model'"}
+    )
+    report._bin_lines(baselines, tmp_path / "weird_bins.png")
+    assert shown["weird_bins.png"] == ["nothing to draw: no roster entry of kind 'model'"]

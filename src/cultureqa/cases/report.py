@@ -177,7 +177,11 @@ def _shares(table: pd.DataFrame, key: str, pooled: bool) -> pd.DataFrame:
 
 
 def _bin_lines(result: CasesAnalysis, target: Path) -> Path:
-    """Accuracy per model (left) and pooled error-type shares (right) along WEIRD bins 0–5."""
+    """Accuracy per model (left) and pooled error-type shares (right) along WEIRD bins 0–5.
+
+    A panel with nothing to draw says why in its middle (e.g. no model to pool when the roster
+    holds only baselines), never a blank frame.
+    """
     plt = _pyplot()
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
     trends = result.tables["weird_trends"]
@@ -187,13 +191,24 @@ def _bin_lines(result: CasesAnalysis, target: Path) -> Path:
                   color=colour_of(str(r["model"])))  # fmt: skip
     shares = result.tables["error_types_by_weird_bin"]
     pooled = shares[shares["model"] == POOLED].set_index("weird_bin").reindex(list(BINS))
-    for e in ERROR_TYPES:
+    columns = [f"share_{e}" for e in ERROR_TYPES]
+    drawn = bool(pooled[columns].notna().to_numpy().any()) if not shares.empty else False
+    for e in ERROR_TYPES if drawn else ():
         right.plot(BINS, pooled[f"share_{e}"], marker="o", label=f"type {e}")
+    empty = {
+        "accuracy": None if len(acc) else result.notes.get("weird_trends", "no accuracy rows"),
+        f"error-type share ({POOLED})": None if drawn else result.notes.get(
+            "pooled", result.notes.get("error_types_by_weird_bin", "no errors to count")),
+    }  # fmt: skip
     for ax, label in ((left, "accuracy"), (right, f"error-type share ({POOLED})")):
         ax.set_xlabel("WEIRD bin")
         ax.set_ylabel(label)
         ax.set_ylim(0, 1)
-        ax.legend(fontsize=7)
+        if empty[label]:
+            ax.text(0.5, 0.5, f"nothing to draw: {empty[label]}", transform=ax.transAxes,
+                    ha="center", va="center", fontsize=8, wrap=True)  # fmt: skip
+        else:
+            ax.legend(fontsize=7)
     return save_png(fig, target, 110)
 
 

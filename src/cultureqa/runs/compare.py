@@ -362,7 +362,8 @@ def compare(
                 "column": column, "experiment": exp.name, f"{slot}.id": _model_id(exp, slot),
                 "prompt": mine.cell.prompt, "settings": _settings_text(mine, universe[column]),
                 "accuracy": estimate(item_means(mine)) if mine.rows is not None else mine.missing,
-                "Δ": delta, "note": delta.note if isinstance(delta, Estimate) else why,
+                "Δ": delta, SHARED: _baseline_on_shared(mine, ref, delta),
+                "note": delta.note if isinstance(delta, Estimate) else why,
             })  # fmt: skip
     spans = {c: m.cell.keys[1] for per in measured.values() for c, m in per.items()
              if len(m.cell.keys) > 1}  # fmt: skip
@@ -493,6 +494,23 @@ def _delta(
     return found, (f"{found}: {exp.name} and {base.name}" if isinstance(found, str) else "")
 
 
+SHARED = "baseline, same settings"
+"""Column: the baseline's accuracy over the rows a Δ is paired on, where that is fewer settings
+than the baseline ran (a cot row runs 4 of IndoCulture's 7 settings: its accuracy beside the
+baseline's over all 7 would not compare like with like)."""
+
+
+def _baseline_on_shared(mine: Measured, ref: Measured | None, delta: Estimate | str) -> Any:
+    """The baseline's accuracy over the keys both measured; "" where it left nothing out."""
+    if not isinstance(delta, Estimate) or ref is None or ref.rows is None or mine.rows is None:
+        return ""
+    keys = list(mine.cell.keys)
+    if len(keys) < 2 or set(ref.settings) <= set(mine.settings):
+        return ""
+    shared = ref.rows.merge(mine.rows[keys].drop_duplicates(), on=keys)
+    return estimate(item_means(Measured(ref.cell, shared)))
+
+
 def _settings_union(measured: Mapping[str, Mapping[str, Measured]], column: str) -> list[str]:
     found = {s for per in measured.values() if column in per for s in per[column].settings}
     return sorted(found)
@@ -566,9 +584,10 @@ def render(result: Comparison, width: int = 160) -> str:
             continue
         if not part["settings"].astype(str).str.len().any():
             part = part.drop(columns=["settings"])
+        part = part.drop(columns=[SHARED])  # a note under the table: the table fits the width
         part = part.rename(columns={"settings": f"{result.spans.get(column, 'setting')}s"})
         out += [f"## {column}", "", *_table(part), ""]
-        notes = _section_notes(result, column)
+        notes = _section_notes(result, column) + _shared_notes(result, column)
         for note in notes:
             out += _wrap(f"- {note}", width, indent="  ")
         out += [""] if notes else []
@@ -585,6 +604,18 @@ def render(result: Comparison, width: int = 160) -> str:
     if result.folded:
         out.append(result.folded)
     return "\n".join(out) + "\n"
+
+
+def _shared_notes(result: Comparison, column: str) -> list[str]:
+    """Per row that ran fewer settings than the baseline: the baseline over the same ones."""
+    span = result.spans.get(column, "setting")
+    return [
+        f"{row['experiment']} ran {row['settings'] or 'fewer'} {span}s: {result.baseline} over"
+        f" the same ones is {row[SHARED].text()} (n={row[SHARED].n}),"
+        " the accuracy its Δ is paired against"
+        for row in result.rows
+        if row["column"] == column and isinstance(row.get(SHARED), Estimate)
+    ]
 
 
 def _section_notes(result: Comparison, column: str) -> list[str]:

@@ -18,6 +18,7 @@ many were left out and how to see them (``make exps ALL=1``: every param and met
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import textwrap
 from collections.abc import Mapping, Sequence
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 WIDTH = 160
+"""The width when the output is no terminal and ``COLUMNS`` is not set."""
 SLOT = "model"
 ALWAYS = ("model.id", "prompt.style")
 """What a sweep varies: shown even where every experiment has the same value."""
@@ -216,6 +218,14 @@ def render(found: Sequence[Column], left_out: Sequence[Column], width: int) -> s
     notes.append("every param and metric: make exps ALL=1 (DVC's own table)")
     lines += textwrap.wrap("; ".join(notes), width)
     return "\n".join(lines) + "\n"
+
+
+def terminal_width() -> int:
+    """The terminal's columns (``COLUMNS``, else the terminal of stdout), else :data:`WIDTH`.
+
+    An 80-column terminal gets an 80-column table instead of 160-character lines that wrap.
+    """
+    return shutil.get_terminal_size((WIDTH, 24)).columns
 
 
 def table(show: Sequence[Mapping[str, Any]], width: int = WIDTH, csv: bool = False) -> str:

@@ -147,7 +147,7 @@ ROW_TAG = "cultureqa.result_row"
 RESULTS_NOTE = (
     "One run per DVC experiment × benchmark × roster slot × prompt: accuracy (ID-MoCQA: "
     "multi-hop) over items with its 95% t-interval (ci_low, ci_high) and n_items, the numbers "
-    "`make compare` prints. Open Evaluation runs (GenAI view) or Runs → Chart (Model training)."
+    "`make compare` prints. Open Evaluation runs (GenAI view); click a run for its items."
 )
 
 

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 import pandas as pd
 
 from cultureqa.config import ParamsError
+from cultureqa.runs.item_traces import ITEM_TRACE_SLOTS, log_item_traces
 from cultureqa.runs.mlflow_runs import DatasetRef as DatasetRef  # re-exported for the families
 from cultureqa.runs.mlflow_runs import ResultRun as ResultRun
 from cultureqa.runs.mlflow_runs import (
@@ -35,6 +36,7 @@ from cultureqa.runs.mlflow_runs import (
     digest,
     ensure_parent,
     log_figures,
+    predictions_md5,
     runs_tagged,
     upsert_result,
 )
@@ -95,8 +97,9 @@ def _is_server(uri: str) -> bool:
 
 
 EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
-"""MLflow 3 picks an experiment's landing page from this tag: without it the UI guesses and may
-open the (empty) GenAI traces page; ``custom_model_development`` opens the runs table."""
+"""The UI's own label for "Machine learning". MLflow 3.17.2's UI does not pick the landing page
+from it (its workflow toggle makes the kind the browser's workflow type, GenAI in a new profile):
+the addresses of :func:`ui_links` carry ``workflowType=machine_learning`` for that."""
 
 
 def configure(root: Path, experiment: str, uri: str | None = None) -> str:
@@ -365,7 +368,14 @@ def _log_runs(
     given = dict(sweep or {})
     log_parent_summary(parent, metrics, row, {k: given[v] for k, v in swept.items() if v in given})
     results_id = configure(root, results_experiment(experiment), uri)
-    log_result_row(results_id, group, row, {"roster_entry": entry})
+    row_run = log_result_row(results_id, group, row, {"roster_entry": entry})
+    if entry in ITEM_TRACE_SLOTS:
+        tags = {"benchmark": str(run["benchmark"]), "slot": entry, "prompt": prompt or "own",
+                "model": str(model["id"]), "dvc_experiment": group.label}  # fmt: skip
+        written = log_item_traces(results_id, row_run, predictions, tags,
+                                  predictions_md5(predictions))  # fmt: skip
+        if written:
+            log.info("logged %d item traces for %s", written, row["model"])
     return runs
 
 

@@ -1,0 +1,98 @@
+"""The kuis walk-through of docs/benchmark-configs.md matches what the commands print today.
+
+The page's blocks are run in a throwaway copy of the project's configs: ``cultureqa benchmark
+add``, ``cultureqa benchmark check`` (failing on the gold imbalance), the page's YAML merged into
+the proposed config, ``make params`` (``cultureqa params compose``) and the check again. Each
+command's ``#`` lines must appear in its output in order, ``…`` standing for elided text and
+line breaks for any whitespace. The closing ``dvc repro`` line is not run (a whole evaluation).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "benchmark-configs.md"
+COPIED = ["conf", "expectations", "prompts", "params.yaml", "dvc.yaml", "pyproject.toml",
+          "tests/conftest.py", "tests/benchmarks/test_contract.py", "tests/fixtures/benchmarks",
+          "data/sources/kuis_budaya"]  # fmt: skip
+
+
+def _section() -> str:
+    text = PAGE.read_text(encoding="utf-8")
+    start = text.index("## Walk-through: a published file with defects")
+    return text[start : text.index("\n## ", start + 1)]
+
+
+def _blocks(kind: str) -> list[str]:
+    return re.findall(rf"^```{kind}\n(.*?)^```", _section(), re.S | re.M)
+
+
+def _commands(block: str) -> list[tuple[str, str]]:
+    """``(command, what the page says it prints)`` per command line of a bash block."""
+    found: list[tuple[str, list[str]]] = []
+    for line in block.splitlines():
+        if line.startswith("#"):
+            found[-1][1].append(line.lstrip("#").strip())
+        elif line.strip():
+            found.append((line.split("  #")[0].strip(), []))
+    return [(command, " ".join(said)) for command, said in found]
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _assert_shown(printed: str, said: str, command: str) -> None:
+    """Every ``…``-separated fragment of ``said`` is in ``printed``, in order."""
+    flat, at = _flat(printed), 0
+    for fragment in (_flat(f) for f in said.split("…")):
+        where = flat.find(fragment, at)
+        assert where >= 0, f"{command!r} no longer prints {fragment!r}:\n{printed}"
+        at = where + len(fragment)
+
+
+def _cli(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "cultureqa.cli", *args], cwd=repo,
+                          capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+
+
+@pytest.mark.timeout(600)
+def test_the_kuis_walk_through_prints_what_the_page_shows(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    for name in COPIED:
+        source, target = ROOT / name, repo / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, target)
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    first, second = (_commands(b) for b in _blocks("bash"))
+    (add, said_add), (check, said_check) = first
+    assert (
+        add.startswith("cultureqa benchmark add kuis") and check == "cultureqa benchmark check kuis"
+    )
+    added = _cli(repo, *add.split()[1:])
+    assert added.returncode == 0, added.stdout + added.stderr
+    _assert_shown(added.stdout + added.stderr, said_add, add)
+    failed = _cli(repo, *check.split()[1:])
+    assert failed.returncode != 0
+    _assert_shown(failed.stdout + failed.stderr, said_check, check)
+
+    config = repo / "conf" / "benchmark" / "kuis.yaml"
+    merged = yaml.safe_load(config.read_text(encoding="utf-8")) | yaml.safe_load(_blocks("yaml")[0])
+    config.write_text(yaml.safe_dump(merged, sort_keys=False), encoding="utf-8")
+    (again, said_again), (repro, _) = second
+    assert again == "make params && cultureqa benchmark check kuis" and repro.startswith(
+        "dvc repro"
+    )
+    composed = _cli(repo, "params", "compose")  # what `make params` runs
+    assert composed.returncode == 0, composed.stdout + composed.stderr
+    passed = _cli(repo, "benchmark", "check", "kuis")
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    _assert_shown(passed.stdout + passed.stderr, said_again, again)

@@ -188,11 +188,15 @@ def test_curated_terms_have_a_reference_and_a_known_kind() -> None:
 
 def test_bad_curated_row_is_one_error_naming_file_row_and_column(tmp_path: Path) -> None:
     bad = tmp_path / "curated_terms.csv"
-    bad.write_text("iso3,term,kind,lang,reference\nGHA,Akan,people,und,\n", encoding="utf-8")
+    bad.write_text(
+        "iso3,term,kind,lang,reference,replacement\nGHA,Akan,people,und,,local\n", encoding="utf-8"
+    )
     with pytest.raises(SourceError, match=re.escape(f"{bad}, row 2, column 'reference'")):
         country_sources.curated_terms(bad)
     unknown = tmp_path / "unknown.csv"
-    unknown.write_text("iso3,term,kind,lang,reference\nXXX,Akan,people,und,ref\n", encoding="utf-8")
+    unknown.write_text(
+        "iso3,term,kind,lang,reference,replacement\nXXX,Akan,people,und,ref,\n", encoding="utf-8"
+    )
     with pytest.raises(SourceError, match="row 2, column 'iso3': unknown ISO3"):
         country_sources.curated_terms(unknown)
 

@@ -165,8 +165,10 @@ def test_an_item_that_lost_too_many_of_its_regions_customs_is_removed(named) -> 
     clues, book = _clues(named)
     target = next(t for (t, c), f in book.clues.items() if c == "entity" and f)
     clue = book.get(target, "entity")[0]
-    haka = {"term": "haka", "kind": "practice", "replacement": "a local custom"}
-    lost = [haka] * 3 + [{"term": "Tharn", "kind": "people", "replacement": "local people"}]
+    lost = [
+        {"term": t, "kind": "practice", "replacement": "a local custom"}
+        for t in ("haka", "hongi", "marae")
+    ] + [{"term": "Tharn", "kind": "people", "replacement": "local people"}]
     item = {
         "region": target, "language": "en", "clue": clue.text["en"],
         "narrative": f"This scenario takes place in {clue.text['en']}. They met at the fair.",
@@ -176,7 +178,7 @@ def test_an_item_that_lost_too_many_of_its_regions_customs_is_removed(named) -> 
     }  # fmt: skip
     limit = SetRules(scrub_limit=(("practice", "people"), 3))
     found = dict(problems(item, clues.kb, clues.complete, CheckConfig(), limit))
-    assert found[SCRUB_LIMIT_REASON] == "4 > 3: Tharn; haka"
+    assert found[SCRUB_LIMIT_REASON] == "4 > 3: Tharn; haka; hongi; marae"
     item["replaced"] = json.dumps(lost[:3])
     assert SCRUB_LIMIT_REASON not in dict(
         problems(item, clues.kb, clues.complete, CheckConfig(), limit)

@@ -8,15 +8,19 @@ What rules can decide, each a removal with its reason:
 * clue re-check: the conditions stored in the evidence are decided again over the universe; the
   item stays only if exactly its region holds (regions without a figure allowed only when the
   clue says so, i.e. the evidence lists them);
-* scrub limit: more replaced terms of the set's ``scrub_limit`` kinds than it allows (the
-  scenario rested on the region's own practices and peoples, and no longer reads as written);
+* scrub limit: more distinct replaced terms of the set's ``scrub_limit`` kinds than it allows
+  (the scenario rested on many of the region's own practices and peoples, and no longer reads as
+  written); a term mentioned seven times is one term, whose replacement reads or not wherever it
+  stands, and a term the leak table describes (``sauna`` → ``steam bath``) is not counted: its
+  description reads where the term stood;
 * merged: two different terms replaced by the same words and coordinated ("the local language
   and the local language");
 * grammar: a phrase replacement left after a determiner or a place modifier ("in central this
   country") that the scrub's slot repair could not fit;
 * structure: the clue opens the background exactly once, the question is a question of at least
   ``min_question_words`` words, six distinct non-empty options;
-* option copying: the question shares ``copy_ngram`` consecutive words with an option.
+* option copying: the question shares ``copy_ngram`` consecutive words with an option;
+* excluded source: the set's ``source.exclude`` names the question, with its reason.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from typing import Any
 
 import pandas as pd
 
+from cultureqa.io import SourceError
 from cultureqa.regions.build import REMOVED_COLUMNS
 from cultureqa.regions.clues import GAP_REASON
 from cultureqa.regions.conditions import decide, near_bound, relative_gap
@@ -40,6 +45,7 @@ OPTION_COLUMNS = tuple(f"option_{letter}" for letter in "ABCDEF")
 GRAMMAR_REASON = "replacement does not read as grammar"
 MERGED_REASON = "two terms merged by one replacement"
 SCRUB_LIMIT_REASON = "too many of the region's own terms replaced"
+EXCLUDED_REASON = "source question excluded by the set"
 
 
 def phrase_replacements(
@@ -102,7 +108,31 @@ class SetRules:
     phrases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Language → replacements that are whole noun phrases ("this country")."""
     scrub_limit: tuple[tuple[str, ...], int] | None = None
-    """(kinds, most occurrences): more replaced terms of these kinds remove the item."""
+    """(kinds, most terms): more distinct replaced terms of these kinds remove the item."""
+    excluded: Mapping[str, str] = field(default_factory=dict)
+    """Source id → why the set leaves its question out (``source.exclude``: a scenario whose
+    point is the region's own word, which no replacement keeps); every item of it is removed
+    with the reason and the stated why as its detail."""
+
+
+def exclusions(name: str, source: Mapping[str, Any], known: set[str]) -> dict[str, str]:
+    """The set's ``source.exclude`` (source id → reason), each id a source question of the set.
+
+    A stale id or a blank reason is an error naming the set and the key: an exclusion that
+    matches nothing would be a rule nobody applies.
+    """
+    raw = source.get("exclude") or {}
+    if not isinstance(raw, Mapping):
+        raise SourceError(f"region set '{name}'", "source.exclude must map source ids to reasons")
+    out = {str(k): " ".join(str(v or "").split()) for k, v in raw.items()}
+    for sid, why in out.items():
+        if sid not in known:
+            raise SourceError(
+                f"region set '{name}'", f"source.exclude: '{sid}' is no source question"
+            )
+        if not why:
+            raise SourceError(f"region set '{name}'", f"source.exclude: '{sid}' has no reason")
+    return out
 
 
 def problems(
@@ -117,6 +147,8 @@ def problems(
     columns = TYPE_COLUMNS if TYPE_COLUMNS[0] in item else OPTION_COLUMNS  # built or finalized
     options = [str(item[c]) for c in columns]
     out: list[tuple[str, str]] = []
+    if (why := rules.excluded.get(str(item.get("source_id")))) is not None:
+        out.append((EXCLUDED_REASON, why))
     clue = str(item["clue"])
     body = str(item["narrative"]).replace(clue, "", 1)
     lang = str(item["language"])
@@ -132,11 +164,15 @@ def problems(
         out.append((GRAMMAR_REASON, "; ".join(broken)))
     if rules.scrub_limit is not None and item.get("replaced"):
         kinds, most = rules.scrub_limit
-        lost = [t["term"] for t in json.loads(str(item["replaced"])) if t["kind"] in kinds]
+        lost = sorted(
+            {
+                t["term"]
+                for t in json.loads(str(item["replaced"]))
+                if t["kind"] in kinds and not t.get("described")
+            }
+        )
         if len(lost) > most:
-            out.append(
-                (SCRUB_LIMIT_REASON, f"{len(lost)} > {most}: " + "; ".join(sorted(set(lost))))
-            )
+            out.append((SCRUB_LIMIT_REASON, f"{len(lost)} > {most}: " + "; ".join(lost)))
     evidence = json.loads(str(item["clue_evidence"]))
     decision = decide(evidence["conditions"], kb, complete)
     allowed = set(evidence.get("no_figure", []))

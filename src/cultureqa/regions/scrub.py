@@ -11,9 +11,10 @@ as written (``US`` never takes the pronoun "us", the city ``Nice`` never takes "
 a term all in lower case (``injera``, ``yen``) matches in any case. Only terms of the text's
 language, English and language-neutral (``und``) ones are matched, and names in other languages
 only where they have a letter outside ASCII (``Türkiye``): an ASCII name in another language can
-be an English word (a Walloon name ``Male``), which is no term of an English sentence. Terms of
-kind ``frame`` (the source's own frame, such as the case bank's Chinese protagonists) are never
-replaced nor counted as leaks; the item records them (:func:`frame_terms`).
+be an English word (a Walloon name ``Male``), which is no term of an English sentence; terms of
+other kinds (practices, institutions) in another language are loanwords, matched in any text.
+Terms of kind ``frame`` (the source's own frame, such as the case bank's Chinese protagonists) are
+never replaced nor counted as leaks; the item records them (:func:`frame_terms`).
 """
 
 from __future__ import annotations
@@ -133,9 +134,18 @@ def _in_slot(match: re.Match[str], words: str) -> tuple[str, list[str]]:
     return words, repairs
 
 
+NAME_KINDS = frozenset({"name", "alias"})
+"""Kinds read from catalogues of names in many languages: filtered by the text's language."""
+
+
 def in_language(term: Term, language: str | None) -> bool:
-    """A term of ``language``'s text: its own, English or language-neutral (``None``: any)."""
-    if language is None:
+    """A term of ``language``'s text: its own, English or language-neutral (``None``: any).
+
+    Only names and aliases are filtered: a catalogue's name in another language may be an English
+    word (a Walloon ``Male``). Every other kind in another language is a loanword met as written
+    in any text (``Pfand`` in an English scenario about German bottle deposits).
+    """
+    if language is None or term.kind not in NAME_KINDS:
         return True
     if term.lang.split("-")[0].casefold() in ("und", "en", language.split("-")[0].casefold()):
         return True
@@ -159,7 +169,8 @@ def frame_terms(texts: Iterable[str], region: Region, language: str | None = Non
 
 
 Lost = dict[str, str]
-"""One replaced occurrence: ``{matched, term, kind, lang, source, replacement}``."""
+"""One replaced occurrence: ``{matched, term, kind, lang, source, replacement, repair,
+described}`` (``described``: "yes" where the leak table gave the term its own description)."""
 
 
 @dataclass(frozen=True)
@@ -202,7 +213,7 @@ def scrub(text: str, region: Region, language: str = "en") -> Scrubbed:
                 {
                     "matched": match.group(0), "term": term.text, "kind": term.kind,
                     "lang": term.lang, "source": term.source, "replacement": words,
-                    "repair": ", ".join(repairs),
+                    "repair": ", ".join(repairs), "described": "yes" if term.described else "",
                 }
             )  # fmt: skip
             return words

@@ -243,3 +243,55 @@ def test_the_un_members_clue_words_parse() -> None:
         short = text.replace("the United Nations", "the UN")
         short = short.replace("GNI per capita (2017 PPP $; UNDP) in 2022", "GNI")
         assert clue_parses(short), text
+
+
+MEXICO = Region(
+    "MEX",
+    {"en": "Mexico"},
+    (
+        Term("Mexican", "demonym", "local", "en"),
+        Term("French", "demonym", "local", "en"),
+        Term("Spanish", "language", "the local language", "en"),
+    ),
+    0,
+)
+SENTENCES = CFG.fromstring("""
+S -> PP NP VP | NP VP
+PP -> 'in' NP
+NP -> Det Adj N | Det N | 'locals' | Det 'locals'
+VP -> 'is' Adj | 'are' Adj | 'argues'
+Det -> 'the' | 'her'
+Adj -> 'local' | 'flexible' | 'argumentative'
+N -> 'language' | 'word' | 'family'
+""")
+
+
+def sentence_parses(text: str) -> bool:
+    words = text.rstrip(".").lower().split()
+    try:
+        return any(True for _ in ChartParser(SENTENCES).parse(words))
+    except ValueError:
+        return False
+
+
+@pytest.mark.parametrize(
+    ("text", "blind"),
+    [
+        (
+            "In Mexican Spanish the word is flexible.",
+            "in local the local language the word is flexible",
+        ),
+        ("The French are argumentative.", "the local are argumentative"),
+        ("Her French family argues.", None),
+    ],
+)
+def test_a_demonym_as_a_noun_and_a_language_variety_read_as_grammar(
+    text: str, blind: str | None
+) -> None:
+    if blind is not None:
+        assert not sentence_parses(blind)
+    out = scrub(text, MEXICO, "en")
+    assert sentence_parses(out.text), out.text
+    assert leaks([out.text], MEXICO, language="en") == []
+    if "Spanish" in text:
+        assert "variety merged" in {r["repair"] for r in out.replaced}

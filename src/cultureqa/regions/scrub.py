@@ -168,6 +168,33 @@ def frame_terms(texts: Iterable[str], region: Region, language: str | None = Non
     ]
 
 
+_NOUN_USE = re.compile(
+    r"\s+(?:are|were|have|had|do|did|tend|love|like|value|see|say|believe|think|prefer|often"
+    r"|usually|always|never|generally|also)\b"
+)
+"""Words after a demonym that show it stands as a plural noun ("the French are", "the Swedish
+value"): a one-word replacement then takes its plural ("the locals are", not "the local are")."""
+
+
+def _merge_varieties(text: str, replaced: list[dict[str, str]]) -> str:
+    """Drop a one-word replacement standing before a phrase replacement made in the same text.
+
+    "Mexican Spanish" → "local the local language" is a local variety of a language, which the
+    phrase alone names: "the local language". Each merge is recorded on the phrase's record.
+    """
+    singles = {r["replacement"] for r in replaced if " " not in r["replacement"]}
+    for record in replaced:
+        phrase = record["replacement"]
+        if phrase.split(" ", 1)[0].casefold() not in DETERMINERS:
+            continue
+        for word in singles:
+            slot = re.compile(rf"(?<![\w'’-]){re.escape(word)} ({re.escape(phrase)})", re.I)
+            if slot.search(text):
+                text = slot.sub(lambda m: m.group(1), text)
+                record["repair"] = ", ".join(filter(None, (record["repair"], "variety merged")))
+    return text
+
+
 Lost = dict[str, str]
 """One replaced occurrence: ``{matched, term, kind, lang, source, replacement, repair,
 described}`` (``described``: "yes" where the leak table gave the term its own description)."""
@@ -197,6 +224,13 @@ def scrub(text: str, region: Region, language: str = "en") -> Scrubbed:
             words = str(term.replacement) + ("s" if groups.get("s") else "")
             if groups.get("many"):
                 words = str(term.plural)
+            elif (
+                term.kind == "demonym"
+                and language == "en"
+                and " " not in words
+                and _NOUN_USE.match(match.string, match.end())
+            ):
+                words = term.plural or f"{words}s"  # "the French are" → "the locals are"
             if groups.get("compound"):
                 words = f"{term.compound}-"
             if match.string[: match.start()].endswith("-"):  # "a 1,000-yen note"
@@ -219,6 +253,8 @@ def scrub(text: str, region: Region, language: str = "en") -> Scrubbed:
             return words
 
         text = pattern.sub(swap, text)
+    if language == "en":
+        text = _merge_varieties(text, replaced)
     return Scrubbed(text, tuple(replaced))
 
 

@@ -283,6 +283,8 @@ def sentence_parses(text: str) -> bool:
         ),
         ("The French are argumentative.", "the local are argumentative"),
         ("Her French family argues.", None),
+        # the plural a demonym already has takes no second one ("Localss are")
+        ("Mexicans are argumentative.", "localss are argumentative"),
     ],
 )
 def test_a_demonym_as_a_noun_and_a_language_variety_read_as_grammar(
@@ -295,3 +297,70 @@ def test_a_demonym_as_a_noun_and_a_language_variety_read_as_grammar(
     assert leaks([out.text], MEXICO, language="en") == []
     if "Spanish" in text:
         assert "variety merged" in {r["repair"] for r in out.replaced}
+
+
+HONDURAS = Region(
+    "HND",
+    {"en": "Honduras"},
+    (
+        Term("huipil", "practice", "embroidered blouse", "und", described=True),
+        Term("catracho", "demonym", "local", "es"),
+    ),
+    0,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the source glosses its own word, and the replacement is the gloss
+        (
+            "She wears a huipil (embroidered blouse) at the market.",
+            "She wears an embroidered blouse at the market.",
+        ),
+        (
+            "She wears an embroidered blouse (huipil) at the market.",
+            "She wears an embroidered blouse at the market.",
+        ),
+        (
+            "Then I am your huipil (embroidered blouse), she says.",
+            "Then I am your embroidered blouse, she says.",
+        ),
+        # a gloss that says more than the replacement stays
+        (
+            "She wears a huipil (a blouse woven on a backstrap loom).",
+            "She wears an embroidered blouse (a blouse woven on a backstrap loom).",
+        ),
+    ],
+)
+def test_a_gloss_repeating_its_replacement_is_dropped(text: str, expected: str) -> None:
+    out = scrub(text, HONDURAS, "en")
+    assert out.text == expected
+    repeated = any("repeated gloss dropped" in r["repair"] for r in out.replaced)
+    assert repeated == ("loom" not in text)
+
+
+INDIA = Region(
+    "IND",
+    {"en": "India"},
+    (
+        Term("Punjab", "region", "a region there", "und"),
+        Term("Amritsar", "city", "a city there", "und"),
+    ),
+    0,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("A tradition of Punjab's farmers.", "A tradition of a local region's farmers."),
+        ("Amritsar's temple feeds everyone.", "A local city's temple feeds everyone."),
+        ("She lives in Amritsar.", "She lives in a city there."),  # no possessive: as it was
+    ],
+)
+def test_a_place_phrase_before_a_possessive_reads_as_grammar(text: str, expected: str) -> None:
+    out = scrub(text, INDIA, "en")
+    assert out.text == expected
+    assert "there's" not in out.text
+    assert leaks([out.text], INDIA, language="en") == []

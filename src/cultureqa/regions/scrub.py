@@ -134,6 +134,25 @@ def _in_slot(match: re.Match[str], words: str) -> tuple[str, list[str]]:
     return words, repairs
 
 
+_POSSESSIVE = re.compile(r"['’]s(?![\w])")
+_PLACE_THERE = re.compile(r"^(?P<det>\S+) (?P<noun>.+) there$")
+
+
+def _place_possessive(words: str, after: str) -> tuple[str, list[str]]:
+    """A place phrase before a possessive moves "there" into the adjective "local".
+
+    "Punjab's farmers" → "a region there's farmers" does not read; "a local region's farmers"
+    does. The article agrees with "local" ("an island there's" → "a local island's").
+    """
+    place = _PLACE_THERE.match(words)
+    if place is None or not _POSSESSIVE.match(after):
+        return words, []
+    det = place["det"]
+    if det.casefold() == "an":
+        det = "A" if det[:1].isupper() else "a"
+    return f"{det} local {place['noun']}", ["place possessive"]
+
+
 NAME_KINDS = frozenset({"name", "alias"})
 """Kinds read from catalogues of names in many languages: filtered by the text's language."""
 
@@ -230,7 +249,8 @@ def scrub(text: str, region: Region, language: str = "en") -> Scrubbed:
                 and " " not in words
                 and _NOUN_USE.match(match.string, match.end())
             ):
-                words = term.plural or f"{words}s"  # "the French are" → "the locals are"
+                # "the French are" → "the locals are"; "Americans are" is already plural
+                words = term.plural or f"{term.replacement}s"
             if groups.get("compound"):
                 words = f"{term.compound}-"
             if match.string[: match.start()].endswith("-"):  # "a 1,000-yen note"
@@ -240,6 +260,8 @@ def scrub(text: str, region: Region, language: str = "en") -> Scrubbed:
             repairs: list[str] = []
             if language == "en":
                 words, repairs = _in_slot(match, words)
+                words, moved = _place_possessive(words, match.string[match.end() :])
+                repairs += moved
             before = match.string[: match.start()]
             if _SENTENCE_START.search(before):
                 words = words[:1].upper() + words[1:]
@@ -255,7 +277,26 @@ def scrub(text: str, region: Region, language: str = "en") -> Scrubbed:
         text = pattern.sub(swap, text)
     if language == "en":
         text = _merge_varieties(text, replaced)
+    text = _drop_repeated_glosses(text, replaced)
     return Scrubbed(text, tuple(replaced))
+
+
+def _drop_repeated_glosses(text: str, replaced: list[Lost]) -> str:
+    """Drop a parenthesis that repeats the replacement just before it.
+
+    A source glosses its own word ("Pfand (deposit)", "huipiles (embroidered blouses)"); where
+    the term's replacement is that gloss, the text would read "deposit (deposit)". The gloss
+    goes, and the record of the replacement says so (``repair``: "repeated gloss dropped").
+    """
+    for record in replaced:
+        first, _, rest = record["replacement"].partition(" ")
+        own = rest and re.fullmatch(_ARTICLES, first, re.IGNORECASE)  # "your younger sibling"
+        words = re.escape(rest if own else first + _ + rest)
+        slot = re.compile(rf"(?<![\w'’-])({words})\s*\((?i:{words})\)")
+        if slot.search(text):
+            text = slot.sub(lambda m: m.group(1), text)
+            record["repair"] = ", ".join(filter(None, (record["repair"], "repeated gloss dropped")))
+    return text
 
 
 def leaks(

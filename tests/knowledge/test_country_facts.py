@@ -99,6 +99,8 @@ def test_sample_facts_verified_independently(facts: pd.DataFrame) -> None:
     assert not island & {"AUS", "DNK", "MYS", "GNQ", "CHL"}
     assert values(facts, "PRT", "neighbour") == {"ESP"}
     assert values(facts, "BOL", "neighbour") == {"ARG", "BRA", "CHL", "PER", "PRY"}
+    # overseas land borders (French Guiana, Saint Martin): curated, GeoNames lacks them
+    assert {"BRA", "SUR", "NLD"} <= values(facts, "FRA", "neighbour")
     assert values(facts, "GHA", "currency") == {"Ghanaian cedi"}
     assert values(facts, "ECU", "currency") == {"US dollar"}
     assert values(facts, "PRT", "official_language") == {"Portuguese"}

@@ -14,7 +14,9 @@ What rules can decide, each a removal with its reason:
   stands, and a term the leak table describes (``sauna`` → ``steam bath``) is not counted: its
   description reads where the term stood;
 * merged: two different terms replaced by the same words and coordinated ("the local language
-  and the local language");
+  and the local language"), or two different languages replaced in one item (no contrast left);
+* people sense: a language term met as "the <name>" with no language noun after it ("the
+  Spanish built" speaks of a people, and "the local language built" reads as nonsense);
 * grammar: a phrase replacement left after a determiner or a place modifier ("in central this
   country") that the scrub's slot repair could not fit;
 * structure: the clue opens the background exactly once, the question is a question of at least
@@ -44,6 +46,8 @@ from cultureqa.regions.tables import Knowledge
 OPTION_COLUMNS = tuple(f"option_{letter}" for letter in "ABCDEF")
 GRAMMAR_REASON = "replacement does not read as grammar"
 MERGED_REASON = "two terms merged by one replacement"
+LANGUAGE_KIND = "language"
+"""The term kind whose two members in one item are contrasted (see :func:`_merged`)."""
 SCRUB_LIMIT_REASON = "too many of the region's own terms replaced"
 EXCLUDED_REASON = "source question excluded by the set"
 
@@ -75,21 +79,59 @@ def _merged(texts: list[str], replaced: Any) -> list[str]:
     """Replacements of two different terms coordinated with each other.
 
     "In both the local language and the local language" (from "English and French"): the
-    sentence lost its sense.
+    sentence lost its sense. Two different languages replaced by the same words anywhere in one
+    item are merged too: a scenario that names two languages contrasts them ("they chat in
+    Swahili but write in English" → "chat in the local language but write in the local
+    language"), and one set of words for both keeps no contrast.
     """
     if not replaced:
         return []
     lost = json.loads(str(replaced))
-    words = {t["replacement"] for t in lost}
-    twice = [w for w in words if len({t["term"] for t in lost if t["replacement"] == w}) > 1]
+    words = {t["replacement"].casefold() for t in lost}
+
+    twice = [
+        w for w in words if len({t["term"] for t in lost if t["replacement"].casefold() == w}) > 1
+    ]
     joined = "\n".join(texts)
-    return [
+    found = [
         m.group(0)
         for w in twice
         for m in re.finditer(
             rf"{re.escape(w)},? (?:and|or|as well as) {re.escape(w)}", joined, re.I
         )
     ]
+    languages = sorted({t["term"] for t in lost if t["kind"] == LANGUAGE_KIND})
+    if len(languages) > 1:  # each in its own words ("the local language", "local-language-")
+        found.append(f"{', '.join(languages)} → one replacement")
+    return found
+
+
+PEOPLE_SENSE_REASON = "a language name standing for a people"
+LANGUAGE_NOUNS = frozenset(
+    ("language", "languages", "word", "words", "name", "names", "term", "version", "text",
+     "phrase", "translation", "speakers", "speaker", "dialect", "accent")
+)  # fmt: skip
+"""Words after "the <language>" that keep the language sense ("the French word")."""
+
+
+def _people_sense(texts: list[str], replaced: Any) -> list[str]:
+    """A language term met as "the <name>" without a language noun after it.
+
+    "The Spanish built on top of Inca walls" speaks of a people (here another member's), not of
+    the item's country's language; "the local language built on top of them" reads as nonsense.
+    """
+    if not replaced:
+        return []
+    joined = "\n".join(texts)
+    found = []
+    for t in json.loads(str(replaced)):
+        if t["kind"] != LANGUAGE_KIND or not re.match(r"(?i)the\s", t.get("matched", "")):
+            continue
+        for m in re.finditer(rf"(?<![\w-]){re.escape(t['replacement'])}\s+(\w+)", joined):
+            if m.group(1).casefold() not in LANGUAGE_NOUNS:
+                found.append(f"{t['matched']} → {m.group(0)}")
+                break
+    return sorted(set(found))
 
 
 def _ngrams(text: str, n: int) -> set[tuple[str, ...]]:
@@ -158,6 +200,8 @@ def problems(
         out.append(("own-region leak", "; ".join(found)))
     if merged := _merged([body, str(item["question"]), *options], item.get("replaced")):
         out.append((MERGED_REASON, "; ".join(merged)))
+    if people := _people_sense([body, str(item["question"]), *options], item.get("replaced")):
+        out.append((PEOPLE_SENSE_REASON, "; ".join(people)))
     if broken := ungrammatical(
         [body, str(item["question"]), *options], rules.phrases.get(str(item["language"]), ())
     ):

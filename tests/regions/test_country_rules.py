@@ -16,6 +16,7 @@ import pytest
 
 from cultureqa.regions.checks import (
     MERGED_REASON,
+    PEOPLE_SENSE_REASON,
     SCRUB_LIMIT_REASON,
     CheckConfig,
     SetRules,
@@ -165,8 +166,10 @@ def test_an_item_that_lost_too_many_of_its_regions_customs_is_removed(named) -> 
     clues, book = _clues(named)
     target = next(t for (t, c), f in book.clues.items() if c == "entity" and f)
     clue = book.get(target, "entity")[0]
-    haka = {"term": "haka", "kind": "practice", "replacement": "a local custom"}
-    lost = [haka] * 3 + [{"term": "Tharn", "kind": "people", "replacement": "local people"}]
+    lost = [
+        {"term": t, "kind": "practice", "replacement": "a local custom"}
+        for t in ("haka", "hongi", "marae")
+    ] + [{"term": "Tharn", "kind": "people", "replacement": "local people"}]
     item = {
         "region": target, "language": "en", "clue": clue.text["en"],
         "narrative": f"This scenario takes place in {clue.text['en']}. They met at the fair.",
@@ -176,7 +179,7 @@ def test_an_item_that_lost_too_many_of_its_regions_customs_is_removed(named) -> 
     }  # fmt: skip
     limit = SetRules(scrub_limit=(("practice", "people"), 3))
     found = dict(problems(item, clues.kb, clues.complete, CheckConfig(), limit))
-    assert found[SCRUB_LIMIT_REASON] == "4 > 3: Tharn; haka"
+    assert found[SCRUB_LIMIT_REASON] == "4 > 3: Tharn; haka; hongi; marae"
     item["replaced"] = json.dumps(lost[:3])
     assert SCRUB_LIMIT_REASON not in dict(
         problems(item, clues.kb, clues.complete, CheckConfig(), limit)
@@ -200,8 +203,27 @@ def test_two_terms_merged_into_one_coordinated_replacement_remove_the_item(named
         **{f"type_{x}": f"option {x}" for x in "ABCDEF"},
     }  # fmt: skip
     found = dict(problems(item, clues.kb, clues.complete, CheckConfig(), SetRules()))
-    assert found[MERGED_REASON] == "the local language and the local language"
+    assert found[MERGED_REASON].split("; ") == [
+        "the local language and the local language",
+        "English, French → one replacement",
+    ]
     item["replaced"] = json.dumps(lost[:1])  # one term replaced twice is no merge
+    assert MERGED_REASON not in dict(problems(item, clues.kb, clues.complete, CheckConfig()))
+    # two languages contrasted without coordination: still no contrast left
+    item["replaced"] = json.dumps(lost)
+    item["narrative"] = (
+        f"This scenario takes place in {clue.text['en']}. Students chat in the local language "
+        "but write their essays in the local language."
+    )
+    found = dict(problems(item, clues.kb, clues.complete, CheckConfig(), SetRules()))
+    assert found[MERGED_REASON] == "English, French → one replacement"
+    # two practices under one kind's words are no contrast of languages
+    customs = [
+        {"term": "haka", "kind": "practice", "replacement": "a local custom"},
+        {"term": "hongi", "kind": "practice", "replacement": "a local custom"},
+    ]
+    item["replaced"] = json.dumps(customs)
+    item["narrative"] = f"This scenario takes place in {clue.text['en']}. They sing a local custom."
     assert MERGED_REASON not in dict(problems(item, clues.kb, clues.complete, CheckConfig()))
 
 
@@ -217,3 +239,32 @@ def test_a_name_two_regions_share_does_not_match_a_source_country() -> None:
     assert index["mexico"] == "MEX" and index["malaysia"] == "MYS"
     lone = Region("MYS", {"en": "Malaysia"}, (Term("Malaya", "alias", None, "en"),), 1)
     assert _region_index({"MYS": lone, "MEX": mex})["malaya"] == "MYS"
+
+
+def test_a_language_name_standing_for_a_people_removes_the_item(named) -> None:
+    clues, book = _clues(named)
+    target = next(t for (t, c), f in book.clues.items() if c == "entity" and f)
+    clue = book.get(target, "entity")[0]
+    lost = [{"term": "Spanish", "kind": "language", "matched": "the Spanish",
+             "replacement": "the local language"}]  # fmt: skip
+    item = {
+        "region": target, "language": "en", "clue": clue.text["en"],
+        "narrative": f"This scenario takes place in {clue.text['en']}. She wonders why the "
+                     "local language built on top of the old walls.",
+        "question": "Why were the churches built on top of the old walls?",
+        "clue_evidence": json.dumps(clue.evidence), "replaced": json.dumps(lost),
+        **{f"type_{x}": f"option {x}" for x in "ABCDEF"},
+    }  # fmt: skip
+    found = dict(problems(item, clues.kb, clues.complete, CheckConfig(), SetRules()))
+    assert found[PEOPLE_SENSE_REASON] == "the Spanish → the local language built"
+    # the language sense: a language noun follows, or the term stood without "the"
+    item["narrative"] = (
+        f"This scenario takes place in {clue.text['en']}. She learns the local language word."
+    )
+    assert PEOPLE_SENSE_REASON not in dict(problems(item, clues.kb, clues.complete, CheckConfig()))
+    lost[0]["matched"] = "Spanish"
+    item["replaced"] = json.dumps(lost)
+    item["narrative"] = (
+        f"This scenario takes place in {clue.text['en']}. She speaks the local language well."
+    )
+    assert PEOPLE_SENSE_REASON not in dict(problems(item, clues.kb, clues.complete, CheckConfig()))

@@ -208,7 +208,30 @@ def build_facts(members: Sequence[str] | None = None) -> pd.DataFrame:
     ]
     frame = pd.DataFrame(rows, columns=list(FACT_COLUMNS)).drop_duplicates()
     frame = frame[frame["value"] != ""]
+    frame = _without_denied(frame)
     return frame.sort_values(list(FACT_COLUMNS), ignore_index=True)
+
+
+DENIED = {"not_official_language": "official_language"}
+"""Curated denials: a country's constitution against a package's value. CLDR's ``official``
+includes de facto official languages (French in Morocco, Algeria and Tunisia; English in
+Madagascar since 2010; Arabic in Israel since 2018), which a reader who knows the constitution
+denies, so a clue "whose official language is French" would mislead. A curated row
+``MAR,not_official_language,French,<constitution>`` removes the package's row; the denial
+itself is no fact of the table."""
+
+
+def _without_denied(frame: pd.DataFrame) -> pd.DataFrame:
+    for denial, fact in DENIED.items():
+        denied = frame[frame["fact"] == denial]
+        pairs = set(zip(denied["iso3"], denied["value"], strict=True))
+        paired = pd.Series(
+            [(i, v) in pairs for i, v in zip(frame["iso3"], frame["value"], strict=True)],
+            index=frame.index,
+        )
+        hit = (frame["fact"] == fact) & paired
+        frame = frame[~hit & (frame["fact"] != denial)]
+    return frame
 
 
 def coverage(facts: pd.DataFrame, members: Sequence[str]) -> dict[str, int]:

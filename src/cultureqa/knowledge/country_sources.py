@@ -43,7 +43,8 @@ CLASS_XLSX = (
 CLASS_EDITION = "FY2025"
 CURATED_EDITION = "2026"  # the year the curated rows were written and checked
 
-CURATED_TERM_COLUMNS = ("iso3", "term", "kind", "lang", "reference")
+CURATED_TERM_COLUMNS = ("iso3", "term", "kind", "lang", "reference", "replacement")
+"""``replacement`` (may be blank): a description of the term that reads in its place."""
 CURATED_FACT_COLUMNS = ("iso3", "fact", "value", "reference", "year")
 
 

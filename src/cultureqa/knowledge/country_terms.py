@@ -1,9 +1,10 @@
 """Leak terms: every word or phrase in the tables that points a reader at a UN member.
 
 One row per (country, term, kind, language) with the package or curated reference it comes from
-(``leak_terms.csv``, columns ``iso3,term,kind,lang,source,source_version``). A term may point at
-several countries (``Portuguese``, ``Maya``); the engine treats it as a leak for an item when it
-points at that item's country. ``data/knowledge/countries/README.md`` lists each kind's source.
+(``leak_terms.csv``, columns ``iso3,term,kind,lang,source,source_version,replacement``; the
+replacement is a curated description, blank for most terms). A term may point at several
+countries (``Portuguese``, ``Maya``); the engine treats it as a leak for an item when it points
+at that item's country. ``data/knowledge/countries/README.md`` lists each kind's source.
 
 Where a term is kept once: names and aliases are distinct per language; every other kind is
 dropped when the same country already has the term as an English (or undetermined-language) name
@@ -26,7 +27,9 @@ from cultureqa.knowledge import country_sources as src
 from cultureqa.knowledge.country_facts import cldr_currencies, cldr_languages
 from cultureqa.knowledge.country_sources import Source
 
-TERM_COLUMNS = ("iso3", "term", "kind", "lang", "source", "source_version")
+TERM_COLUMNS = ("iso3", "term", "kind", "lang", "source", "source_version", "replacement")
+"""``replacement``: blank, or the curated description that replaces this term in a scenario
+(``sauna`` → ``steam bath``) where its kind's words ("a local custom") would not read."""
 KINDS = (
     "name", "alias", "demonym", "capital", "city", "region", "people", "language", "currency",
     "landmark", "institution", "practice",
@@ -45,7 +48,7 @@ CURRENCY_HEAD_MAX_MEMBERS = 3
 # gettext catalogue folders of pycountry that are not plain BCP 47 tags once '_' becomes '-'.
 LOCALE_TAGS = {"sr@latin": "sr-Latn", "tt@iqtelif": "tt-Latn"}
 
-Term = tuple[str, str, str, str, str, str]
+Term = tuple[str, str, str, str, str, str, str]
 
 
 def bcp47(locale: str) -> str:
@@ -70,8 +73,11 @@ def _with_folded(term: str) -> list[str]:
     return [term, plain] if plain != term and _is_latin(term) else [term]
 
 
-def _t(iso3: str, term: object, kind: str, lang: str, source: Source) -> Term:
-    return (iso3, " ".join(str(term).split()), kind, lang, source.name, source.version)
+def _t(
+    iso3: str, term: object, kind: str, lang: str, source: Source, replacement: str = ""
+) -> Term:
+    words = " ".join(str(term).split())
+    return (iso3, words, kind, lang, source.name, source.version, " ".join(replacement.split()))
 
 
 def _before_comma(name: str) -> str | None:
@@ -206,7 +212,7 @@ def curated(members: Sequence[str]) -> Iterator[Term]:
     for row in src.curated_terms():
         if row["iso3"] in wanted:
             source = Source(f"curated:{row['reference']}", src.CURATED_EDITION)
-            yield _t(row["iso3"], row["term"], row["kind"], row["lang"], source)
+            yield _t(row["iso3"], row["term"], row["kind"], row["lang"], source, row["replacement"])
 
 
 def _kept(rows: Sequence[Term]) -> list[Term]:

@@ -8,15 +8,21 @@ What rules can decide, each a removal with its reason:
 * clue re-check: the conditions stored in the evidence are decided again over the universe; the
   item stays only if exactly its region holds (regions without a figure allowed only when the
   clue says so, i.e. the evidence lists them);
-* scrub limit: more replaced terms of the set's ``scrub_limit`` kinds than it allows (the
-  scenario rested on the region's own practices and peoples, and no longer reads as written);
+* scrub limit: more distinct replaced terms of the set's ``scrub_limit`` kinds than it allows
+  (the scenario rested on many of the region's own practices and peoples, and no longer reads as
+  written); a term mentioned seven times is one term, whose replacement reads or not wherever it
+  stands, and a term the leak table describes (``sauna`` → ``steam bath``) is not counted: its
+  description reads where the term stood;
 * merged: two different terms replaced by the same words and coordinated ("the local language
-  and the local language");
+  and the local language"), or two different languages replaced in one item (no contrast left);
+* people sense: a language term met as "the <name>" with no language noun after it ("the
+  Spanish built" speaks of a people, and "the local language built" reads as nonsense);
 * grammar: a phrase replacement left after a determiner or a place modifier ("in central this
   country") that the scrub's slot repair could not fit;
 * structure: the clue opens the background exactly once, the question is a question of at least
   ``min_question_words`` words, six distinct non-empty options;
-* option copying: the question shares ``copy_ngram`` consecutive words with an option.
+* option copying: the question shares ``copy_ngram`` consecutive words with an option;
+* excluded source: the set's ``source.exclude`` names the question, with its reason.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from typing import Any
 
 import pandas as pd
 
+from cultureqa.io import SourceError
 from cultureqa.regions.build import REMOVED_COLUMNS
 from cultureqa.regions.clues import GAP_REASON
 from cultureqa.regions.conditions import decide, near_bound, relative_gap
@@ -39,7 +46,10 @@ from cultureqa.regions.tables import Knowledge
 OPTION_COLUMNS = tuple(f"option_{letter}" for letter in "ABCDEF")
 GRAMMAR_REASON = "replacement does not read as grammar"
 MERGED_REASON = "two terms merged by one replacement"
+LANGUAGE_KIND = "language"
+"""The term kind whose two members in one item are contrasted (see :func:`_merged`)."""
 SCRUB_LIMIT_REASON = "too many of the region's own terms replaced"
+EXCLUDED_REASON = "source question excluded by the set"
 
 
 def phrase_replacements(
@@ -69,21 +79,59 @@ def _merged(texts: list[str], replaced: Any) -> list[str]:
     """Replacements of two different terms coordinated with each other.
 
     "In both the local language and the local language" (from "English and French"): the
-    sentence lost its sense.
+    sentence lost its sense. Two different languages replaced by the same words anywhere in one
+    item are merged too: a scenario that names two languages contrasts them ("they chat in
+    Swahili but write in English" → "chat in the local language but write in the local
+    language"), and one set of words for both keeps no contrast.
     """
     if not replaced:
         return []
     lost = json.loads(str(replaced))
-    words = {t["replacement"] for t in lost}
-    twice = [w for w in words if len({t["term"] for t in lost if t["replacement"] == w}) > 1]
+    words = {t["replacement"].casefold() for t in lost}
+
+    twice = [
+        w for w in words if len({t["term"] for t in lost if t["replacement"].casefold() == w}) > 1
+    ]
     joined = "\n".join(texts)
-    return [
+    found = [
         m.group(0)
         for w in twice
         for m in re.finditer(
             rf"{re.escape(w)},? (?:and|or|as well as) {re.escape(w)}", joined, re.I
         )
     ]
+    languages = sorted({t["term"] for t in lost if t["kind"] == LANGUAGE_KIND})
+    if len(languages) > 1:  # each in its own words ("the local language", "local-language-")
+        found.append(f"{', '.join(languages)} → one replacement")
+    return found
+
+
+PEOPLE_SENSE_REASON = "a language name standing for a people"
+LANGUAGE_NOUNS = frozenset(
+    ("language", "languages", "word", "words", "name", "names", "term", "version", "text",
+     "phrase", "translation", "speakers", "speaker", "dialect", "accent")
+)  # fmt: skip
+"""Words after "the <language>" that keep the language sense ("the French word")."""
+
+
+def _people_sense(texts: list[str], replaced: Any) -> list[str]:
+    """A language term met as "the <name>" without a language noun after it.
+
+    "The Spanish built on top of Inca walls" speaks of a people (here another member's), not of
+    the item's country's language; "the local language built on top of them" reads as nonsense.
+    """
+    if not replaced:
+        return []
+    joined = "\n".join(texts)
+    found = []
+    for t in json.loads(str(replaced)):
+        if t["kind"] != LANGUAGE_KIND or not re.match(r"(?i)the\s", t.get("matched", "")):
+            continue
+        for m in re.finditer(rf"(?<![\w-]){re.escape(t['replacement'])}\s+(\w+)", joined):
+            if m.group(1).casefold() not in LANGUAGE_NOUNS:
+                found.append(f"{t['matched']} → {m.group(0)}")
+                break
+    return sorted(set(found))
 
 
 def _ngrams(text: str, n: int) -> set[tuple[str, ...]]:
@@ -102,7 +150,31 @@ class SetRules:
     phrases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Language → replacements that are whole noun phrases ("this country")."""
     scrub_limit: tuple[tuple[str, ...], int] | None = None
-    """(kinds, most occurrences): more replaced terms of these kinds remove the item."""
+    """(kinds, most terms): more distinct replaced terms of these kinds remove the item."""
+    excluded: Mapping[str, str] = field(default_factory=dict)
+    """Source id → why the set leaves its question out (``source.exclude``: a scenario whose
+    point is the region's own word, which no replacement keeps); every item of it is removed
+    with the reason and the stated why as its detail."""
+
+
+def exclusions(name: str, source: Mapping[str, Any], known: set[str]) -> dict[str, str]:
+    """The set's ``source.exclude`` (source id → reason), each id a source question of the set.
+
+    A stale id or a blank reason is an error naming the set and the key: an exclusion that
+    matches nothing would be a rule nobody applies.
+    """
+    raw = source.get("exclude") or {}
+    if not isinstance(raw, Mapping):
+        raise SourceError(f"region set '{name}'", "source.exclude must map source ids to reasons")
+    out = {str(k): " ".join(str(v or "").split()) for k, v in raw.items()}
+    for sid, why in out.items():
+        if sid not in known:
+            raise SourceError(
+                f"region set '{name}'", f"source.exclude: '{sid}' is no source question"
+            )
+        if not why:
+            raise SourceError(f"region set '{name}'", f"source.exclude: '{sid}' has no reason")
+    return out
 
 
 def problems(
@@ -117,6 +189,8 @@ def problems(
     columns = TYPE_COLUMNS if TYPE_COLUMNS[0] in item else OPTION_COLUMNS  # built or finalized
     options = [str(item[c]) for c in columns]
     out: list[tuple[str, str]] = []
+    if (why := rules.excluded.get(str(item.get("source_id")))) is not None:
+        out.append((EXCLUDED_REASON, why))
     clue = str(item["clue"])
     body = str(item["narrative"]).replace(clue, "", 1)
     lang = str(item["language"])
@@ -126,17 +200,23 @@ def problems(
         out.append(("own-region leak", "; ".join(found)))
     if merged := _merged([body, str(item["question"]), *options], item.get("replaced")):
         out.append((MERGED_REASON, "; ".join(merged)))
+    if people := _people_sense([body, str(item["question"]), *options], item.get("replaced")):
+        out.append((PEOPLE_SENSE_REASON, "; ".join(people)))
     if broken := ungrammatical(
         [body, str(item["question"]), *options], rules.phrases.get(str(item["language"]), ())
     ):
         out.append((GRAMMAR_REASON, "; ".join(broken)))
     if rules.scrub_limit is not None and item.get("replaced"):
         kinds, most = rules.scrub_limit
-        lost = [t["term"] for t in json.loads(str(item["replaced"])) if t["kind"] in kinds]
+        lost = sorted(
+            {
+                t["term"]
+                for t in json.loads(str(item["replaced"]))
+                if t["kind"] in kinds and not t.get("described")
+            }
+        )
         if len(lost) > most:
-            out.append(
-                (SCRUB_LIMIT_REASON, f"{len(lost)} > {most}: " + "; ".join(sorted(set(lost))))
-            )
+            out.append((SCRUB_LIMIT_REASON, f"{len(lost)} > {most}: " + "; ".join(lost)))
     evidence = json.loads(str(item["clue_evidence"]))
     decision = decide(evidence["conditions"], kb, complete)
     allowed = set(evidence.get("no_figure", []))

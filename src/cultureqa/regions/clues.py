@@ -90,12 +90,28 @@ class Clues:
     def _number(self, indicator: str, value: float) -> str:
         return f"{value:,.{self.indicators[indicator].decimals}f}"
 
+    def running_name(self, rid: str, language: str) -> str:
+        """The region's name as running text has it.
+
+        With the set's article where the regions table lists the article form among the
+        region's terms ("bordering the Netherlands", not "bordering Netherlands").
+        """
+        name = self.kb.name(rid, language)
+        article = self.rs.templates[language].get("article")
+        if article:
+            with_article = f"{article} {name}"
+            if any(t.text == with_article for t in self.kb.regions[rid].terms):
+                return with_article
+        return name
+
     def phrase(self, cond: Condition, language: str) -> str:
         """One condition in words."""
         t = self.rs.templates[language]
         if cond["kind"] == "category":
             cat = self.rs.category(cond["category"])
-            value = self.kb.name(cond["value"], language) if cat.value_is_region else cond["value"]
+            value = (
+                self.running_name(cond["value"], language) if cat.value_is_region else cond["value"]
+            )
             words = cat.phrase[language]
             if isinstance(words, Mapping):  # words per value: {"true": …, "false": …}
                 return str(words[str(cond["value"])])
@@ -103,10 +119,10 @@ class Clues:
         ind = self.indicators[cond["indicator"]]
         words = {"indicator": ind.label[language], "year": ind.table.year}
         if cond["kind"] == "between":
+            below = self.running_name(cond["low_region"], language)
+            above = self.running_name(cond["high_region"], language)
             return t["comparison_condition"].format(
-                **words,
-                low=self.kb.name(cond["low_region"], language),
-                high=self.kb.name(cond["high_region"], language),
+                **words, low=below, high=above, low_s=possessive(below), high_s=possessive(above)
             )
         low, high = cond.get("low"), cond.get("high")
         key = (
@@ -132,6 +148,11 @@ class Clues:
         figures = [self.phrase(c, language) for c in conditions if c["kind"] != "category"]
         if not figures:  # an intersection of named facts reads as a named clue
             clue_type = "geographical"
+        openers = tuple(f"{w} " for w in str(t.get("clause_openers", "")).split())
+        if figures and scope and openers and scope[-1].startswith(openers):
+            # "… whose official language is English and whose mean years …", not "… English
+            # whose mean years …": the set's words for figures after a relative clause
+            clue_type = f"{clue_type}_after_clause"
         return (
             t[clue_type]
             .format(
@@ -413,3 +434,12 @@ def _join(parts: Sequence[str], conjunction: str) -> str:
     if len(parts) <= 1:
         return "".join(parts)
     return f"{', '.join(parts[:-1])} {conjunction} {parts[-1]}"
+
+
+def possessive(name: str) -> str:
+    """The English possessive of a name: "Austria's", "the United States'" (a plural -s name).
+
+    Templates use it as ``{low_s}`` / ``{high_s}``; ``{low}'s`` stays available for other
+    languages' templates.
+    """
+    return f"{name}'" if name.endswith("s") else f"{name}'s"

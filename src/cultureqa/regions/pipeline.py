@@ -17,7 +17,13 @@ import pandas as pd
 
 from cultureqa.cases.shuffle import answer_position_counts, shuffle_items
 from cultureqa.regions.build import build_items
-from cultureqa.regions.checks import CheckConfig, SetRules, check_items, phrase_replacements
+from cultureqa.regions.checks import (
+    CheckConfig,
+    SetRules,
+    check_items,
+    exclusions,
+    phrase_replacements,
+)
 from cultureqa.regions.clues import ClueBook, Clues
 from cultureqa.regions.config import RegionSet
 from cultureqa.regions.source import load_source
@@ -45,6 +51,7 @@ def run_build(rs: RegionSet, root: Path, seed: int, checks: CheckConfig) -> Buil
     for language in rs.languages:
         kb = load_knowledge(rs, root, language)
         sources = load_source(rs.source, kb.regions, root, rs.languages)
+        excluded = exclusions(rs.name, rs.source, set(sources["source_id"]))
         sources = sources[sources["language"] == language]
         clues = Clues(rs, kb)
         book = clues.build(sorted(sources["region"].unique()))
@@ -53,7 +60,7 @@ def run_build(rs: RegionSet, root: Path, seed: int, checks: CheckConfig) -> Buil
             built.items, kb, clues.complete, checks,
             SetRules(
                 rs.clue_may_name, clues.margins, phrase_replacements(rs.replacements),
-                rs.scrub_limit,
+                rs.scrub_limit, excluded,
             ),
         )  # fmt: skip
         frames.append(kept)

@@ -11,9 +11,10 @@ as written (``US`` never takes the pronoun "us", the city ``Nice`` never takes "
 a term all in lower case (``injera``, ``yen``) matches in any case. Only terms of the text's
 language, English and language-neutral (``und``) ones are matched, and names in other languages
 only where they have a letter outside ASCII (``Türkiye``): an ASCII name in another language can
-be an English word (a Walloon name ``Male``), which is no term of an English sentence. Terms of
-kind ``frame`` (the source's own frame, such as the case bank's Chinese protagonists) are never
-replaced nor counted as leaks; the item records them (:func:`frame_terms`).
+be an English word (a Walloon name ``Male``), which is no term of an English sentence; terms of
+other kinds (practices, institutions) in another language are loanwords, matched in any text.
+Terms of kind ``frame`` (the source's own frame, such as the case bank's Chinese protagonists) are
+never replaced nor counted as leaks; the item records them (:func:`frame_terms`).
 """
 
 from __future__ import annotations
@@ -133,9 +134,37 @@ def _in_slot(match: re.Match[str], words: str) -> tuple[str, list[str]]:
     return words, repairs
 
 
+_POSSESSIVE = re.compile(r"['’]s(?![\w])")
+_PLACE_THERE = re.compile(r"^(?P<det>\S+) (?P<noun>.+) there$")
+
+
+def _place_possessive(words: str, after: str) -> tuple[str, list[str]]:
+    """A place phrase before a possessive moves "there" into the adjective "local".
+
+    "Punjab's farmers" → "a region there's farmers" does not read; "a local region's farmers"
+    does. The article agrees with "local" ("an island there's" → "a local island's").
+    """
+    place = _PLACE_THERE.match(words)
+    if place is None or not _POSSESSIVE.match(after):
+        return words, []
+    det = place["det"]
+    if det.casefold() == "an":
+        det = "A" if det[:1].isupper() else "a"
+    return f"{det} local {place['noun']}", ["place possessive"]
+
+
+NAME_KINDS = frozenset({"name", "alias"})
+"""Kinds read from catalogues of names in many languages: filtered by the text's language."""
+
+
 def in_language(term: Term, language: str | None) -> bool:
-    """A term of ``language``'s text: its own, English or language-neutral (``None``: any)."""
-    if language is None:
+    """A term of ``language``'s text: its own, English or language-neutral (``None``: any).
+
+    Only names and aliases are filtered: a catalogue's name in another language may be an English
+    word (a Walloon ``Male``). Every other kind in another language is a loanword met as written
+    in any text (``Pfand`` in an English scenario about German bottle deposits).
+    """
+    if language is None or term.kind not in NAME_KINDS:
         return True
     if term.lang.split("-")[0].casefold() in ("und", "en", language.split("-")[0].casefold()):
         return True
@@ -158,8 +187,36 @@ def frame_terms(texts: Iterable[str], region: Region, language: str | None = Non
     ]
 
 
+_NOUN_USE = re.compile(
+    r"\s+(?:are|were|have|had|do|did|tend|love|like|value|see|say|believe|think|prefer|often"
+    r"|usually|always|never|generally|also)\b"
+)
+"""Words after a demonym that show it stands as a plural noun ("the French are", "the Swedish
+value"): a one-word replacement then takes its plural ("the locals are", not "the local are")."""
+
+
+def _merge_varieties(text: str, replaced: list[dict[str, str]]) -> str:
+    """Drop a one-word replacement standing before a phrase replacement made in the same text.
+
+    "Mexican Spanish" → "local the local language" is a local variety of a language, which the
+    phrase alone names: "the local language". Each merge is recorded on the phrase's record.
+    """
+    singles = {r["replacement"] for r in replaced if " " not in r["replacement"]}
+    for record in replaced:
+        phrase = record["replacement"]
+        if phrase.split(" ", 1)[0].casefold() not in DETERMINERS:
+            continue
+        for word in singles:
+            slot = re.compile(rf"(?<![\w'’-]){re.escape(word)} ({re.escape(phrase)})", re.I)
+            if slot.search(text):
+                text = slot.sub(lambda m: m.group(1), text)
+                record["repair"] = ", ".join(filter(None, (record["repair"], "variety merged")))
+    return text
+
+
 Lost = dict[str, str]
-"""One replaced occurrence: ``{matched, term, kind, lang, source, replacement}``."""
+"""One replaced occurrence: ``{matched, term, kind, lang, source, replacement, repair,
+described}`` (``described``: "yes" where the leak table gave the term its own description)."""
 
 
 @dataclass(frozen=True)
@@ -186,6 +243,14 @@ def scrub(text: str, region: Region, language: str = "en") -> Scrubbed:
             words = str(term.replacement) + ("s" if groups.get("s") else "")
             if groups.get("many"):
                 words = str(term.plural)
+            elif (
+                term.kind == "demonym"
+                and language == "en"
+                and " " not in words
+                and _NOUN_USE.match(match.string, match.end())
+            ):
+                # "the French are" → "the locals are"; "Americans are" is already plural
+                words = term.plural or f"{term.replacement}s"
             if groups.get("compound"):
                 words = f"{term.compound}-"
             if match.string[: match.start()].endswith("-"):  # "a 1,000-yen note"
@@ -195,6 +260,8 @@ def scrub(text: str, region: Region, language: str = "en") -> Scrubbed:
             repairs: list[str] = []
             if language == "en":
                 words, repairs = _in_slot(match, words)
+                words, moved = _place_possessive(words, match.string[match.end() :])
+                repairs += moved
             before = match.string[: match.start()]
             if _SENTENCE_START.search(before):
                 words = words[:1].upper() + words[1:]
@@ -202,13 +269,34 @@ def scrub(text: str, region: Region, language: str = "en") -> Scrubbed:
                 {
                     "matched": match.group(0), "term": term.text, "kind": term.kind,
                     "lang": term.lang, "source": term.source, "replacement": words,
-                    "repair": ", ".join(repairs),
+                    "repair": ", ".join(repairs), "described": "yes" if term.described else "",
                 }
             )  # fmt: skip
             return words
 
         text = pattern.sub(swap, text)
+    if language == "en":
+        text = _merge_varieties(text, replaced)
+    text = _drop_repeated_glosses(text, replaced)
     return Scrubbed(text, tuple(replaced))
+
+
+def _drop_repeated_glosses(text: str, replaced: list[Lost]) -> str:
+    """Drop a parenthesis that repeats the replacement just before it.
+
+    A source glosses its own word ("Pfand (deposit)", "huipiles (embroidered blouses)"); where
+    the term's replacement is that gloss, the text would read "deposit (deposit)". The gloss
+    goes, and the record of the replacement says so (``repair``: "repeated gloss dropped").
+    """
+    for record in replaced:
+        first, _, rest = record["replacement"].partition(" ")
+        own = rest and re.fullmatch(_ARTICLES, first, re.IGNORECASE)  # "your younger sibling"
+        words = re.escape(rest if own else first + _ + rest)
+        slot = re.compile(rf"(?<![\w'’-])({words})\s*\((?i:{words})\)")
+        if slot.search(text):
+            text = slot.sub(lambda m: m.group(1), text)
+            record["repair"] = ", ".join(filter(None, (record["repair"], "repeated gloss dropped")))
+    return text
 
 
 def leaks(

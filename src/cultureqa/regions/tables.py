@@ -56,6 +56,10 @@ class Term:
     compound: str | None = None
     """What replaces the term as the first part of a hyphenated compound ("a 1,000-yen note",
     "English-speaking"): ``replacements.<lang>.<kind>_compound``; without one it stays, a leak."""
+    described: bool = False
+    """The replacement is the term's own description from the leak table (``sauna`` → ``steam
+    bath``), not its kind's generic words: it reads where the term stood, so the set's scrub
+    limit (how many terms a scenario may lose to generic words) does not count it."""
 
 
 @dataclass(frozen=True)
@@ -161,7 +165,10 @@ def load_leak_table(
     """Region id → its terms from the leak table; a term may point at several regions.
 
     Every term's replacement is its kind's (``replacements.<lang>.<kind>``); a kind without one
-    keeps the term in place, and the leak check then removes the item with the term named.
+    keeps the term in place, and the leak check then removes the item with the term named. A
+    table with a ``replacement`` column may give a term its own description (``sauna`` → ``steam
+    bath``), which wins over its kind's words; its plural is the description's English plural
+    and it has no compound form (one left in the text is a leak the check removes).
     """
     if columns.leak_table is None:
         return {}
@@ -190,6 +197,12 @@ def load_leak_table(
         lang = record["lang"].strip() or "und"
         if text in frames:  # the source's frame: kept, never a leak (scrub.FRAME)
             out.setdefault(rid, []).append(Term(text, "frame", None, lang, f"{source} [{kind}]"))
+            continue
+        if own := " ".join(str(record.get("replacement", "")).split()):
+            plural = own if own.endswith("s") else f"{own}s"  # "dzongs" → "fortress-monasteries"
+            if own.endswith("y") and not own.endswith(("ay", "ey", "oy", "uy")):
+                plural = f"{own[:-1]}ies"
+            out.setdefault(rid, []).append(Term(text, kind, own, lang, source, plural, None, True))
             continue
         forms = (replacements.get(f"{kind}_plural"), replacements.get(f"{kind}_compound"))
         out.setdefault(rid, []).append(

@@ -28,7 +28,9 @@ OPTIONS = tuple(f"option_{x}" for x in "ABCDEF")
 @lru_cache(maxsize=4096)
 def _region(rid: str, terms: tuple[tuple[str, ...], ...]) -> Region:
     """``terms``: (text, kind) or (text, kind, lang) per term."""
-    return Region(rid, {}, tuple(Term(t[0], t[1], None, *t[2:3]) for t in terms), 0)
+    return Region(
+        rid, {}, tuple(Term(t[0], t[1], None, t[2] if len(t) > 2 else "und") for t in terms), 0
+    )
 
 
 def region_leak(

@@ -4,7 +4,7 @@ Gold positions are assigned, not drawn: over all pairs (sorted by id) a shuffled
 letter ⌊n/3⌋ or ⌈n/3⌉ times says where each pair's gold goes, so per language the letter counts
 differ by at most one and a chi-square test cannot reject uniformity. Both languages of a pair get
 the same permutation, so English and Indonesian items stay comparable option by option. The seed
-is recorded in the card.
+is recorded in the card. The position rules are the engine's (:mod:`cultureqa.regions.positions`).
 """
 
 from __future__ import annotations
@@ -25,20 +25,7 @@ from cultureqa.mocqa_shared.schema import (
     clue_source,
     require_columns,
 )
-
-
-def balanced_positions(n: int, k: int, rng: random.Random) -> list[int]:
-    """``n`` positions in ``range(k)``, each used ⌊n/k⌋ or ⌈n/k⌉ times, in random order."""
-    positions = [i % k for i in range(n)]
-    rng.shuffle(positions)
-    return positions
-
-
-def permutation(gold: int, target: int, k: int, rng: random.Random) -> list[int]:
-    """Original option indices in their new order, with ``gold`` moved to ``target``."""
-    others = [i for i in range(k) if i != gold]
-    rng.shuffle(others)
-    return [*others[:target], gold, *others[target:]]
+from cultureqa.regions.positions import balanced_positions, permutation
 
 
 def finalize(frame: pd.DataFrame, seed: int) -> StageResult:

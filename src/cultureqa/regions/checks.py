@@ -15,7 +15,8 @@ What rules can decide, each a removal with its reason:
 * grammar: a phrase replacement left after a determiner or a place modifier ("in central this
   country") that the scrub's slot repair could not fit;
 * structure: the clue opens the background exactly once, the question is a question of at least
-  ``min_question_words`` words, six distinct non-empty options;
+  ``min_question_words`` words (a ``statement`` item's frame asks it before quoting the stem),
+  distinct non-empty options;
 * option copying: the question shares ``copy_ngram`` consecutive words with an option.
 """
 
@@ -37,6 +38,7 @@ from cultureqa.regions.source import TYPE_COLUMNS
 from cultureqa.regions.tables import Knowledge
 
 OPTION_COLUMNS = tuple(f"option_{letter}" for letter in "ABCDEF")
+LETTERS = tuple("ABCDEFGHIJ")
 GRAMMAR_REASON = "replacement does not read as grammar"
 MERGED_REASON = "two terms merged by one replacement"
 SCRUB_LIMIT_REASON = "too many of the region's own terms replaced"
@@ -103,6 +105,24 @@ class SetRules:
     """Language → replacements that are whole noun phrases ("this country")."""
     scrub_limit: tuple[tuple[str, ...], int] | None = None
     """(kinds, most occurrences): more replaced terms of these kinds remove the item."""
+    item_format: str = "case"
+    """The set's item format (``case`` or ``statement``): where the question mark stands."""
+
+
+def item_options(item: Mapping[str, Any]) -> tuple[list[str], tuple[str, ...]]:
+    """The options as the model reads them, and the label each is reported by."""
+    if "options" in item:  # built: a list in the source's order
+        options = [str(o) for o in item["options"]]
+        labels = TYPE_COLUMNS if len(options) == len(TYPE_COLUMNS) else LETTERS[: len(options)]
+        return options, tuple(labels)
+    columns = TYPE_COLUMNS if TYPE_COLUMNS[0] in item else OPTION_COLUMNS  # typed or finalized
+    return [str(item[c]) for c in columns], columns
+
+
+def asked(item: Mapping[str, Any]) -> str:
+    """The question without what opens the item (a statement item's question starts with it)."""
+    question, opening = str(item["question"]), str(item["narrative"])
+    return question[len(opening) :].strip() if question.startswith(opening) else question
 
 
 def problems(
@@ -114,20 +134,20 @@ def problems(
 ) -> list[tuple[str, str]]:
     """Every (reason, detail) that removes this item; empty when it passes."""
     region = kb.regions[str(item["region"])]
-    columns = TYPE_COLUMNS if TYPE_COLUMNS[0] in item else OPTION_COLUMNS  # built or finalized
-    options = [str(item[c]) for c in columns]
+    options, labels = item_options(item)
     out: list[tuple[str, str]] = []
     clue = str(item["clue"])
     body = str(item["narrative"]).replace(clue, "", 1)
     lang = str(item["language"])
-    found = leaks([body, str(item["question"]), *options], region, language=lang)
+    question = asked(item)
+    found = leaks([body, question, *options], region, language=lang)
     found += [t for t in leaks([clue], region, rules.clue_may_name, lang) if t not in found]
     if found:
         out.append(("own-region leak", "; ".join(found)))
-    if merged := _merged([body, str(item["question"]), *options], item.get("replaced")):
+    if merged := _merged([body, question, *options], item.get("replaced")):
         out.append((MERGED_REASON, "; ".join(merged)))
     if broken := ungrammatical(
-        [body, str(item["question"]), *options], rules.phrases.get(str(item["language"]), ())
+        [body, question, *options], rules.phrases.get(str(item["language"]), ())
     ):
         out.append((GRAMMAR_REASON, "; ".join(broken)))
     if rules.scrub_limit is not None and item.get("replaced"):
@@ -146,16 +166,15 @@ def problems(
     out += _gaps(evidence["conditions"], str(region.id), kb, complete, rules.margins)
     if str(item["narrative"]).count(str(item["clue"])) != 1:
         out.append(("structure: clue not exactly once in the background", ""))
-    question = str(item["question"]).strip()
-    if not question.endswith("?") or len(question.split()) < config.min_question_words:
+    question = question.strip()
+    mark = "?" in question if rules.item_format == "statement" else question.endswith("?")
+    if not mark or len(question.split()) < config.min_question_words:
         out.append(("structure: not a question of enough words", question[:80]))
     if len({o.strip().casefold() for o in options if o.strip()}) != len(options):
         out.append(("structure: empty or repeated option", ""))
     grams = _ngrams(question, config.copy_ngram)
     if copied := [
-        c
-        for c, o in zip(TYPE_COLUMNS, options, strict=True)
-        if grams & _ngrams(o, config.copy_ngram)
+        c for c, o in zip(labels, options, strict=True) if grams & _ngrams(o, config.copy_ngram)
     ]:
         out.append(("option copied into the question", ", ".join(copied)))
     return out

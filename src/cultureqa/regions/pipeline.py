@@ -1,8 +1,8 @@
 """The generic two-hop build of one region set: clues → items → checks → finalize → card.
 
-One function, :func:`run_build`, with no region in it: the Indonesian provinces keep their own
-engine (``cultureqa.mocqa_build``), the UN members and any new set run here, and a test runs an
-invented five-region set through the same call.
+One function, :func:`run_build`, with no region in it: every set runs here (the Indonesian
+provinces still also have ``cultureqa.mocqa_build`` until they move, docs/twohop-engine.md §8),
+and tests run invented five-region sets, in both item formats, through the same call.
 """
 
 from __future__ import annotations
@@ -15,11 +15,12 @@ from typing import Any
 
 import pandas as pd
 
-from cultureqa.cases.shuffle import answer_position_counts, shuffle_items
+from cultureqa.cases.shuffle import answer_position_counts
 from cultureqa.regions.build import build_items
 from cultureqa.regions.checks import CheckConfig, SetRules, check_items, phrase_replacements
 from cultureqa.regions.clues import ClueBook, Clues
 from cultureqa.regions.config import RegionSet
+from cultureqa.regions.finalize import complete_pairs, finalize, gold_positions
 from cultureqa.regions.source import load_source
 from cultureqa.regions.tables import Knowledge, load_knowledge
 
@@ -42,10 +43,11 @@ def run_build(rs: RegionSet, root: Path, seed: int, checks: CheckConfig) -> Buil
     """Build the set's two-hop dataset (one language's knowledge per language)."""
     frames, removed_frames, refused_rows, counts = [], [], [], Counter[str]()
     kb = book = None
+    read = None
     for language in rs.languages:
         kb = load_knowledge(rs, root, language)
-        sources = load_source(rs.source, kb.regions, root, rs.languages)
-        sources = sources[sources["language"] == language]
+        read = read or load_source(rs.source, kb.regions, root, rs.languages)
+        sources = read.frame[read.frame["language"] == language]
         clues = Clues(rs, kb)
         book = clues.build(sorted(sources["region"].unique()))
         built = build_items(sources, book, rs, kb)
@@ -53,28 +55,21 @@ def run_build(rs: RegionSet, root: Path, seed: int, checks: CheckConfig) -> Buil
             built.items, kb, clues.complete, checks,
             SetRules(
                 rs.clue_may_name, clues.margins, phrase_replacements(rs.replacements),
-                rs.scrub_limit,
+                rs.scrub_limit, rs.item_format,
             ),
         )  # fmt: skip
         frames.append(kept)
         removed_frames += [built.removed, removed]
         counts["sources"] += len(sources)
         refused_rows += [(t, c, r, n) for (t, c, r), n in sorted(book.refused.items())]
-    assert kb is not None and book is not None, "a region set declares at least one language"
-    items = pd.concat(frames, ignore_index=True)
-    removed = pd.concat(removed_frames, ignore_index=True)
+    assert kb is not None and book is not None and read is not None, "a set has a language"
+    items, broken = complete_pairs(pd.concat(frames, ignore_index=True), rs.languages)
+    removed = pd.concat([*removed_frames, broken], ignore_index=True)
     refused = pd.DataFrame(refused_rows, columns=list(REFUSED_COLUMNS)).drop_duplicates()
-    dataset = finalize(items, seed)
+    dataset = finalize(items, seed, rs.item_format)
     metrics = card_metrics(rs, dataset, removed, refused, counts["sources"], seed)
+    metrics["source_rows_dropped_by_reason"] = dict(sorted(read.dropped.items()))
     return BuildResult(dataset, removed, refused, metrics, kb, book)
-
-
-def finalize(items: pd.DataFrame, seed: int) -> pd.DataFrame:
-    """Options placed A–F by the case benchmark's balanced seeded shuffle (gold positions even)."""
-    if not len(items):
-        return items.assign(case_id=pd.Series(dtype=str))
-    typed = items.assign(case_id=items["item_id"])
-    return shuffle_items(typed, seed)
 
 
 def card_metrics(
@@ -128,7 +123,14 @@ def card_metrics(
         "items_with_replacements_fitted_by_rule": dict(sorted(repaired.items())),
         "items_keeping_a_frame_term": dict(sorted(framed.items())),
         "question_words_mean": round(float(words.mean()), 2) if len(words) else None,
-        "answer_positions": answer_position_counts(dataset) if len(dataset) else {},
+        "item_format": rs.item_format,
+        "answer_positions": (
+            answer_position_counts(dataset)
+            if rs.item_format == "case" and len(dataset)
+            else gold_positions(dataset)
+            if len(dataset)
+            else {}
+        ),
         "regions_without_items": without_items(dataset, removed),
         "coverage": coverage(rs, dataset),
     }
@@ -170,8 +172,13 @@ def card_markdown(metrics: dict[str, Any]) -> str:
         f"# Two-hop dataset card: region set `{metrics['region_set']}`",
         "",
         f"{metrics['items']} items from {metrics['source_questions']} source questions "
-        f"({', '.join(metrics['languages'])}), {metrics['regions']} regions; options shuffled "
-        f"with seed {metrics['seed']} (gold positions {metrics['answer_positions']}).",
+        f"({', '.join(metrics['languages'])}), {metrics['regions']} regions; "
+        + (
+            f"options shuffled with seed {metrics['seed']}"
+            if metrics.get("item_format", "case") == "case"
+            else f"gold positions assigned with seed {metrics['seed']}, one permutation per pair"
+        )
+        + f" (gold positions {metrics['answer_positions']}).",
         "",
         "| clue type | attempted | kept | removed | removed by reason | candidate clues refused |",
         "|---|---|---|---|---|---|",
@@ -199,6 +206,9 @@ def card_markdown(metrics: dict[str, Any]) -> str:
     if missing := metrics.get("regions_without_items"):
         lines += ["", "**Source regions without an item**, with the reasons:", ""]
         lines += [f"- {region}: {why}" for region, why in missing.items()]
+    if dropped := metrics.get("source_rows_dropped_by_reason"):
+        lines += ["", "**Source rows not used**, by reason: "
+                  + "; ".join(f"{k}: {v}" for k, v in dropped.items()) + "."]  # fmt: skip
     lines += ["", "**Clue types not generated** (no offline proof of uniqueness):", ""]
     lines += [f"- {k}: {v}" for k, v in metrics["not_generated"].items()] or ["- none"]
     lines += [

@@ -19,7 +19,7 @@ from cultureqa.regions.clues import ClueBook
 from cultureqa.regions.config import RegionSet
 from cultureqa.regions.scrub import frame_terms, scrub_all
 from cultureqa.regions.source import TYPE_COLUMNS
-from cultureqa.regions.tables import Knowledge
+from cultureqa.regions.tables import Knowledge, Region
 
 ITEM_COLUMNS = (
     "item_id", "source_id", "region", "language", "clue_type", "topic", "clue", "clue_key",
@@ -63,6 +63,27 @@ def _rotation(sources: pd.DataFrame) -> pd.Series:
     return ordered.groupby(["region", "language"]).cumcount().reindex(sources.index)
 
 
+def item_text(rs: RegionSet, region: Region, lang: str, text: Mapping[str, Any]) -> dict[str, Any]:
+    """An item's words in ``lang``: scrubbed background, question and options; the clue framed.
+
+    ``text``: ``clue``, ``context``, ``question`` and ``options`` (the six typed options), as
+    the source (or a translation) wrote them; every term pointing at ``region`` is replaced.
+    """
+    fields = [str(text["context"]), str(text["question"]), *(str(o) for o in text["options"])]
+    clean, replaced = scrub_all(fields, region, lang)
+    context, question, options = clean[0], clean[1], clean[2:]
+    template = rs.templates[lang]
+    clue_sentence = template["frame"].format(clue=text["clue"])
+    oracle = template["oracle"].format(name=region.names[lang])
+    return {
+        "clue": text["clue"], "narrative": f"{clue_sentence} {context}",
+        "background_none": context, "background_oracle": f"{oracle} {context}",
+        "question": question, **dict(zip(TYPE_COLUMNS, options, strict=True)),
+        "replaced": json.dumps(replaced, ensure_ascii=False),
+        "frame_terms": json.dumps(frame_terms(clean, region, lang)),
+    }  # fmt: skip
+
+
 def build_items(sources: pd.DataFrame, book: ClueBook, rs: RegionSet, kb: Knowledge) -> Built:
     """Every (source, clue type) attempt: an item, or a removal saying why not."""
     items, removed = [], []
@@ -70,33 +91,24 @@ def build_items(sources: pd.DataFrame, book: ClueBook, rs: RegionSet, kb: Knowle
     for index, row in sources.sort_values(["source_id", "language"]).iterrows():
         lang = str(row["language"])
         region = kb.regions[str(row["region"])]
-        template = rs.templates[lang]
         for clue_type in rs.clue_types:
             clues = book.get(region.id, clue_type)
             if not clues:
                 removed.append(removal(row, clue_type, "build", f"no verified {clue_type} clue"))
                 continue
             clue = clues[int(rotation[index]) % len(clues)]
-            fields = [
-                str(row["context"]),
-                str(row["question"]),
-                *(str(row[c]) for c in TYPE_COLUMNS),
-            ]
-            clean, replaced = scrub_all(fields, region, lang)
-            context, question, options = clean[0], clean[1], clean[2:]
-            clue_sentence = template["frame"].format(clue=clue.text[lang])
-            oracle = template["oracle"].format(name=region.names[lang])
+            text = {
+                "clue": clue.text[lang], "context": str(row["context"]),
+                "question": str(row["question"]),
+                "options": [str(row[c]) for c in TYPE_COLUMNS],
+            }  # fmt: skip
             items.append(
                 {
                     "item_id": f"{row['source_id']}.{clue_type}.{lang}",
                     "source_id": row["source_id"], "region": region.id, "language": lang,
-                    "clue_type": clue_type, "topic": row["topic"], "clue": clue.text[lang],
-                    "clue_key": clue.key, "narrative": f"{clue_sentence} {context}",
-                    "background_none": context, "background_oracle": f"{oracle} {context}",
-                    "question": question, **dict(zip(TYPE_COLUMNS, options, strict=True)),
+                    "clue_type": clue_type, "topic": row["topic"], "clue_key": clue.key,
+                    **item_text(rs, region, lang, text),
                     "clue_evidence": json.dumps(clue.evidence, sort_keys=True, ensure_ascii=False),
-                    "replaced": json.dumps(replaced, ensure_ascii=False),
-                    "frame_terms": json.dumps(frame_terms(clean, region, lang)),
                 }
             )  # fmt: skip
     return Built(

@@ -22,8 +22,8 @@ from cultureqa.mocqa.evaluate import balanced_subset, load_dataset
 from cultureqa.mocqa_shared.schema import DATASET_COLUMNS
 from cultureqa.regions.checks import CheckConfig
 from cultureqa.regions.config import RegionSet, RegionSetError
-from cultureqa.regions.finalize import INCOMPLETE_PAIR, complete_pairs
 from cultureqa.regions.pipeline import BuildResult, card_markdown, run_build
+from cultureqa.regions.translate import OFFLINE_REASON, rebalance
 from tests.regions.invented import write_invented
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "twohop_statement"
@@ -114,15 +114,17 @@ def test_the_idmocqa_evaluation_reads_the_statement_dataset(tmp_path: Path) -> N
 
 
 def test_a_pair_missing_a_language_is_removed_with_its_reason(tmp_path: Path) -> None:
-    data = build(tmp_path).dataset
-    items = data.assign(pair_id=data["pair_id"])
-    one = items[items["pair_id"] == items["pair_id"].iloc[0]]
-    kept, removed = complete_pairs(
-        items.drop(index=one[one["language"] == "id"].index), ("en", "id")
-    )
-    assert one["pair_id"].iloc[0] not in set(kept["pair_id"])
-    assert list(removed["reason"]) == [INCOMPLETE_PAIR]
-    assert list(removed["detail"]) == ["missing id"]
+    rs = statement_set(tmp_path)
+    result = run_build(rs, tmp_path, 13, CheckConfig())
+    items = result.dataset
+    pair = items["pair_id"].iloc[0]
+    gone = items[(items["pair_id"] == pair) & (items["language"] == "id")].index
+    earlier = result.removed.iloc[0:0]
+    out = rebalance(items.drop(index=gone), earlier, rs, {}, None, lambda f, lang: (f, f))
+    assert pair not in set(out.items["pair_id"])
+    assert list(out.removed["reason"]) == [OFFLINE_REASON]
+    assert list(out.removed["detail"]) == ["the source has no id version"]
+    assert out.counts == {"incomplete_pairs": 1, "translated": 0, "dropped_items": 1}
 
 
 PLANTED_REGION = (FIXTURE / "items.csv").read_text(encoding="utf-8") + (

@@ -4,7 +4,8 @@ Gold positions are assigned, not drawn: over all pairs (sorted by id) a shuffled
 letter ⌊n/3⌋ or ⌈n/3⌉ times says where each pair's gold goes, so per language the letter counts
 differ by at most one and a chi-square test cannot reject uniformity. Both languages of a pair get
 the same permutation, so English and Indonesian items stay comparable option by option. The seed
-is recorded in the card. The position rules are the engine's (:mod:`cultureqa.regions.positions`).
+is recorded in the card. The position rule is shared with the two-hop engine
+(:mod:`cultureqa.mocqa_shared.positions`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pandas as pd
 
 from cultureqa.mocqa_build.stage import StageResult, stage_metrics
 from cultureqa.mocqa_build.textchecks import word_count
+from cultureqa.mocqa_shared.positions import balanced_positions, permutation
 from cultureqa.mocqa_shared.schema import (
     DATASET_COLUMNS,
     LETTERS,
@@ -25,7 +27,6 @@ from cultureqa.mocqa_shared.schema import (
     clue_source,
     require_columns,
 )
-from cultureqa.regions.positions import balanced_positions, permutation
 
 
 def finalize(frame: pd.DataFrame, seed: int) -> StageResult:

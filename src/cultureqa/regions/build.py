@@ -96,26 +96,25 @@ def _layout(
     }  # fmt: skip
 
 
-def _attempt(
-    row: Mapping[str, Any], clue: Any, region: Region, rs: RegionSet, turn: int
+def item_text(
+    rs: RegionSet, region: Region, lang: str, text: Mapping[str, Any], turn: int = 0
 ) -> dict[str, Any]:
-    """One item from a source row and a verified clue: scrubbed, laid out in the set's format."""
-    lang = str(row["language"])
-    template = rs.templates[lang]
-    fields = [str(row["context"]), str(row["question"]), *(str(o) for o in row["options"])]
+    """An item's words in ``lang``, laid out in the set's format; the clue framed.
+
+    ``text``: ``clue``, ``context``, ``question`` and ``options`` (a list in the source's order),
+    as the source (or a translation) wrote them; every term pointing at ``region`` is replaced.
+    ``turn`` picks the ``statement`` frame (frames are taken in turn).
+    """
+    fields = [str(text["context"]), str(text["question"]), *(str(o) for o in text["options"])]
     clean, replaced = scrub_all(fields, region, lang)
-    clue_sentence = template["frame"].format(clue=clue.text[lang])
+    template = rs.templates[lang]
+    clue_sentence = template["frame"].format(clue=text["clue"])
     oracle = template["oracle"].format(name=region.names[lang])
-    text = _layout(
+    laid = _layout(
         rs.item_format, template, clue_sentence, oracle, clean[0], clean[1], turn, rs.noun[lang]
     )
     return {
-        "item_id": f"{row['source_id']}.{clue.clue_type}.{lang}",
-        "pair_id": f"{row['source_id']}.{clue.clue_type}",
-        "source_id": row["source_id"], "region": region.id, "language": lang,
-        "clue_type": clue.clue_type, "topic": row["topic"], "clue": clue.text[lang],
-        "clue_key": clue.key, **text, "options": clean[2:], "answer": row["answer"],
-        "clue_evidence": json.dumps(clue.evidence, sort_keys=True, ensure_ascii=False),
+        "clue": text["clue"], **laid, "options": clean[2:],
         "replaced": json.dumps(replaced, ensure_ascii=False),
         "frame_terms": json.dumps(frame_terms(clean, region, lang)),
     }  # fmt: skip
@@ -126,6 +125,7 @@ def build_items(sources: pd.DataFrame, book: ClueBook, rs: RegionSet, kb: Knowle
     items, removed = [], []
     rotation = _rotation(sources)
     for index, row in sources.sort_values(["source_id", "language"]).iterrows():
+        lang = str(row["language"])
         region = kb.regions[str(row["region"])]
         for clue_type in rs.clue_types:
             clues = book.get(region.id, clue_type)
@@ -133,7 +133,21 @@ def build_items(sources: pd.DataFrame, book: ClueBook, rs: RegionSet, kb: Knowle
                 removed.append(removal(row, clue_type, "build", f"no verified {clue_type} clue"))
                 continue
             turn = int(rotation[index])
-            items.append(_attempt(row, clues[turn % len(clues)], region, rs, turn))
+            clue = clues[turn % len(clues)]
+            text = {
+                "clue": clue.text[lang], "context": str(row["context"]),
+                "question": str(row["question"]), "options": list(row["options"]),
+            }  # fmt: skip
+            items.append(
+                {
+                    "item_id": f"{row['source_id']}.{clue_type}.{lang}",
+                    "pair_id": f"{row['source_id']}.{clue_type}",
+                    "source_id": row["source_id"], "region": region.id, "language": lang,
+                    "clue_type": clue_type, "topic": row["topic"], "clue_key": clue.key,
+                    **item_text(rs, region, lang, text, turn), "answer": row["answer"],
+                    "clue_evidence": json.dumps(clue.evidence, sort_keys=True, ensure_ascii=False),
+                }
+            )  # fmt: skip
     return Built(
         pd.DataFrame(items, columns=list(ITEM_COLUMNS)),
         pd.DataFrame(removed, columns=list(REMOVED_COLUMNS)),

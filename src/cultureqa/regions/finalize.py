@@ -1,8 +1,7 @@
-"""Finalize: complete language pairs, option positions, the published table (twohop-engine §1.8).
+"""Finalize: option positions and the published table (twohop-engine §1.8).
 
-* Pairs: an item is published only with its pair (same source, same clue type) in every language
-  of the set; a pair missing a language loses its other items, each a removal record with the
-  reason :data:`INCOMPLETE_PAIR` (the offline rebalance: nothing translates the missing side).
+Pairs come complete from rebalance (:mod:`.translate`: every pair in every language of the set).
+
 * ``case`` format: the options go A–F by the case benchmark's balanced seeded shuffle
   (:func:`cultureqa.cases.shuffle.shuffle_items`), as the case bank itself is published.
 * ``statement`` format: gold positions are assigned, not drawn. Over all pairs (sorted by id) a
@@ -25,11 +24,9 @@ from typing import Any
 import pandas as pd
 
 from cultureqa.cases.shuffle import shuffle_items
-from cultureqa.regions.build import REMOVED_COLUMNS
-from cultureqa.regions.positions import balanced_positions, permutation
+from cultureqa.mocqa_shared.positions import balanced_positions, permutation
 from cultureqa.regions.source import TYPE_COLUMNS
 
-INCOMPLETE_PAIR = "pair incomplete: no item in every language of the set"
 LETTERS = tuple("ABCDEFGHIJ")
 STATEMENT_COLUMNS = (
     "item_id", "pair_id", "source_id", "clue_type", "language", "province", "topic", "question",
@@ -40,30 +37,6 @@ STATEMENT_COLUMNS = (
 """The ID-MoCQA dataset contract's columns, the option order, then what the engine adds."""
 _BUILD_ONLY = ("pair_id", "options", "answer", "template_id")
 """Built-item columns a ``case`` dataset does not publish (its options are typed columns)."""
-
-
-def complete_pairs(
-    items: pd.DataFrame, languages: tuple[str, ...]
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(items whose pair has every language, a removal record for each item of a broken pair)."""
-    if not len(items):
-        return items, pd.DataFrame(columns=list(REMOVED_COLUMNS))
-    have = items.groupby("pair_id")["language"].agg(lambda s: set(s))
-    whole = {p for p, langs in have.items() if set(languages) <= langs}
-    keep = items["pair_id"].isin(whole)
-    gone = items[~keep]
-    removed = pd.DataFrame(
-        {
-            "item_id": gone["item_id"], "source_id": gone["source_id"], "region": gone["region"],
-            "language": gone["language"], "clue_type": gone["clue_type"], "stage": "finalize",
-            "reason": INCOMPLETE_PAIR,
-            "detail": [
-                "missing " + ", ".join(sorted(set(languages) - have[p])) for p in gone["pair_id"]
-            ],
-        },
-        columns=list(REMOVED_COLUMNS),
-    )  # fmt: skip
-    return items[keep].reset_index(drop=True), removed.reset_index(drop=True)
 
 
 def finalize(items: pd.DataFrame, seed: int, item_format: str) -> pd.DataFrame:

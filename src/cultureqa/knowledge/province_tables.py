@@ -28,7 +28,17 @@ from pathlib import Path
 import yaml
 
 from cultureqa.io import write_text
-from cultureqa.knowledge.gazetteer import PEOPLE_HEADS_ID, PEOPLE_TAILS_EN, POLITY_HEADS_ID
+from cultureqa.knowledge.gazetteer import (
+    CUE_REQUIRED_NAMES,
+    CULTURAL_HEAD_NOUNS,
+    EN_CUE_PAIRS,
+    EN_CUES,
+    EN_NEXT_CUES,
+    ID_CUES,
+    PEOPLE_HEADS_ID,
+    PEOPLE_TAILS_EN,
+    POLITY_HEADS_ID,
+)
 from cultureqa.knowledge.national import default_national_path, load_national
 from cultureqa.knowledge.national_clues import (
     NationalClaim,
@@ -69,8 +79,8 @@ ENTITY_OR_PLACE = frozenset(
 )
 """Fact kinds whose names read in Indonesian through ``clue_templates.yaml``'s name rules."""
 LEAK_KINDS = (
-    "name", "alias", "capital", "city", "regency", "people", "people_phrase", "polity",
-    "polity_phrase",
+    "name", "alias", "capital", "city", "regency", "place_phrase", "people", "people_phrase",
+    "polity", "polity_phrase",
 )  # fmt: skip
 """Leak-term kinds in the order a repeated term keeps the first (a capital is not a city)."""
 POLITY_NOUNS_AFTER = ("kingdom", "sultanate", "kings", "sultans", "court", "royal court")
@@ -153,14 +163,31 @@ def _phrases(bare: str, heads_before: Iterable[str], words_after: Iterable[str])
     ]
 
 
+def _place_phrases(name: str) -> list[str]:
+    """A place name that is also a word, people or kingdom, in the phrases that make it the place.
+
+    The gazetteer counts such a name (``CUE_REQUIRED_NAMES``) only after a locative cue ("in
+    Malang", "di Padang", "Kabupaten Karo", "Banjar Regency", "Medan's") or a cultural head
+    noun ("Nasi Padang", "Soto Banjar"); the engine matches terms without context, so these
+    phrases are the terms.
+    """
+    titled = {"kota", "kabupaten", "kab", "provinsi", "prov", "pulau", "daerah", "wilayah"}
+    before = [*EN_CUES, *EN_CUE_PAIRS, *(c.capitalize() if c in titled else c for c in ID_CUES)]
+    out = [f"{cue} {name}" for cue in sorted(before)]
+    out += [f"{name} {cue.capitalize()}" for cue in sorted(EN_NEXT_CUES)]
+    out += [f"{head.capitalize()} {name}" for head in sorted(CULTURAL_HEAD_NOUNS)]
+    return [*out, f"{name}'s"]
+
+
 def leak_table(src: Sources) -> str:
     """``province,term,kind,lang,source,source_version``: every term that points at a province.
 
     Names (English and Indonesian) of all 38; aliases, capital, cities, city aliases and
-    regencies from the province files; peoples (``peoples.yaml``) and historic polities
-    (``polities.yaml``). A people's or polity's *bare* name (Sumba, Bone: also an island, a
-    regency, a word) counts only in a people or polity phrase, so it is written as those phrases
-    (the gazetteer's head words), kind ``people_phrase`` / ``polity_phrase``.
+    regencies from the province files (one that is also a word, a people or a kingdom as the
+    phrases that make it the place, kind ``place_phrase``); peoples (``peoples.yaml``) and
+    historic polities (``polities.yaml``). A people's or polity's *bare* name (Sumba, Bone: also
+    an island, a regency, a word) counts only in a people or polity phrase, so it is written as
+    those phrases (the gazetteer's head words), kind ``people_phrase`` / ``polity_phrase``.
     """
     kb = load_knowledge_base(src.provinces)
     national = _rel(src.national)
@@ -174,10 +201,16 @@ def leak_table(src: Sources) -> str:
     for p in kb:
         here = _rel(_yaml_file(kb, p))
         rows += [(p.name, a, "alias", "und", f"{here} (aliases)", "") for a in p.aliases]
-        rows.append((p.name, p.capital, "capital", "und", f"{here} (capital)", ""))
-        rows += [(p.name, c, "city", "und", f"{here} (cities)", "") for c in p.cities]
-        rows += [(p.name, c, "city", "und", f"{here} (city_aliases)", "") for c in p.city_aliases]
-        rows += [(p.name, r, "regency", "und", f"{here} (regencies)", "") for r in p.regencies]
+        for kind, key, names in (
+            ("capital", "capital", (p.capital,)), ("city", "cities", p.cities),
+            ("city", "city_aliases", p.city_aliases), ("regency", "regencies", p.regencies),
+        ):  # fmt: skip
+            for name in names:
+                if name.casefold() in CUE_REQUIRED_NAMES:  # Padang, Malang, Banjar, Karo, …
+                    rows += [(p.name, t, "place_phrase", "und", f"{here} ({key})", "")
+                             for t in _place_phrases(name)]  # fmt: skip
+                else:
+                    rows.append((p.name, name, kind, "und", f"{here} ({key})", ""))
     for people in load_peoples(src.provinces.parent / "peoples.yaml"):
         terms = [(f, "people") for f in people.forms] + [
             (t, "people_phrase")
@@ -203,9 +236,9 @@ def leak_table(src: Sources) -> str:
     seen: set[tuple[str, str]] = set()
     kept = []
     for row in rows:  # a term twice for one province keeps its first (highest-ranked) kind
-        key = (row[0], row[1].casefold())
-        if key not in seen:
-            seen.add(key)
+        held = (row[0], row[1].casefold())
+        if held not in seen:
+            seen.add(held)
             kept.append(row)
     return _csv(("province", "term", "kind", "lang", "source", "source_version"), kept)
 

@@ -24,6 +24,7 @@ from cultureqa.io import SourceError
 from cultureqa.knowledge.provinces import CANONICAL_PROVINCES
 from cultureqa.regions.clues import ClueBook, Clues
 from cultureqa.regions.config import RegionSet
+from cultureqa.regions.scrub import leaks
 from cultureqa.regions.tables import Knowledge, load_knowledge
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -133,3 +134,21 @@ def test_a_planted_fact_about_no_province_names_file_row_and_column(raw, tmp_pat
     rs = RegionSet.from_params(raw, tmp_path)
     with pytest.raises(SourceError, match=r"facts\.csv, row 8, column 'province': 'Atlantis'"):
         load_knowledge(rs, tmp_path, "en")
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("A wedding feast in Padang lasts three days.", ["in Padang (place_phrase)"]),
+        ("Nasi Padang is served on many small plates.", ["Nasi Padang (place_phrase)"]),
+        ("Kerbau merumput di padang rumput yang luas.", []),  # the word "padang", a field
+        ("The buffalo graze on a wide padang near the river.", []),
+    ],
+)
+def test_a_place_name_that_is_also_a_word_leaks_only_as_the_place(raw, text, found) -> None:
+    """Padang (West Sumatra's capital, also "field") is a leak term only in its place phrases."""
+    rs = RegionSet.from_params(raw, ROOT)
+    kb = load_knowledge(rs, ROOT, "en")
+    region = kb.regions["West Sumatra"]
+    assert "Padang" not in {t.text for t in region.terms}
+    assert leaks([text], region, language="id" if text.startswith("Kerbau") else "en") == found

@@ -197,6 +197,7 @@ def _gaps(
         gap = min(
             relative_gap(value, float(table[cond[side]].value))
             for side in ("low_region", "high_region")
+            if cond.get(side) is not None
         )
         if gap < margins[cond["indicator"]]:
             out.append(

@@ -13,12 +13,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-GENERATED_TYPES = ("comparison", "intersection", "geographical", "entity", "temporal")
+GENERATED_TYPES = (
+    "comparison", "intersection", "geographical", "entity", "temporal", "commonsense",
+)  # fmt: skip
 """Clue types the engine proves from tables; the others need a generator (not offline).
 
-Comparison and intersection come from indicators; geographical, entity and temporal from
-categories and named facts whose ``clue_type`` is that type (at least one must exist)."""
-NAMED_TYPES = ("geographical", "entity", "temporal")
+Comparison and intersection come from indicators; geographical, entity, temporal and
+commonsense from categories and named facts whose ``clue_type`` is that type (at least one must
+exist: a commonsense clue needs a set whose facts table holds practices, such as the dishes one
+is served and the ceremonies one witnesses in a province)."""
+NAMED_TYPES = ("geographical", "entity", "temporal", "commonsense")
 READERS = ("long", "wide_years", "excel", "membership", "facts")
 FORMATS = ("case", "statement")
 """Item formats (docs/twohop-engine.md §1): ``case`` (a scenario, its question and six typed
@@ -80,6 +84,16 @@ def _scrub_limit(raw: Mapping[str, Any] | None, where: str) -> tuple[tuple[str, 
     return tuple(str(k) for k in _need(raw, "kinds", where)), int(_need(raw, "max_terms", where))
 
 
+def _universe(raw: Any, where: str) -> tuple[str, tuple[str, ...]] | None:
+    """``universe: {column, values}`` (optional; other keys of ``universe`` are ignored)."""
+    if not isinstance(raw, Mapping) or "column" not in raw:
+        return None
+    values = tuple(str(v) for v in _need(raw, "values", where))
+    if not values:
+        raise RegionSetError(f"region set {where}: 'values' is empty")
+    return str(raw["column"]), values
+
+
 def _leak_table(regions: Mapping[str, Any], root: Path, where: str) -> dict[str, Any]:
     """``regions.leak_table: {file, id_column}`` (optional) as RegionColumns fields."""
     raw = regions.get("leak_table")
@@ -104,8 +118,10 @@ def _source(raw: dict[str, Any], benchmarks: Mapping[str, Any] | None, name: str
     if fmt not in FORMATS:
         raise RegionSetError(f"{where}.format: '{fmt}' is not one of {FORMATS}")
     out = {**raw, "format": fmt}
-    if bench and not isinstance(raw.get("config"), Mapping):
-        if benchmarks is None or str(bench) not in benchmarks:
+    if bench and not isinstance(raw.get("config"), Mapping) and benchmarks is not None:
+        # without the benchmarks params (reading the tables alone) the source stays unresolved;
+        # reading it then fails with one line (source.load_source)
+        if str(bench) not in benchmarks:
             raise RegionSetError(f"{where}.benchmark: no benchmark '{bench}' in benchmarks")
         out["config"] = dict(benchmarks[str(bench)])
     return out
@@ -230,6 +246,10 @@ class RegionSet:
     """``scrub_limit: {kinds, max_terms}``: an item whose text lost more than ``max_terms`` terms
     of these kinds (the region's own practices, peoples…) is removed: what is left no longer
     reads as the scenario the source wrote ("colleagues called a local custom")."""
+    universe: tuple[str, tuple[str, ...]] | None = None
+    """``universe: {column, values}``: the regions a clue must single out one of are the rows of
+    the regions table whose ``column`` holds one of ``values`` (a set may name regions created
+    after the map its figures and claims use); all regions when absent."""
     clue_may_name: tuple[str, ...] = ()
     """Leak-term kinds a clue may state (a language, a currency): the facts the first hop is
     resolved from. The scenario, question and options may name none of them."""
@@ -341,6 +361,7 @@ class RegionSet:
             clue_may_name=tuple(str(k) for k in raw.get("clue_may_name") or ()),
             scrub_limit=_scrub_limit(raw.get("scrub_limit"), f"{name}.scrub_limit"),
             coverage={str(k): float(v) for k, v in dict(raw.get("coverage") or {}).items()},
+            universe=_universe(raw.get("universe"), f"{name}.universe"),
         )
         for group in out.groups:
             out.category(group)  # every scope category must exist

@@ -199,3 +199,19 @@ def test_the_statement_dataset_passes_the_idmocqa_contract_expectations(tmp_path
     assert report.success and not report.crashes, report.message()
     broken = data.assign(answer="A")  # every gold at A: the uniform-positions expectation fails
     assert not run_suite(path, broken, root=tmp_path).success
+
+
+def test_an_option_the_clue_names_is_refused_by_the_rule_judge(tmp_path: Path) -> None:
+    """A clue naming a short option gives the answer away (copy_ngram alone misses one word)."""
+    from cultureqa.regions.checks import SetRules, problems
+
+    result = build(tmp_path)
+    item = result.dataset[result.dataset["language"] == "en"].iloc[0].to_dict()
+    rules, config = SetRules(item_format="statement"), CheckConfig()
+    before = problems(item, result.kb, frozenset(), config, rules)
+    assert "option copied into the question" not in {reason for reason, _ in before}
+    word = str(item["clue"]).split()[-1].strip(".,")
+    planted = {**item, "options": [word, *list(item["options"])[1:]]}
+    assert ("option copied into the question", "A") in problems(
+        planted, result.kb, frozenset(), config, rules
+    )

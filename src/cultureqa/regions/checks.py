@@ -17,7 +17,8 @@ What rules can decide, each a removal with its reason:
 * structure: the clue opens the background exactly once, the question is a question of at least
   ``min_question_words`` words (a ``statement`` item's frame asks it before quoting the stem),
   distinct non-empty options;
-* option copying: the question shares ``copy_ngram`` consecutive words with an option.
+* option copying: the clue or the question shares ``copy_ngram`` consecutive words with an
+  option, or holds a shorter option whole.
 """
 
 from __future__ import annotations
@@ -91,6 +92,24 @@ def _merged(texts: list[str], replaced: Any) -> list[str]:
 def _ngrams(text: str, n: int) -> set[tuple[str, ...]]:
     words = [w.lower() for w in _WORD.findall(text)]
     return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
+
+
+def _copied(text: str, option: str, n: int) -> bool:
+    """Whether ``text`` shares ``n`` consecutive words with the option or holds a shorter one whole.
+
+    A clue naming a short answer gives it away ("… you witness Baayun Maulid": baayun maulid). A
+    short option is matched as whole tokens, hyphenated words kept whole ("alang" is not in
+    "alang-alang", the grass).
+    """
+    if len(_WORD.findall(option)) >= n:
+        return bool(_ngrams(text, n) & _ngrams(option, n))
+    whole = [w.lower() for w in _TOKEN.findall(option)]
+    tokens = [w.lower() for w in _TOKEN.findall(text)]
+    k = len(whole)
+    return k > 0 and any(tokens[i : i + k] == whole for i in range(len(tokens) - k + 1))
+
+
+_TOKEN = re.compile(r"\w+(?:[-'’]\w+)*")
 
 
 @dataclass(frozen=True)
@@ -172,9 +191,10 @@ def problems(
         out.append(("structure: not a question of enough words", question[:80]))
     if len({o.strip().casefold() for o in options if o.strip()}) != len(options):
         out.append(("structure: empty or repeated option", ""))
-    grams = _ngrams(question, config.copy_ngram)
     if copied := [
-        c for c, o in zip(labels, options, strict=True) if grams & _ngrams(o, config.copy_ngram)
+        c
+        for c, o in zip(labels, options, strict=True)
+        if _copied(f"{clue} {question}", o, config.copy_ngram)
     ]:
         out.append(("option copied into the question", ", ".join(copied)))
     return out

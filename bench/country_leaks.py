@@ -4,7 +4,8 @@ Written outside the two-hop engine on purpose: it reads only a built dataset and
 knowledge table ``data/knowledge/countries/leak_terms.csv`` (no engine code, no scrub list), so
 it can hold the engine to the country set's bar (a country-pointing term in at most 5 % of items).
 
-    .venv/bin/python bench/country_leaks.py data/build/twohop/dataset.parquet [--max-share 0.05]
+    .venv/bin/python bench/country_leaks.py data/build/twohop/un_members/dataset.parquet \
+        [--max-share 0.05]
 
 The item's own clue (its ``clue`` column, which points at the country by design) is taken out of
 the text, and other countries' several-word English names are masked (``El Salvador`` holds no

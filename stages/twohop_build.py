@@ -1,11 +1,16 @@
 """DVC stage: twohop build — two-hop items of a region set from its tables and source questions.
 
-Reads ``twohop`` and ``region_sets.<twohop.region_set>``; writes the dataset, every removal with
-its reason, the refused candidate clues, the card, and ``metrics/twohop/build.json``.
+``python stages/twohop_build.py --set <name>`` (DVC: ``twohop_build@<name>``, one stage per set of
+``twohop.sets``) reads ``twohop``, ``region_sets.<name>`` and the generator and judge it names;
+writes the dataset, every removal with its reason, the refused candidate clues, the judgements
+(rule judge, and the panel when configured) and the card under ``data/build/twohop/<name>/``, and
+``metrics/twohop/<name>/build.json``. With the LLM generator or the panel the build runs under the
+spend guard (budget, API counters).
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -14,23 +19,32 @@ import _environment  # noqa: F401  (before pandas, cultureqa: one line outside t
 from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import write_json, write_parquet, write_text
 from cultureqa.regions.checks import CheckConfig
-from cultureqa.regions.config import RegionSet
+from cultureqa.regions.config import RegionSet, set_dirs
+from cultureqa.regions.models import ModelSteps
 from cultureqa.regions.pipeline import card_markdown, run_build
+from cultureqa.spend import budget_from, build_guard, team_from
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--set", required=True, help="a key of region_sets (twohop.sets)")
+    args = parser.parse_args()
     setup_stage()
     root = Path.cwd()
     params = load_params(root / "params.yaml")
     cfg = select(params, "twohop")
-    region_set = RegionSet.selected(params, root)
-    result = run_build(region_set, root, int(cfg["seed"]), CheckConfig(**cfg["checks"]))
-    out = root / cfg["paths"]["build"]
+    region_set = RegionSet.selected(params, root, args.set)
+    models = ModelSteps.from_params(params, root)
+    build, metrics = set_dirs(cfg, args.set)
+    out = root / build
+    with build_guard(out, budget_from(params), team_from(params)):
+        result = run_build(region_set, root, int(cfg["seed"]), CheckConfig(**cfg["checks"]), models)
     write_parquet(out / "dataset.parquet", result.dataset)
     write_parquet(out / "removed.parquet", result.removed)
     write_parquet(out / "refused.parquet", result.refused)
+    write_parquet(out / "judgements.parquet", result.judgements)
     write_text(out / "card.md", card_markdown(result.metrics))
-    write_json(root / cfg["paths"]["metrics"] / "build.json", result.metrics)
+    write_json(root / metrics / "build.json", result.metrics)
     kept = ", ".join(f"{k} {v['kept']}" for k, v in result.metrics["by_clue_type"].items())
     print(f"twohop build ({region_set.name}): {result.metrics['items']} items ({kept})")
     return 0

@@ -174,8 +174,8 @@ def test_dvc_exp_run_without_the_api_key_stops_before_changing_the_workspace(
     done = _run(repo, "dvc", "exp", "run", "-S", "model=gpt_5_mini", unset=("OPENAI_API_KEY",))
     assert done.returncode != 0
     assert (done.stdout + done.stderr).strip() == (
-        "ERROR: model 'gpt-5-mini' (openai/gpt-5-mini): OPENAI_API_KEY is not set; export it (or "
-        "name the variable in options.api_key_env); nothing ran, the workspace is unchanged"
+        "ERROR: model 'gpt-5-mini': options.wire_key_env names OPENAI_API_KEY, which is not set; "
+        "export OPENAI_API_KEY; nothing ran, the workspace is unchanged"
     )
     assert _run(repo, "git", "status", "--porcelain").stdout == ""
     assert not (repo / "model.txt").exists()  # no stage ran

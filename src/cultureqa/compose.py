@@ -110,14 +110,12 @@ def check_model_key(params: Any) -> None:
     node = _at_path(params, "model")
     if node is None or str(node.get("backend")) != "litellm":
         return
-    from cultureqa.llm.chat_client import ChatClient
-    from cultureqa.llm.registry import ModelConfigError, build_model
+    from cultureqa.llm.door import check_credentials
+    from cultureqa.llm.registry import ModelConfigError
 
     config = OmegaConf.to_container(node, resolve=True) if OmegaConf.is_config(node) else node
     try:
-        client = build_model(dict(config)).client  # type: ignore[arg-type]
-        if isinstance(client, ChatClient):
-            client.check_credentials()
+        check_credentials(dict(config))  # type: ignore[arg-type]
     except ModelConfigError as exc:
         raise OverrideError(f"{first_line(exc)}; nothing ran, the workspace is unchanged") from exc
 

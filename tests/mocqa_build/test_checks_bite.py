@@ -22,10 +22,10 @@ import pytest
 
 from cultureqa.mocqa_build import runners
 from cultureqa.mocqa_build.judge import JudgeConfig
-from cultureqa.mocqa_build.judging import CRITERIA
 from cultureqa.mocqa_build.pipeline import MocqaSettings, write_stage
 from cultureqa.mocqa_build.stage import StageResult
 from cultureqa.mocqa_shared.schema import as_options, dumps_evidence
+from cultureqa.regions.judging import CRITERIA
 
 ROOT = Path(__file__).resolve().parents[2]
 GOWA = {

@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 
 from cultureqa.mocqa_build import runners
-from cultureqa.mocqa_build.judging import CRITERIA
 from cultureqa.mocqa_build.pipeline import MocqaSettings, write_stage
-from cultureqa.testing import FakeOpenAIServer
+from cultureqa.testing import FakeOpenAIServer, model_config
+from tests.regions.fakes import start_servers
 
 PROVINCES = ("Aceh", "West Java")
 ENTITY = {
@@ -34,10 +34,10 @@ COMPARISON = {
 }
 S1 = {"West Java": "West Java; Central Java"}  # only two: breaks the S1 >= 3 rule
 JUDGES: dict[tuple[str, str, str], dict[str, str | None]] = {
-    ("Aceh", "entity", "en"): {"judge_c": "Significant"},
-    ("Aceh", "geographical", "id"): {"judge_b": None, "judge_c": "Moderate"},
-    ("West Java", "temporal", "en"): {"judge_b": None},
-    ("West Java", "geographical", "en"): {"judge_a": None, "judge_b": None},
+    ("Aceh", "entity", "English"): {"judge_c": "Significant"},
+    ("Aceh", "geographical", "Indonesian"): {"judge_b": None, "judge_c": "Moderate"},
+    ("West Java", "temporal", "English"): {"judge_b": None},
+    ("West Java", "geographical", "English"): {"judge_a": None, "judge_b": None},
 }
 DEFAULT_VOTES = {"judge_a": "OK", "judge_b": "Minor", "judge_c": "OK"}
 
@@ -110,36 +110,8 @@ def generator_responder(messages: list[dict[str, Any]]) -> str:
     return _generate(user, revised=len(messages) > 2)
 
 
-def judge_responder(name: str):  # type: ignore[no-untyped-def]
-    def respond(messages: list[dict[str, Any]]) -> str:
-        user = messages[-1]["content"]
-        lang = "en" if _field(user, "Language") == "English" else "id"
-        key = (_field(user, "Intended province (hop 1 answer)"), _field(user, "Clue type"), lang)
-        category = JUDGES.get(key, {}).get(name, DEFAULT_VOTES[name])
-        if category is None:
-            return "I would rate this item highly, but I cannot produce JSON today."
-        return json.dumps(
-            {"scores": dict.fromkeys(CRITERIA, 2), "category": category, "rationale": "ok"}
-        )
-
-    return respond
-
-
 def _model(name: str, server: FakeOpenAIServer, temperature: float) -> dict[str, Any]:
-    return {
-        "id": name,
-        "backend": "litellm",
-        "batch_size": 1,
-        "concurrency": 4,
-        "decoding": {"temperature": temperature, "max_tokens": 512, "seed": None},
-        "options": {
-            "litellm_model": f"openai/{name}",
-            "api_base": server.api_base,
-            "api_key_env": "CULTUREQA_TEST_KEY",
-            "drop_params": True,
-        },
-        "retry": {"attempts": 2, "initial_wait_s": 0.01, "max_wait_s": 0.05, "timeout_s": 10.0},
-    }
+    return model_config(name, server, temperature)
 
 
 def _sample(tmp: Path, root: Path) -> Path:
@@ -175,10 +147,9 @@ def llm_build(tmp_path_factory: pytest.TempPathFactory, mocqa_helpers):  # type:
     mp = pytest.MonkeyPatch()
     mp.setenv("CULTUREQA_STATE_DIR", str(tmp / "state"))
     mp.setenv("CULTUREQA_TEST_KEY", "sk-test")
-    servers = {
-        "gen": FakeOpenAIServer(generator_responder).start(),
-        **{j: FakeOpenAIServer(judge_responder(j)).start() for j in DEFAULT_VOTES},
-    }
+    servers = start_servers(
+        generator_responder, "Intended province (hop 1 answer)", JUDGES, DEFAULT_VOTES
+    )
     params = compose(tmp, ["generator=llm", "judge=panel"])
     params["benchmarks"]["indoculture"]["source"]["path"] = str(_sample(tmp, mocqa_helpers["root"]))
     params["generator"]["model"] = _model("fake-gen", servers["gen"], 1.0)
@@ -334,11 +305,12 @@ def test_an_empty_generator_reply_is_named_empty_not_a_failed_call(
     from cultureqa.evaluation.parsing import EMPTY_ERROR
     from cultureqa.llm.base import GenerateRequest, GenerateResponse, Message
     from cultureqa.mocqa_build.llm import generator as llm_generator
+    from cultureqa.regions.llm import ask as ask_module
 
     def run_models(jobs: dict[str, Any], store_path: object) -> dict[str, list[GenerateResponse]]:
         return {"generator": [GenerateResponse(""), GenerateResponse(None, "error", "Timeout")]}
 
-    monkeypatch.setattr(llm_generator, "run_models", run_models)
+    monkeypatch.setattr(ask_module, "run_models", run_models)
     request = GenerateRequest((Message("user", "write a clue"),))
     jobs = [
         llm_generator._Job(pd.Series({"province": "Aceh"}), "entity", ("en",), request)

@@ -10,7 +10,6 @@ from cultureqa.mocqa_build.pipeline import MocqaSettings
 ROOT = Path(__file__).resolve().parents[2]
 FROM_SET = {
     "languages": "languages", "clue_types": "clue_types", "min_gap_share": "min_gap_share",
-    "templates": "templates",
 }  # fmt: skip
 
 
@@ -21,7 +20,8 @@ def test_the_mocqa_build_reads_its_settings_from_the_indonesia_region_set() -> N
         assert mocqa[key] == indonesia[set_key], key
     assert mocqa["knowledge_dir"] == indonesia["regions"]["knowledge_dir"]
     assert mocqa["national_knowledge"] == indonesia["universe"]["file"]
-    assert mocqa["clue_facts"] == indonesia["categories"]["file"]
+    assert mocqa["clue_facts"] == indonesia["mocqa"]["clue_facts"]
+    assert mocqa["templates"] == indonesia["mocqa"]["templates"]
     assert mocqa["benchmark"] == indonesia["source"]["benchmark"]
 
 

@@ -146,7 +146,7 @@ def test_the_generic_code_names_no_region() -> None:
     members = pd.read_csv(ROOT / "data/knowledge/regions/un_members.csv", keep_default_na=False)
     words = set(members["name"]) | {"Indonesia", "Java", "Sumatra", "Bali", "Papua"}
     code = "\n".join(
-        s for p in (ROOT / "src/cultureqa/regions").glob("*.py") for s in _code_strings(p)
+        s for p in (ROOT / "src/cultureqa/regions").rglob("*.py") for s in _code_strings(p)
     )
     found = sorted(w for w in words if re.search(rf"\b{re.escape(w)}\b", code, re.I))
     assert found == []

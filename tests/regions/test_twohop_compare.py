@@ -13,7 +13,11 @@ PARAMS = {
     "model": {"id": "m1"},
     "prompt": {"style": "zero_shot"},
     "evaluate": {"benchmarks": []},
-    "twohop": {"hop": {"model": "model"}, "paths": {"build": "data/build/twohop"}},
+    "twohop": {
+        "hop": {"model": "model"},
+        "paths": {"build": "data/build/twohop"},
+        "region_set": "lands",
+    },
 }
 
 
@@ -21,7 +25,7 @@ def test_the_twohop_family_is_compared_on_its_clue_predictions(tmp_path: Path) -
     assert [c for c in cells(PARAMS, "baselines.random") if c.family == "twohop"] == []
     (cell,) = [c for c in cells(PARAMS, "model") if c.family == "twohop"]
     (path,) = cell.paths
-    assert path == "data/build/twohop/hop/clue/predictions.parquet"
+    assert path == "data/build/twohop/lands/hop/clue/predictions.parquet"
     assert cell.keys == ("case_id",) and cell.stage == "twohop_hop"
     target = tmp_path / path
     target.parent.mkdir(parents=True)

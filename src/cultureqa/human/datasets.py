@@ -90,9 +90,11 @@ def load_target(root: Path, name: str, stage: str = "expand") -> Target:
     if name == "twohop":
         twohop = select(params, "twohop")
         region_set = dict(select(params, "region_sets")[twohop["region_set"]])
-        path = root / twohop["paths"]["build"] / "dataset.parquet"
+        path = root / twohop["paths"]["build"] / twohop["region_set"] / "dataset.parquet"
         if not path.exists():
-            raise FileNotFoundError(f"{path} not found: run `dvc repro twohop_build` first")
+            raise FileNotFoundError(
+                f"{path} not found: run `dvc repro twohop_build@{twohop['region_set']}` first"
+            )
         items = two_hop_items(pd.read_parquet(path), str(path))
         regions = dict(region_set["regions"])
         table = pd.read_csv(root / regions["file"])

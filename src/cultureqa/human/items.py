@@ -12,8 +12,8 @@ from collections.abc import Sequence
 import pandas as pd
 
 from cultureqa.io import SourceError
-from cultureqa.mocqa_build.judging import CATEGORIES
 from cultureqa.mocqa_shared.schema import as_options
+from cultureqa.regions.judging import CATEGORIES
 
 LETTERS: tuple[str, ...] = tuple("ABCDEFGH")
 """Option letters as annotators see them (ID-MoCQA uses the first three)."""

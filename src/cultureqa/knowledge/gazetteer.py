@@ -130,13 +130,13 @@ CUE_REQUIRED_NAMES: frozenset[str] = frozenset({
 })  # fmt: skip
 """City/regency names that are also common words, ethnonyms or old kingdoms (folded)."""
 
-_EN_CUES = frozenset({
+EN_CUES = frozenset({
     "in", "at", "from", "near", "to", "into", "around", "across", "throughout", "within",
     "outside"
 })  # fmt: skip
-_EN_CUE_PAIRS = frozenset({"city of", "town of", "province of", "regency of", "capital of"})
-_EN_NEXT_CUES = frozenset({"city", "town", "regency", "province"})
-_ID_CUES = frozenset({
+EN_CUE_PAIRS = frozenset({"city of", "town of", "province of", "regency of", "capital of"})
+EN_NEXT_CUES = frozenset({"city", "town", "regency", "province"})
+ID_CUES = frozenset({
     "di", "dari", "ke", "menuju", "sekitar", "seluruh", "kota", "kabupaten", "kab", "provinsi",
     "prov", "daerah", "wilayah", "kawasan", "pulau", "asal"
 })  # fmt: skip
@@ -409,17 +409,17 @@ def _cue(before: list[str], after: str, language: Language) -> str | None:
     """The locative cue around a name: "in (the)", "province of", "di", "kota", or "'s"."""
     if language == "en":
         words = before[:-1] if before[-1:] == ["the"] else before
-        if len(words) >= 2 and " ".join(words[-2:]) in _EN_CUE_PAIRS:
+        if len(words) >= 2 and " ".join(words[-2:]) in EN_CUE_PAIRS:
             return " ".join(words[-2:])
-        if words and words[-1] in _EN_CUES:
+        if words and words[-1] in EN_CUES:
             return words[-1]
         if after[:2] in ("'s", "’s"):
             return "'s"
         following = _TOKEN.match(after.lstrip())
-        if following and after[:1].isspace() and following.group().lower() in _EN_NEXT_CUES:
+        if following and after[:1].isspace() and following.group().lower() in EN_NEXT_CUES:
             return following.group().lower()
         return None
-    return before[-1] if before and before[-1] in _ID_CUES else None
+    return before[-1] if before and before[-1] in ID_CUES else None
 
 
 @lru_cache(maxsize=1)

@@ -61,6 +61,19 @@ def open_client(
     )
 
 
+def check_credentials(model_cfg: Mapping[str, Any]) -> None:
+    """Raise :class:`MissingKey` now if the model's provider key is unset; nothing is sent.
+
+    Composing params asks this before DVC touches the workspace, so a sweep without its key
+    stops with one line instead of failing in its first stage.
+    """
+    from cultureqa.llm.chat_client import ChatClient
+
+    client = build_model(model_cfg).client
+    if isinstance(client, ChatClient):
+        client.check_credentials()
+
+
 @dataclass(frozen=True)
 class PromptGuard:
     """Refuses a prompt over ``limit`` tokens, counted by ``count`` (see :func:`prompt_guard`)."""

@@ -4,7 +4,8 @@ Gold positions are assigned, not drawn: over all pairs (sorted by id) a shuffled
 letter ⌊n/3⌋ or ⌈n/3⌉ times says where each pair's gold goes, so per language the letter counts
 differ by at most one and a chi-square test cannot reject uniformity. Both languages of a pair get
 the same permutation, so English and Indonesian items stay comparable option by option. The seed
-is recorded in the card.
+is recorded in the card. The position rule is shared with the two-hop engine
+(:mod:`cultureqa.mocqa_shared.positions`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pandas as pd
 
 from cultureqa.mocqa_build.stage import StageResult, stage_metrics
 from cultureqa.mocqa_build.textchecks import word_count
+from cultureqa.mocqa_shared.positions import balanced_positions, permutation
 from cultureqa.mocqa_shared.schema import (
     DATASET_COLUMNS,
     LETTERS,
@@ -25,20 +27,6 @@ from cultureqa.mocqa_shared.schema import (
     clue_source,
     require_columns,
 )
-
-
-def balanced_positions(n: int, k: int, rng: random.Random) -> list[int]:
-    """``n`` positions in ``range(k)``, each used ⌊n/k⌋ or ⌈n/k⌉ times, in random order."""
-    positions = [i % k for i in range(n)]
-    rng.shuffle(positions)
-    return positions
-
-
-def permutation(gold: int, target: int, k: int, rng: random.Random) -> list[int]:
-    """Original option indices in their new order, with ``gold`` moved to ``target``."""
-    others = [i for i in range(k) if i != gold]
-    rng.shuffle(others)
-    return [*others[:target], gold, *others[target:]]
 
 
 def finalize(frame: pd.DataFrame, seed: int) -> StageResult:

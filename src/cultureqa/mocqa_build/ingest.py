@@ -8,6 +8,8 @@ broken is dropped whole, with its reason counted, never kept with an empty Engli
 language whose columns the source does not have at all (the published Indonesian-only file) is
 left out and named; rebalance translates or drops those pairs. Only ``is_province_specific ==
 True`` rows can become two-hop questions: a general Indonesian practice has no province to identify.
+The flag's reading and the drop reasons are the two-hop engine's
+(:mod:`cultureqa.regions.benchmark`), whose benchmark reader serves every region set.
 """
 
 from __future__ import annotations
@@ -18,13 +20,12 @@ from typing import Any
 
 import pandas as pd
 
-from cultureqa.benchmarks.load import Drop, LoadedSource
+from cultureqa.benchmarks.load import LoadedSource
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.io import SourceError
 from cultureqa.mocqa_shared.schema import SOURCE_COLUMNS
 from cultureqa.records import McqItem
-
-_TRUE = {"true", "1", "yes"}
+from cultureqa.regions.benchmark import drop_reasons, is_specific
 
 
 @dataclass
@@ -33,10 +34,6 @@ class IngestResult:
 
     items: pd.DataFrame
     metrics: dict[str, Any] = field(default_factory=dict)
-
-
-def _is_specific(value: Any) -> bool:
-    return value is True or str(value).strip().lower() in _TRUE
 
 
 def ingest(spec: BenchmarkSpec, loaded: LoadedSource) -> IngestResult:
@@ -64,25 +61,11 @@ def ingest(spec: BenchmarkSpec, loaded: LoadedSource) -> IngestResult:
         for item, source in zip(loaded.items["id"], sources, strict=True)
     ]
     everything = pd.DataFrame(rows, columns=[*SOURCE_COLUMNS, "is_province_specific"])
-    specific = everything["is_province_specific"].map(_is_specific).astype(bool)
+    specific = everything["is_province_specific"].map(is_specific).astype(bool)
     kept = everything.loc[specific, list(SOURCE_COLUMNS)].sort_values("source_id")
-    drops = _drop_reasons(spec, loaded.counts.dropped)
+    drops = drop_reasons(spec, loaded.counts.dropped)
     metrics = _metrics(loaded, len(everything), kept, drops)
     return IngestResult(kept.reset_index(drop=True), metrics)
-
-
-def _drop_reasons(spec: BenchmarkSpec, dropped: list[Drop]) -> Counter[str]:
-    """Load drops by reason; one whose column is a language's own reads "no usable <lang> text"."""
-    own: dict[str, str] = {}
-    for lang, over in spec.languages.items():
-        for column in (over.question, *([over.options] if isinstance(over.options, str)
-                                        else over.options or [])):  # fmt: skip
-            if column:
-                own[column] = lang
-    return Counter(
-        f"no usable {own[d.column]} text ({d.reason})" if d.column in own else d.reason
-        for d in dropped
-    )
 
 
 def _metrics(

@@ -20,7 +20,6 @@ from cultureqa.knowledge.national_clues import ClueFactTable
 from cultureqa.knowledge.provinces import KnowledgeBase
 from cultureqa.mocqa_build import claims
 from cultureqa.mocqa_build.facts import name_owners
-from cultureqa.mocqa_build.judging import CRITERIA, Judgement, category_from_scores
 from cultureqa.mocqa_build.textchecks import (
     content_tokens,
     copied_option,
@@ -30,6 +29,7 @@ from cultureqa.mocqa_build.textchecks import (
     word_count,
 )
 from cultureqa.mocqa_shared.schema import LETTERS, N_OPTIONS, as_options
+from cultureqa.regions.judging import CRITERIA, Judgement, category_from_scores
 
 CRITICAL = ("province_clue_accuracy", "answer_discrimination", "answer_quality")
 UNDECIDED = {

@@ -19,7 +19,6 @@ from typing import Any
 import pandas as pd
 
 from cultureqa.knowledge.gazetteer import find_location_mentions, find_own_province_leaks
-from cultureqa.mocqa_build.llm.parse import parse_labelled
 from cultureqa.mocqa_build.stage import StageResult, stage_metrics
 from cultureqa.mocqa_build.textchecks import copied_option, has_anaphor, shortcut_terms, word_count
 from cultureqa.mocqa_shared.schema import (
@@ -30,6 +29,7 @@ from cultureqa.mocqa_shared.schema import (
     removed_rows,
     require_columns,
 )
+from cultureqa.regions.llm.parse import parse_labelled
 
 MAJOR = "[NEEDS MAJOR REVISION]"
 Repairer = Callable[[pd.DataFrame, Mapping[str, list[str]], int], pd.DataFrame]

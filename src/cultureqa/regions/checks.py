@@ -20,8 +20,10 @@ What rules can decide, each a removal with its reason:
 * grammar: a phrase replacement left after a determiner or a place modifier ("in central this
   country") that the scrub's slot repair could not fit;
 * structure: the clue opens the background exactly once, the question is a question of at least
-  ``min_question_words`` words, six distinct non-empty options;
-* option copying: the question shares ``copy_ngram`` consecutive words with an option;
+  ``min_question_words`` words (a ``statement`` item's frame asks it before quoting the stem),
+  distinct non-empty options;
+* option copying: the clue or the question shares ``copy_ngram`` consecutive words with an
+  option, or holds a shorter option whole;
 * excluded source: the set's ``source.exclude`` names the question, with its reason.
 """
 
@@ -44,6 +46,7 @@ from cultureqa.regions.source import TYPE_COLUMNS
 from cultureqa.regions.tables import Knowledge
 
 OPTION_COLUMNS = tuple(f"option_{letter}" for letter in "ABCDEF")
+LETTERS = tuple("ABCDEFGHIJ")
 GRAMMAR_REASON = "replacement does not read as grammar"
 MERGED_REASON = "two terms merged by one replacement"
 LANGUAGE_KIND = "language"
@@ -139,6 +142,24 @@ def _ngrams(text: str, n: int) -> set[tuple[str, ...]]:
     return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
 
 
+def _copied(text: str, option: str, n: int) -> bool:
+    """Whether ``text`` shares ``n`` consecutive words with the option or holds a shorter one whole.
+
+    A clue naming a short answer gives it away ("… you witness Baayun Maulid": baayun maulid). A
+    short option is matched as whole tokens, hyphenated words kept whole ("alang" is not in
+    "alang-alang", the grass).
+    """
+    if len(_WORD.findall(option)) >= n:
+        return bool(_ngrams(text, n) & _ngrams(option, n))
+    whole = [w.lower() for w in _TOKEN.findall(option)]
+    tokens = [w.lower() for w in _TOKEN.findall(text)]
+    k = len(whole)
+    return k > 0 and any(tokens[i : i + k] == whole for i in range(len(tokens) - k + 1))
+
+
+_TOKEN = re.compile(r"\w+(?:[-'’]\w+)*")
+
+
 @dataclass(frozen=True)
 class SetRules:
     """What the set declares that the rule judge decides again on every item."""
@@ -155,6 +176,8 @@ class SetRules:
     """Source id → why the set leaves its question out (``source.exclude``: a scenario whose
     point is the region's own word, which no replacement keeps); every item of it is removed
     with the reason and the stated why as its detail."""
+    item_format: str = "case"
+    """The set's item format (``case`` or ``statement``): where the question mark stands."""
 
 
 def exclusions(name: str, source: Mapping[str, Any], known: set[str]) -> dict[str, str]:
@@ -177,6 +200,22 @@ def exclusions(name: str, source: Mapping[str, Any], known: set[str]) -> dict[st
     return out
 
 
+def item_options(item: Mapping[str, Any]) -> tuple[list[str], tuple[str, ...]]:
+    """The options as the model reads them, and the label each is reported by."""
+    if "options" in item:  # built: a list in the source's order
+        options = [str(o) for o in item["options"]]
+        labels = TYPE_COLUMNS if len(options) == len(TYPE_COLUMNS) else LETTERS[: len(options)]
+        return options, tuple(labels)
+    columns = TYPE_COLUMNS if TYPE_COLUMNS[0] in item else OPTION_COLUMNS  # typed or finalized
+    return [str(item[c]) for c in columns], columns
+
+
+def asked(item: Mapping[str, Any]) -> str:
+    """The question without what opens the item (a statement item's question starts with it)."""
+    question, opening = str(item["question"]), str(item["narrative"])
+    return question[len(opening) :].strip() if question.startswith(opening) else question
+
+
 def problems(
     item: Mapping[str, Any],
     kb: Knowledge,
@@ -186,24 +225,24 @@ def problems(
 ) -> list[tuple[str, str]]:
     """Every (reason, detail) that removes this item; empty when it passes."""
     region = kb.regions[str(item["region"])]
-    columns = TYPE_COLUMNS if TYPE_COLUMNS[0] in item else OPTION_COLUMNS  # built or finalized
-    options = [str(item[c]) for c in columns]
+    options, labels = item_options(item)
     out: list[tuple[str, str]] = []
     if (why := rules.excluded.get(str(item.get("source_id")))) is not None:
         out.append((EXCLUDED_REASON, why))
     clue = str(item["clue"])
     body = str(item["narrative"]).replace(clue, "", 1)
     lang = str(item["language"])
-    found = leaks([body, str(item["question"]), *options], region, language=lang)
+    question = asked(item)
+    found = leaks([body, question, *options], region, language=lang)
     found += [t for t in leaks([clue], region, rules.clue_may_name, lang) if t not in found]
     if found:
         out.append(("own-region leak", "; ".join(found)))
-    if merged := _merged([body, str(item["question"]), *options], item.get("replaced")):
+    if merged := _merged([body, question, *options], item.get("replaced")):
         out.append((MERGED_REASON, "; ".join(merged)))
     if people := _people_sense([body, str(item["question"]), *options], item.get("replaced")):
         out.append((PEOPLE_SENSE_REASON, "; ".join(people)))
     if broken := ungrammatical(
-        [body, str(item["question"]), *options], rules.phrases.get(str(item["language"]), ())
+        [body, question, *options], rules.phrases.get(str(item["language"]), ())
     ):
         out.append((GRAMMAR_REASON, "; ".join(broken)))
     if rules.scrub_limit is not None and item.get("replaced"):
@@ -226,16 +265,16 @@ def problems(
     out += _gaps(evidence["conditions"], str(region.id), kb, complete, rules.margins)
     if str(item["narrative"]).count(str(item["clue"])) != 1:
         out.append(("structure: clue not exactly once in the background", ""))
-    question = str(item["question"]).strip()
-    if not question.endswith("?") or len(question.split()) < config.min_question_words:
+    question = question.strip()
+    mark = "?" in question if rules.item_format == "statement" else question.endswith("?")
+    if not mark or len(question.split()) < config.min_question_words:
         out.append(("structure: not a question of enough words", question[:80]))
     if len({o.strip().casefold() for o in options if o.strip()}) != len(options):
         out.append(("structure: empty or repeated option", ""))
-    grams = _ngrams(question, config.copy_ngram)
     if copied := [
         c
-        for c, o in zip(TYPE_COLUMNS, options, strict=True)
-        if grams & _ngrams(o, config.copy_ngram)
+        for c, o in zip(labels, options, strict=True)
+        if _copied(f"{clue} {question}", o, config.copy_ngram)
     ]:
         out.append(("option copied into the question", ", ".join(copied)))
     return out
@@ -258,6 +297,7 @@ def _gaps(
         gap = min(
             relative_gap(value, float(table[cond[side]].value))
             for side in ("low_region", "high_region")
+            if cond.get(side) is not None
         )
         if gap < margins[cond["indicator"]]:
             out.append(

@@ -6,12 +6,15 @@ indicator's margin of what decides it. Refused candidates are returned with thei
 card can say how many of each type were tried and why they failed.
 
 * comparison: in the target's group, its figure lies strictly between its two rank neighbours'
-  (named regions X and Y); both gaps at least the indicator's ``min_gap_share``.
+  (named regions X and Y); both gaps at least the indicator's ``min_gap_share``. The highest
+  (lowest) of a group of at least ``min_condition_holders`` is "higher (lower) than its
+  runner-up's", where the set words it (``comparison_above`` / ``comparison_below``).
 * intersection: the group and two or three indicator ranges from the declared thresholds; every
   condition is needed (dropping one admits another region) and the group with the first range
   admits at least ``min_condition_holders`` regions (the first step narrows, the second decides).
 * geographical: one to three facts of the categories declared geographical, each needed.
-* entity, temporal: one to three named facts, at least one of the type's own kinds, each needed.
+* entity, temporal, commonsense: one to three named facts, at least one of the type's own kinds,
+  each needed.
 * intersection of named facts: two or three facts of at least two different non-geographical
   named types (a currency and an independence year), places narrowing, each needed.
 
@@ -110,7 +113,9 @@ class Clues:
         if cond["kind"] == "category":
             cat = self.rs.category(cond["category"])
             value = (
-                self.running_name(cond["value"], language) if cat.value_is_region else cond["value"]
+                self.running_name(cond["value"], language)
+                if cat.value_is_region
+                else self.kb.label(cond["category"], cond["value"], language)
             )
             words = cat.phrase[language]
             if isinstance(words, Mapping):  # words per value: {"true": …, "false": …}
@@ -119,10 +124,20 @@ class Clues:
         ind = self.indicators[cond["indicator"]]
         words = {"indicator": ind.label[language], "year": ind.table.year}
         if cond["kind"] == "between":
-            below = self.running_name(cond["low_region"], language)
-            above = self.running_name(cond["high_region"], language)
-            return t["comparison_condition"].format(
-                **words, low=below, high=above, low_s=possessive(below), high_s=possessive(above)
+            low, high = cond.get("low_region"), cond.get("high_region")
+            key = {
+                (True, True): "comparison_condition",
+                (True, False): "comparison_above",
+                (False, True): "comparison_below",
+            }[(low is not None, high is not None)]
+            below = "" if low is None else self.running_name(low, language)
+            above = "" if high is None else self.running_name(high, language)
+            return t[key].format(
+                **words,
+                low=below,
+                high=above,
+                low_s=possessive(below) if below else "",
+                high_s=possessive(above) if above else "",
             )
         low, high = cond.get("low"), cond.get("high")
         key = (
@@ -178,6 +193,8 @@ class Clues:
         names = ["target"] + (["low_region", "high_region"] if cond["kind"] == "between" else [])
         for name in names:
             rid = target if name == "target" else cond[name]
+            if rid is None:  # the open side of the highest or lowest of a scope
+                continue
             cell = table[rid]
             out[name.replace("_region", "")] = {
                 "id": rid, "value": cell.value, "file": cell.file, "row": cell.row,
@@ -249,12 +266,21 @@ class Clues:
         ]
 
     def _scopes(self, target: str) -> list[list[Condition]]:
-        """Each group fact alone, then with one more fact of another category (a finer scope)."""
+        """Each group fact alone, then with one more fact of another category (a finer scope).
+
+        A group every region of the universe is in (the whole country) narrows nothing: it is a
+        scope alone, never joined to another fact ("in X and bordering Y" says no more than
+        "bordering Y").
+        """
         groups = self._facts(target, self.rs.groups)
         others = self._facts(
             target, [c.table.id for c in self.rs.categories if c.table.id not in self.rs.groups]
         )
-        return [[g] for g in groups] + [[g, o] for g in groups for o in others]
+        everyone = len(self.kb.universe)
+        narrowing = [
+            g for g in groups if len(decide([g], self.kb, self.complete).holders) < everyone
+        ]
+        return [[g] for g in groups] + [[g, o] for g in narrowing for o in others]
 
     def _comparisons(self, target: str) -> Iterator[Clue]:
         scopes = self._scopes(target)
@@ -270,14 +296,16 @@ class Clues:
                     (m for m in members if m in table), key=lambda m: float(table[m].value)
                 )
                 k = ordered.index(target)
-                if k == 0 or k == len(ordered) - 1:
+                low = ordered[k - 1] if k > 0 else None
+                high = ordered[k + 1] if k < len(ordered) - 1 else None
+                if (low is None or high is None) and not self._extreme(len(ordered), low, high):
                     self._refuse("comparison", target, "target at the end of its scope", ind_id)
                     continue
-                low, high = ordered[k - 1], ordered[k + 1]
                 value = float(table[target].value)
                 gap = min(
-                    relative_gap(value, float(table[low].value)),
-                    relative_gap(value, float(table[high].value)),
+                    relative_gap(value, float(table[side].value))
+                    for side in (low, high)
+                    if side is not None
                 )
                 if gap < self.margins[ind_id]:
                     self._refuse("comparison", target, GAP_REASON, ind_id)
@@ -297,6 +325,20 @@ class Clues:
                     yield clue
                 else:
                     self._refuse("comparison", target, "not unique", ind_id)
+
+    def _extreme(self, scope_size: int, low: str | None, high: str | None) -> bool:
+        """Whether the highest (lowest) of a scope may be a clue: "higher than R's".
+
+        Only where every language of the set words it (``comparison_above`` /
+        ``comparison_below`` templates) and the scope holds at least ``min_condition_holders``
+        regions (the highest of two is a coin toss).
+        """
+        key = "comparison_above" if high is None else "comparison_below"
+        return (
+            scope_size >= self.rs.min_condition_holders
+            and (low is not None or high is not None)
+            and all(key in self.rs.templates[lang] for lang in self.rs.languages)
+        )
 
     def _ranges(self, ind_id: str, value: float) -> list[Condition]:
         """Ranges from the declared thresholds that contain ``value``: open ends first."""

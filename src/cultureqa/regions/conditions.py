@@ -6,7 +6,8 @@ stored with an item can be re-evaluated later (rule judge, tests) without the co
 * ``{"kind": "category", "category": c, "value": v}``: the region has value ``v`` in ``c``;
 * ``{"kind": "range", "indicator": i, "low": a, "high": b}``: ``a < value < b`` (either open);
 * ``{"kind": "between", "indicator": i, "low_region": x, "high_region": y}``: the region's value
-  lies strictly between region ``x``'s and region ``y``'s.
+  lies strictly between region ``x``'s and region ``y``'s; one side may be None (above ``x``'s:
+  the highest of a scope whose runner-up is ``x``).
 
 A region without a figure is *unknown* for a numeric condition, never false: a clue is unique only
 if exactly the target holds and every undecided region is named in its evidence and excluded by
@@ -15,6 +16,7 @@ its words. A category is a publisher's classification: a region it did not class
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,12 +45,16 @@ def holds(cond: Condition, rid: str, kb: Knowledge, complete: frozenset[str]) ->
     if kind == "range":
         low, high = cond.get("low"), cond.get("high")
         return (low is None or value > low) and (high is None or value < high)
-    if kind == "between":
+    if kind == "between":  # an open side (None): above the low region or below the high one
         table = kb.indicators[cond["indicator"]]
-        low, high = table.get(cond["low_region"]), table.get(cond["high_region"])
-        if low is None or high is None:
-            return None
-        return float(low.value) < value < float(high.value)
+        bounds = {}
+        for side in ("low_region", "high_region"):
+            if cond.get(side) is not None:
+                cell_ = table.get(cond[side])
+                if cell_ is None:
+                    return None
+                bounds[side] = float(cell_.value)
+        return bounds.get("low_region", -math.inf) < value < bounds.get("high_region", math.inf)
     raise ValueError(f"unknown condition kind '{kind}'")
 
 

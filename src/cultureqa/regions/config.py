@@ -13,13 +13,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-GENERATED_TYPES = ("comparison", "intersection", "geographical", "entity", "temporal")
+GENERATED_TYPES = (
+    "comparison", "intersection", "geographical", "entity", "temporal", "commonsense",
+)  # fmt: skip
 """Clue types the engine proves from tables; the others need a generator (not offline).
 
-Comparison and intersection come from indicators; geographical, entity and temporal from
-categories and named facts whose ``clue_type`` is that type (at least one must exist)."""
-NAMED_TYPES = ("geographical", "entity", "temporal")
+Comparison and intersection come from indicators; geographical, entity, temporal and
+commonsense from categories and named facts whose ``clue_type`` is that type (at least one must
+exist: a commonsense clue needs a set whose facts table holds practices, such as the dishes one
+is served and the ceremonies one witnesses in a province)."""
+NAMED_TYPES = ("geographical", "entity", "temporal", "commonsense")
 READERS = ("long", "wide_years", "excel", "membership", "facts")
+FORMATS = ("case", "statement")
+"""Item formats (docs/twohop-engine.md §1): ``case`` (a scenario, its question and six typed
+options, the clue sentence opening the scenario) or ``statement`` (a sentence stem completed by
+one of N options, the clue sentence and the set's frame opening the question)."""
 MULTI_READERS = ("membership", "facts")
 """Readers whose regions may hold several values (a country's several languages)."""
 
@@ -76,6 +84,16 @@ def _scrub_limit(raw: Mapping[str, Any] | None, where: str) -> tuple[tuple[str, 
     return tuple(str(k) for k in _need(raw, "kinds", where)), int(_need(raw, "max_terms", where))
 
 
+def _universe(raw: Any, where: str) -> tuple[str, tuple[str, ...]] | None:
+    """``universe: {column, values}`` (optional; other keys of ``universe`` are ignored)."""
+    if not isinstance(raw, Mapping) or "column" not in raw:
+        return None
+    values = tuple(str(v) for v in _need(raw, "values", where))
+    if not values:
+        raise RegionSetError(f"region set {where}: 'values' is empty")
+    return str(raw["column"]), values
+
+
 def _leak_table(regions: Mapping[str, Any], root: Path, where: str) -> dict[str, Any]:
     """``regions.leak_table: {file, id_column}`` (optional) as RegionColumns fields."""
     raw = regions.get("leak_table")
@@ -86,6 +104,27 @@ def _leak_table(regions: Mapping[str, Any], root: Path, where: str) -> dict[str,
         "leak_id_column": str(raw.get("id_column") or "iso3"),
         "frame_terms": tuple(str(t) for t in raw.get("frame_terms") or ()),
     }
+
+
+_FORMAT_KEYS: dict[str, tuple[str, ...]] = {"case": (), "statement": ("statement",)}
+"""Template keys each item format needs besides the clue types, ``frame`` and ``oracle``."""
+
+
+def _source(raw: dict[str, Any], benchmarks: Mapping[str, Any] | None, name: str) -> dict[str, Any]:
+    """``source`` with its format decided and a named benchmark's config resolved (``config``)."""
+    where = f"region set {name}.source"
+    bench = raw.get("benchmark")
+    fmt = str(raw.get("format") or ("statement" if bench else "case"))
+    if fmt not in FORMATS:
+        raise RegionSetError(f"{where}.format: '{fmt}' is not one of {FORMATS}")
+    out = {**raw, "format": fmt}
+    if bench and not isinstance(raw.get("config"), Mapping) and benchmarks is not None:
+        # without the benchmarks params (reading the tables alone) the source stays unresolved;
+        # reading it then fails with one line (source.load_source)
+        if str(bench) not in benchmarks:
+            raise RegionSetError(f"{where}.benchmark: no benchmark '{bench}' in benchmarks")
+        out["config"] = dict(benchmarks[str(bench)])
+    return out
 
 
 @dataclass(frozen=True)
@@ -207,9 +246,16 @@ class RegionSet:
     """``scrub_limit: {kinds, max_terms}``: an item whose text lost more than ``max_terms`` terms
     of these kinds (the region's own practices, peoples…) is removed: what is left no longer
     reads as the scenario the source wrote ("colleagues called a local custom")."""
+    universe: tuple[str, tuple[str, ...]] | None = None
+    """``universe: {column, values}``: the regions a clue must single out one of are the rows of
+    the regions table whose ``column`` holds one of ``values`` (a set may name regions created
+    after the map its figures and claims use); all regions when absent."""
     clue_may_name: tuple[str, ...] = ()
     """Leak-term kinds a clue may state (a language, a currency): the facts the first hop is
     resolved from. The scenario, question and options may name none of them."""
+    item_format: str = "case"
+    """One of :data:`FORMATS`: ``source.format``; a benchmark source is ``statement`` unless it
+    says otherwise."""
 
     def category(self, cid: str) -> Category:
         """The category named ``cid`` (every group is one)."""
@@ -219,17 +265,25 @@ class RegionSet:
         raise RegionSetError(f"region set {self.name}: no category '{cid}'")
 
     @classmethod
-    def selected(cls, params: Mapping[str, Any], root: Path) -> RegionSet:
-        """The set ``twohop.region_set`` names, from the composed params (every twohop stage)."""
-        name = str(params["twohop"]["region_set"])
+    def selected(cls, params: Mapping[str, Any], root: Path, name: str | None = None) -> RegionSet:
+        """The set ``name`` (default ``twohop.region_set``) from the composed params."""
+        name = str(params["twohop"]["region_set"] if name is None else name)
         sets = params.get("region_sets") or {}
         if name not in sets:
             raise RegionSetError(f"twohop.region_set: no region set '{name}' in region_sets")
-        return cls.from_params(sets[name], root)
+        return cls.from_params(sets[name], root, params.get("benchmarks"))
 
     @classmethod
-    def from_params(cls, raw: Mapping[str, Any], root: Path) -> RegionSet:
-        """Parse ``region_sets.<name>``; unprovable clue types must be declared not generated."""
+    def from_params(
+        cls,
+        raw: Mapping[str, Any],
+        root: Path,
+        benchmarks: Mapping[str, Any] | None = None,
+    ) -> RegionSet:
+        """Parse ``region_sets.<name>``; unprovable clue types must be declared not generated.
+
+        ``benchmarks`` (the composed ``benchmarks`` params) resolves ``source.benchmark``.
+        """
         name = str(_need(raw, "name", "?"))
         languages = tuple(str(x) for x in _need(raw, "languages", name))
         regions = dict(_need(raw, "regions", name))
@@ -282,8 +336,9 @@ class RegionSet:
                 "declare them under not_generated with the reason"
             )
         templates = {str(k): dict(v) for k, v in dict(_need(raw, "templates", name)).items()}
+        source = _source(dict(_need(raw, "source", name)), benchmarks, name)
         for lang in languages:
-            for ctype in clue_types:
+            for ctype in (*clue_types, "frame", "oracle", *_FORMAT_KEYS[source["format"]]):
                 if ctype not in templates.get(lang, {}):
                     raise RegionSetError(f"region set {name}.templates.{lang}: no '{ctype}'")
         out = cls(
@@ -301,11 +356,22 @@ class RegionSet:
                 str(k): dict(v) for k, v in dict(_need(raw, "replacements", name)).items()
             },
             min_condition_holders=int(raw.get("min_condition_holders") or 3),
-            source=dict(_need(raw, "source", name)),
+            source=source,
+            item_format=str(source["format"]),
             clue_may_name=tuple(str(k) for k in raw.get("clue_may_name") or ()),
             scrub_limit=_scrub_limit(raw.get("scrub_limit"), f"{name}.scrub_limit"),
             coverage={str(k): float(v) for k, v in dict(raw.get("coverage") or {}).items()},
+            universe=_universe(raw.get("universe"), f"{name}.universe"),
         )
         for group in out.groups:
             out.category(group)  # every scope category must exist
         return out
+
+
+def set_dirs(twohop: Mapping[str, Any], name: str) -> tuple[str, str]:
+    """One set's build and metrics folders: ``<paths.build>/<set>``, ``<paths.metrics>/<set>``.
+
+    Every set is its own DVC stage (``twohop_build@<set>``), so each writes its own folder.
+    """
+    paths = twohop["paths"]
+    return f"{paths['build']}/{name}", f"{paths['metrics']}/{name}"

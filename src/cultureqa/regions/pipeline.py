@@ -1,21 +1,25 @@
 """The generic two-hop build of one region set: clues → items → checks → finalize → card.
 
-One function, :func:`run_build`, with no region in it: the Indonesian provinces keep their own
-engine (``cultureqa.mocqa_build``), the UN members and any new set run here, and a test runs an
-invented five-region set through the same call.
+One function, :func:`run_build`, with no region in it: every set runs here (the Indonesian
+provinces still also have ``cultureqa.mocqa_build`` until they move, docs/twohop-engine.md §8),
+and tests run invented five-region sets, in both item formats, through the same call. The
+model-backed steps (LLM generator, judge panel, translation of missing languages) are selected
+by :class:`.models.ModelSteps`.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from cultureqa.cases.shuffle import answer_position_counts, shuffle_items
+from cultureqa.cases.shuffle import answer_position_counts
 from cultureqa.regions.build import build_items
 from cultureqa.regions.checks import (
     CheckConfig,
@@ -26,8 +30,12 @@ from cultureqa.regions.checks import (
 )
 from cultureqa.regions.clues import ClueBook, Clues
 from cultureqa.regions.config import RegionSet
+from cultureqa.regions.finalize import finalize, gold_positions
+from cultureqa.regions.judging import JUDGEMENT_COLUMNS, Judgement
+from cultureqa.regions.models import ModelSteps
 from cultureqa.regions.source import load_source
 from cultureqa.regions.tables import Knowledge, load_knowledge
+from cultureqa.regions.translate import rebalance
 
 REFUSED_COLUMNS = ("target", "clue_type", "reason", "candidates")
 
@@ -42,46 +50,61 @@ class BuildResult:
     metrics: dict[str, Any]
     kb: Knowledge
     book: ClueBook
+    judgements: pd.DataFrame = field(default_factory=pd.DataFrame)
+    """One record per (item, judge): the rule judge's and, when configured, the panel's."""
 
 
-def run_build(rs: RegionSet, root: Path, seed: int, checks: CheckConfig) -> BuildResult:
-    """Build the set's two-hop dataset (one language's knowledge per language)."""
+def run_build(
+    rs: RegionSet, root: Path, seed: int, checks: CheckConfig, models: ModelSteps | None = None
+) -> BuildResult:
+    """Build the set's two-hop dataset (one language's knowledge per language).
+
+    ``models``: the LLM generator, the judge panel and translation when configured
+    (:mod:`.models`); None is the offline build (table clues, rule judge, no translation).
+    """
+    steps = models or ModelSteps()
     frames, removed_frames, refused_rows, counts = [], [], [], Counter[str]()
+    kbs: dict[str, Knowledge] = {}
+    rechecks: dict[str, Callable[[pd.DataFrame], tuple[pd.DataFrame, pd.DataFrame]]] = {}
+    judgements: list[Judgement] = []
     kb = book = None
+    read = None
     for language in rs.languages:
-        kb = load_knowledge(rs, root, language)
-        sources = load_source(rs.source, kb.regions, root, rs.languages)
-        excluded = exclusions(rs.name, rs.source, set(sources["source_id"]))
-        sources = sources[sources["language"] == language]
+        kb = kbs[language] = load_knowledge(rs, root, language)
+        read = read or load_source(rs.source, kb.regions, root, rs.languages)
+        excluded = exclusions(rs.name, rs.source, set(read.frame["source_id"]))
+        sources = read.frame[read.frame["language"] == language]
         clues = Clues(rs, kb)
-        book = clues.build(sorted(sources["region"].unique()))
+        book = steps.clue_book(clues, sorted(sources["region"].unique()))
         built = build_items(sources, book, rs, kb)
-        kept, removed = check_items(
-            built.items, kb, clues.complete, checks,
-            SetRules(
-                rs.clue_may_name, clues.margins, phrase_replacements(rs.replacements),
-                rs.scrub_limit, excluded,
-            ),
+        rules = SetRules(
+            rs.clue_may_name, clues.margins, phrase_replacements(rs.replacements),
+            rs.scrub_limit, excluded=excluded, item_format=rs.item_format,
         )  # fmt: skip
+        rechecks[language] = partial(
+            check_items, kb=kb, complete=clues.complete, config=checks, rules=rules
+        )
+        kept, removed = rechecks[language](built.items)
+        kept, judged_out, verdicts = steps.judge(kept, removed, rs, kb)
+        judgements += verdicts
         frames.append(kept)
-        removed_frames += [built.removed, removed]
+        removed_frames += [built.removed, removed, judged_out]
         counts["sources"] += len(sources)
         refused_rows += [(t, c, r, n) for (t, c, r), n in sorted(book.refused.items())]
-    assert kb is not None and book is not None, "a region set declares at least one language"
-    items = pd.concat(frames, ignore_index=True)
-    removed = pd.concat(removed_frames, ignore_index=True)
+    assert kb is not None and book is not None and read is not None, "a set has a language"
+    earlier = pd.concat(removed_frames, ignore_index=True)
+    balanced = rebalance(
+        pd.concat(frames, ignore_index=True), earlier, rs, kbs, steps.translator(rs),
+        lambda frame, lang: rechecks[lang](frame),
+    )  # fmt: skip
+    removed = pd.concat([earlier, balanced.removed], ignore_index=True)
     refused = pd.DataFrame(refused_rows, columns=list(REFUSED_COLUMNS)).drop_duplicates()
-    dataset = finalize(items, seed)
+    dataset = finalize(balanced.items, seed, rs.item_format)
     metrics = card_metrics(rs, dataset, removed, refused, counts["sources"], seed)
-    return BuildResult(dataset, removed, refused, metrics, kb, book)
-
-
-def finalize(items: pd.DataFrame, seed: int) -> pd.DataFrame:
-    """Options placed A–F by the case benchmark's balanced seeded shuffle (gold positions even)."""
-    if not len(items):
-        return items.assign(case_id=pd.Series(dtype=str))
-    typed = items.assign(case_id=items["item_id"])
-    return shuffle_items(typed, seed)
+    metrics |= {"rebalance": dict(balanced.counts), "models": steps.metrics(judgements)}
+    metrics["source_rows_dropped_by_reason"] = dict(sorted(read.dropped.items()))
+    table = pd.DataFrame([j.record() for j in judgements], columns=list(JUDGEMENT_COLUMNS))
+    return BuildResult(dataset, removed, refused, metrics, kb, book, table)
 
 
 def card_metrics(
@@ -135,7 +158,14 @@ def card_metrics(
         "items_with_replacements_fitted_by_rule": dict(sorted(repaired.items())),
         "items_keeping_a_frame_term": dict(sorted(framed.items())),
         "question_words_mean": round(float(words.mean()), 2) if len(words) else None,
-        "answer_positions": answer_position_counts(dataset) if len(dataset) else {},
+        "item_format": rs.item_format,
+        "answer_positions": (
+            answer_position_counts(dataset)
+            if rs.item_format == "case" and len(dataset)
+            else gold_positions(dataset)
+            if len(dataset)
+            else {}
+        ),
         "regions_without_items": without_items(dataset, removed),
         "coverage": coverage(rs, dataset),
     }
@@ -177,8 +207,13 @@ def card_markdown(metrics: dict[str, Any]) -> str:
         f"# Two-hop dataset card: region set `{metrics['region_set']}`",
         "",
         f"{metrics['items']} items from {metrics['source_questions']} source questions "
-        f"({', '.join(metrics['languages'])}), {metrics['regions']} regions; options shuffled "
-        f"with seed {metrics['seed']} (gold positions {metrics['answer_positions']}).",
+        f"({', '.join(metrics['languages'])}), {metrics['regions']} regions; "
+        + (
+            f"options shuffled with seed {metrics['seed']}"
+            if metrics.get("item_format", "case") == "case"
+            else f"gold positions assigned with seed {metrics['seed']}, one permutation per pair"
+        )
+        + f" (gold positions {metrics['answer_positions']}).",
         "",
         "| clue type | attempted | kept | removed | removed by reason | candidate clues refused |",
         "|---|---|---|---|---|---|",
@@ -206,6 +241,15 @@ def card_markdown(metrics: dict[str, Any]) -> str:
     if missing := metrics.get("regions_without_items"):
         lines += ["", "**Source regions without an item**, with the reasons:", ""]
         lines += [f"- {region}: {why}" for region, why in missing.items()]
+    if dropped := metrics.get("source_rows_dropped_by_reason"):
+        lines += ["", "**Source rows not used**, by reason: "
+                  + "; ".join(f"{k}: {v}" for k, v in dropped.items()) + "."]  # fmt: skip
+    if (models := metrics.get("models")) and (balance := metrics.get("rebalance")):
+        lines += [
+            "", f"**Model steps**: clues by {models['generator']}, judge {models['judge']}; pairs "
+            f"missing a language {balance['incomplete_pairs']}, translated "
+            f"{balance['translated']}, items dropped {balance['dropped_items']}.",
+        ]  # fmt: skip
     lines += ["", "**Clue types not generated** (no offline proof of uniqueness):", ""]
     lines += [f"- {k}: {v}" for k, v in metrics["not_generated"].items()] or ["- none"]
     lines += [

@@ -6,7 +6,7 @@ and writes, per item, what the model reads and what a reader needs to check it: 
 the clue (value, file and row, source and version, year), the neighbours a comparison names, and
 every term the scrub took out (kind, language, source, replacement).
 
-    python -m cultureqa.regions.review data/build/twohop/dataset.parquet \
+    python -m cultureqa.regions.review data/build/twohop/un_members/dataset.parquet \
         --n 20 --seed 41 --out reports/twohop-review
 """
 
@@ -129,7 +129,9 @@ def markdown(sample: pd.DataFrame, source: str, seed: int, total: int) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Export the sample as ``<out>.csv`` and ``<out>.md``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("dataset", help="a two-hop dataset (data/build/twohop/dataset.parquet)")
+    parser.add_argument(
+        "dataset", help="a two-hop dataset (data/build/twohop/un_members/dataset.parquet)"
+    )
     parser.add_argument("--n", type=int, default=20, help="items in the sample")
     parser.add_argument("--seed", type=int, required=True, help="the draw's seed (record it)")
     parser.add_argument("--out", required=True, help="output path without suffix")

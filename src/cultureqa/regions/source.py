@@ -1,6 +1,6 @@
 """Single-hop source questions of a region set, in one shape whatever their origin.
 
-Two readers, chosen by ``source.reader`` in the region set, neither tied to a region:
+Three readers, chosen by ``source.reader`` in the region set, none tied to a region:
 
 * ``case_bank``: the cross-cultural case bank (``case_bank.csv`` + the constructed items JSONL);
   the narrative is the context, the item's six typed options are kept (type F correct), the
@@ -15,19 +15,33 @@ file and row; nothing is dropped silently.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from cultureqa.cases.construct import TYPES, validate_item
+from cultureqa.cases.construct import CORRECT_TYPE, TYPES, validate_item
 from cultureqa.cases.ingest import load_cases
 from cultureqa.io import SourceError
+from cultureqa.regions.benchmark import benchmark_rows
 from cultureqa.regions.tables import Region
 
 TYPE_COLUMNS = tuple(f"type_{t}" for t in TYPES)
-SOURCE_COLUMNS = ("source_id", "region", "language", "context", "question", *TYPE_COLUMNS, "topic")
+SOURCE_COLUMNS = (
+    "source_id", "region", "language", "context", "question", "options", "answer", "topic",
+)  # fmt: skip
+READERS = ("case_bank", "jsonl", "benchmark")
+
+
+@dataclass
+class Sources:
+    """The set's source rows, and the rows of its source left out, counted by reason."""
+
+    frame: pd.DataFrame
+    dropped: Counter[str] = field(default_factory=Counter)
 
 
 def _region_index(regions: Mapping[str, Region]) -> dict[str, str]:
@@ -71,22 +85,39 @@ def _json_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
     return out
 
 
-def _typed(path: Path, row: int, source_id: str, options: Any) -> dict[str, str]:
+def _typed(path: Path, row: int, source_id: str, options: Any) -> dict[str, Any]:
+    """Six typed options in type order, the correct type's letter the answer."""
     try:
         item = validate_item(source_id, {"question": "?", "options": options})
     except ValueError as exc:
         raise SourceError(path, str(exc), row, "options") from None
-    return {f"type_{t}": item.options[t] for t in TYPES}
+    return {"options": [item.options[t] for t in TYPES], "answer": CORRECT_TYPE}
+
+
+def reader_of(source: Mapping[str, Any]) -> str:
+    """The declared reader; ``source: {benchmark: <name>}`` alone means the benchmark reader."""
+    return str(source.get("reader") or ("benchmark" if source.get("benchmark") else ""))
 
 
 def load_source(
     source: Mapping[str, Any], regions: Mapping[str, Region], root: Path, languages: tuple[str, ...]
-) -> pd.DataFrame:
-    """The set's source questions as :data:`SOURCE_COLUMNS` rows."""
-    reader = str(source.get("reader"))
+) -> Sources:
+    """The set's source questions as :data:`SOURCE_COLUMNS` rows, and what was left out."""
+    reader = reader_of(source)
     index = _region_index(regions)
     rows: list[dict[str, Any]] = []
-    if reader == "case_bank":
+    dropped: Counter[str] = Counter()
+    if reader == "benchmark":
+        config = source.get("config")
+        if not isinstance(config, Mapping):
+            raise SourceError(
+                "region set source", f"benchmark '{source.get('benchmark')}' is not configured"
+            )
+        read = benchmark_rows(config, source, index, root, languages)
+        rows, dropped = read.rows, read.dropped
+        for lang in read.languages_absent:
+            dropped[f"no {lang} columns in the source"] += len({r["source_id"] for r in rows})
+    elif reader == "case_bank":
         cases = load_cases(root / str(source["cases"]))
         column = str(source.get("region_column", "country"))
         by_id = {str(r["case_id"]): r for r in cases.to_dict("records")}
@@ -128,11 +159,11 @@ def load_source(
                 }
             )  # fmt: skip
     else:
-        raise SourceError("region set source", f"unknown reader '{reader}' (case_bank | jsonl)")
+        raise SourceError("region set source", f"unknown reader '{reader}' {READERS}")
     frame = pd.DataFrame(rows, columns=list(SOURCE_COLUMNS))
     dupes = frame.duplicated(["source_id", "language"])
     if dupes.any():
         raise SourceError(
             "region set source", f"repeated source ids {sorted(frame[dupes].source_id)}"
         )
-    return frame
+    return Sources(frame, dropped)

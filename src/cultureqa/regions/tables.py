@@ -19,6 +19,8 @@ from cultureqa.io import SourceError
 from cultureqa.regions.config import MULTI_READERS, RegionColumns, RegionSet, TableSpec
 
 TERM_SEP = ";"
+LABEL_PREFIX = "label_"
+"""A facts table's optional ``label_<lang>`` columns: the value's words in that language."""
 REPLACE_SEP = "="
 
 
@@ -34,6 +36,10 @@ class Cell:
     """Named facts: the package or file the row cites, with its pinned version."""
     year: str = ""
     """Named facts: the year the fact holds for ('' when timeless)."""
+    labels: tuple[tuple[str, str], ...] = ()
+    """Named facts: (language, words) from the table's ``label_<lang>`` columns, how the value
+    reads in that language (a lake's name in the local language, an event's sentence); the value
+    is what is proved, the label what a clue shows."""
 
 
 @dataclass(frozen=True)
@@ -131,12 +137,18 @@ def load_table(spec: TableSpec, root: Path, numeric: bool) -> dict[str, list[Cel
             if not math.isfinite(value):
                 raise SourceError(spec.file, f"'{raw}' is not a finite number", row, value_column)
         source, year = "", ""
+        labels: tuple[tuple[str, str], ...] = ()
         if spec.reader == "facts":
             source = " ".join(
                 p for p in (frame.at[index, "source"], frame.at[index, "source_version"]) if p
             )
             year = str(frame.at[index, "year"]).strip()
-        cell = Cell(ids[index], value, rel, row, str(source).strip(), year)
+            labels = tuple(
+                (str(c).removeprefix(LABEL_PREFIX), str(frame.at[index, c]).strip())
+                for c in frame.columns
+                if str(c).startswith(LABEL_PREFIX) and str(frame.at[index, c]).strip()
+            )
+        cell = Cell(ids[index], value, rel, row, str(source).strip(), year, labels)
         if spec.reader not in MULTI_READERS and ids[index] in out:
             raise SourceError(
                 spec.file, f"region '{ids[index]}' appears twice", row, spec.id_column
@@ -266,11 +278,21 @@ class Knowledge:
     regions: Mapping[str, Region]
     indicators: Mapping[str, dict[str, Cell]]
     categories: Mapping[str, dict[str, list[Cell]]]
+    members: frozenset[str] | None = None
+    """The set's declared universe (``universe: {column, values}``); every region when None."""
 
     @property
     def universe(self) -> tuple[str, ...]:
-        """Every region id: the set a clue must single out one of."""
-        return tuple(sorted(self.regions))
+        """The region ids a clue must single out one of (every region unless declared)."""
+        return tuple(sorted(self.regions if self.members is None else self.members))
+
+    def label(self, category: str, value: str, language: str) -> str:
+        """How a category value reads in ``language`` (its ``label_<lang>``, else the value)."""
+        for cells in self.categories[category].values():
+            for cell in cells:
+                if cell.value == value:
+                    return dict(cell.labels).get(language, value)
+        return value
 
     def name(self, rid: str, language: str) -> str:
         """The region's name in ``language``."""
@@ -287,4 +309,29 @@ def load_knowledge(region_set: RegionSet, root: Path, language: str) -> Knowledg
     categories = {
         c.table.id: load_table(c.table, root, numeric=False) for c in region_set.categories
     }
-    return Knowledge({r.id: r for r in regions}, indicators, categories)
+    by_id = {r.id: r for r in regions}
+    for cat in region_set.categories:  # a named fact about no region of the set is an error
+        table = categories[cat.table.id]
+        if cat.table.reader == "facts" and (unknown := set(table) - set(by_id)):
+            cell = min((c for rid in unknown for c in table[rid]), key=lambda c: c.row)
+            raise SourceError(
+                cat.table.file, f"'{cell.region}' is not a region of the set", cell.row,
+                cat.table.id_column,
+            )  # fmt: skip
+    return Knowledge(by_id, indicators, categories, _members(region_set, by_id))
+
+
+def _members(region_set: RegionSet, regions: Mapping[str, Region]) -> frozenset[str] | None:
+    """The declared universe: regions whose ``universe.column`` holds one of its values."""
+    if region_set.universe is None:
+        return None
+    column, values = region_set.universe
+    path = region_set.regions.file
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    if column not in frame.columns:
+        raise SourceError(path, f"regions table has no universe column '{column}'", column=column)
+    ids = frame[region_set.regions.id].str.strip()
+    members = frozenset(ids[frame[column].str.strip().isin(values)])
+    if not members:
+        raise SourceError(path, f"no region has {column} in {list(values)}", column=column)
+    return members & frozenset(regions)

@@ -172,11 +172,12 @@ def cells(params: Mapping[str, Any], slot: str) -> Iterator[Cell]:
         yield Cell("cases", "cases", "own", (path,), ("case_id", "seed"), "cases_evaluate",
                    {"": slot})  # fmt: skip
     hop = (params.get("twohop") or {}).get("hop") or {}
-    if slot == hop.get("model"):  # the two-hop items as built (clue shown), one prompt
-        build = ((params.get("twohop") or {}).get("paths") or {}).get("build")
-        path = f"{build}/hop/clue/predictions.parquet"
+    if slot == hop.get("model"):  # the reported set's items as built (clue shown), one prompt
+        twohop = params.get("twohop") or {}
+        build = (twohop.get("paths") or {}).get("build")
+        path = f"{build}/{twohop.get('region_set')}/hop/clue/predictions.parquet"
         yield Cell("twohop", "twohop", str(hop.get("prompt") or "own"), (path,), ("case_id",),
-                   "twohop_hop", {})  # fmt: skip
+                   "twohop_hop", {"": str(twohop.get("region_set"))})  # fmt: skip
 
 
 class _Reader:

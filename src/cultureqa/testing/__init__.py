@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cultureqa.testing.fake_openai import FakeOpenAIServer, FaultPlan
+    from cultureqa.testing.fake_openai import FakeOpenAIServer, FaultPlan, model_config
 
-__all__ = ["FakeOpenAIServer", "FaultPlan"]
+__all__ = ["FakeOpenAIServer", "FaultPlan", "model_config"]
 
 
 def __getattr__(name: str) -> Any:

@@ -388,6 +388,20 @@ def _send(
         pass
 
 
+def model_config(name: str, server: FakeOpenAIServer, temperature: float = 0.0) -> dict[str, Any]:
+    """A ``conf/model`` entry that sends to ``server`` through litellm (key in CULTUREQA_TEST_KEY).
+
+    What the build tests give the LLM generator, the judge panel and the translator.
+    """
+    return {
+        "id": name, "backend": "litellm", "batch_size": 1, "concurrency": 4,
+        "decoding": {"temperature": temperature, "max_tokens": 512, "seed": None},
+        "options": {"litellm_model": f"openai/{name}", "api_base": server.api_base,
+                    "api_key_env": "CULTUREQA_TEST_KEY", "drop_params": True},
+        "retry": {"attempts": 2, "initial_wait_s": 0.01, "max_wait_s": 0.05, "timeout_s": 10.0},
+    }  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     """Serve until SIGTERM/SIGINT: ``python -m cultureqa.testing.fake_openai --latency 0.2``.
 

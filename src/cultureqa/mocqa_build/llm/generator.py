@@ -19,10 +19,9 @@ from typing import Any
 
 import pandas as pd
 
-from cultureqa.evaluation.parsing import EMPTY_ERROR, is_empty_reply
 from cultureqa.knowledge.gazetteer import normalize_province
 from cultureqa.knowledge.provinces import KnowledgeBase
-from cultureqa.llm.base import GenerateRequest, Message
+from cultureqa.llm.base import GenerateRequest
 from cultureqa.llm.store import StoreLocation
 from cultureqa.mocqa_build.expand import expand_result, source_side, variant_row
 from cultureqa.mocqa_build.judge import LANGUAGE_NAMES, format_options
@@ -32,10 +31,11 @@ from cultureqa.mocqa_build.llm.kb_check import (
     check_named,
     intersection_problem,
 )
-from cultureqa.mocqa_build.llm.parse import Reply, parse_labelled, verify_summary
 from cultureqa.mocqa_build.stage import StageResult
-from cultureqa.mocqa_shared.models import Prompt, load_prompt, run_models
+from cultureqa.mocqa_shared.models import Prompt, load_prompt
 from cultureqa.mocqa_shared.schema import CLUE_TYPES, pair_id, variant_id
+from cultureqa.regions.llm.ask import ask, revise
+from cultureqa.regions.llm.parse import Reply, verify_summary
 
 GENERATE_SLOTS = ("province", "context", "options", "answer", "language", "topic", "answer_format")
 
@@ -141,32 +141,13 @@ def _problem(job: _Job) -> str:
 
 def _revise(job: _Job, problem: str) -> GenerateRequest:
     """Send the reply back with what is wrong (the paper's "revise until unique")."""
-    previous = (*job.request.messages, Message("assistant", job.reply_text))
-    feedback = Message(
-        "user",
-        f"Your answer cannot be used: {problem}. Revise it and answer again "
-        "in exactly the requested format.",
-    )
-    return GenerateRequest(
-        (*previous, feedback),
-        job.request.max_tokens,
-        job.request.temperature,
-        job.request.seed,
-        job.request.template_version,
-    )
+    return revise(job.request, job.reply_text, problem)
 
 
 def _ask(jobs: list[_Job], config: LlmGeneratorConfig, store_path: StoreLocation) -> None:
-    answers = run_models({"generator": (config.model, [j.request for j in jobs])}, store_path)
-    for job, response in zip(jobs, answers["generator"], strict=True):
-        job.reply, job.error = None, ""
-        job.reply_text = response.text or ""
-        if is_empty_reply(response.status, response.text):
-            job.error = EMPTY_ERROR  # answered with nothing: named as such, not a failed call
-        elif response.status == "ok" and response.text:
-            job.reply = parse_labelled(response.text)
-        else:
-            job.error = f"model call failed: {response.error}"
+    answers = ask("generator", config.model, [j.request for j in jobs], store_path)
+    for job, answer in zip(jobs, answers, strict=True):
+        job.reply, job.reply_text, job.error = answer.reply, answer.text, answer.error
 
 
 def generate_llm(

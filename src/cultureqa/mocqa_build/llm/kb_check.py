@@ -15,8 +15,8 @@ from typing import Any
 
 from cultureqa.knowledge.provinces import KnowledgeBase
 from cultureqa.mocqa_build.claims import stat_value
-from cultureqa.mocqa_build.llm.parse import Reply, split_names
 from cultureqa.mocqa_build.textchecks import tokens
+from cultureqa.regions.llm.parse import Reply, split_names
 
 Normalizer = Callable[[str], str | None]
 _STATISTICS = (  # order matters: "population growth" before "population"

@@ -15,10 +15,11 @@ import pandas as pd
 
 from cultureqa.llm.store import StoreLocation
 from cultureqa.mocqa_build.judge import LANGUAGE_NAMES, format_options
-from cultureqa.mocqa_build.llm.parse import parse_labelled
 from cultureqa.mocqa_build.verify import Repairer, Reviewer
-from cultureqa.mocqa_shared.models import load_prompt, run_models
+from cultureqa.mocqa_shared.models import load_prompt
 from cultureqa.mocqa_shared.schema import as_options
+from cultureqa.regions.llm.ask import ask
+from cultureqa.regions.llm.parse import parse_labelled
 
 REWRITE_SLOTS = ("question", "issues", "options", "language")
 STRUCTURE_SLOTS = ("question", "options", "answer", "language")
@@ -38,8 +39,8 @@ class LlmSteps:
     ) -> list[str | None]:
         prompt = load_prompt(self.prompts_dir / prompt_name, slots)
         requests = [prompt.request(self.model, **f) for f in fills]
-        answers = run_models({"steps": (self.model, requests)}, self.store_path)["steps"]
-        return [a.text if a.status == "ok" else None for a in answers]
+        answers = ask("steps", self.model, requests, self.store_path)
+        return [a.text if a.reply is not None else None for a in answers]
 
 
 def llm_repairer(steps: LlmSteps) -> Repairer:

@@ -26,6 +26,11 @@ CRITERIA: tuple[str, ...] = (
 CATEGORIES: tuple[str, ...] = ("OK", "Minor", "Moderate", "Significant")
 ACCEPTABLE: frozenset[str] = frozenset({"OK", "Minor"})
 MAX_TOTAL = 2 * len(CRITERIA)
+JUDGEMENT_COLUMNS = (
+    "variant_id", "judge", "scores", "category", "rationale", "status", "error", "raw", "total",
+    "acceptable",
+)  # fmt: skip
+"""The judgements table: one :meth:`Judgement.record` per (item, judge)."""
 
 
 @dataclass(frozen=True)

@@ -14,17 +14,16 @@ checked is that the output, recomputed in-process, is what the targets print las
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from cultureqa.runs.compare import compare, read_show
 from cultureqa.runs.compare import render as render_compare
 from cultureqa.runs.headline import headline, read_params, render
+from tests.test_overrides import dvc_repo
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,21 +38,7 @@ def _run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    for folder in ("conf", "dvc_hydra_plugins"):
-        shutil.copytree(ROOT / folder, repo / folder)
-    for name in ("params.yaml", ".gitignore", "Makefile"):
-        shutil.copy(ROOT / name, repo / name)
-    stage = {"stages": {"show": {"cmd": "echo ok > model.txt", "params": ["model.id"],
-                                 "outs": ["model.txt"]}}}  # fmt: skip
-    (repo / "dvc.yaml").write_text(yaml.safe_dump(stage))
-    _run(repo, "git", "init", "-q")
-    _run(repo, "dvc", "init", "-q")
-    shutil.copy(ROOT / ".dvc" / "config", repo / ".dvc" / "config")
-    _run(repo, "git", "add", "-A")
-    _run(repo, "git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
-    return repo
+    return dvc_repo(tmp_path, also=("Makefile",))
 
 
 def _ends_with(printed: str, table: str) -> None:

@@ -119,14 +119,18 @@ def test_cli_cost_and_compose_print_the_line(capsys: pytest.CaptureFixture[str])
     assert (done.returncode, done.stderr) == (2, f"error: cannot compose conf/: {RANDM}\n")
 
 
-def _dvc_repo(tmp_path: Path) -> Path:
-    """A git repository with this project's conf/, DVC config and plugin, and one tiny stage."""
+def dvc_repo(tmp_path: Path, also: tuple[str, ...] = ()) -> Path:
+    """A git repository with this project's conf/, DVC config and plugin, and one tiny stage.
+
+    ``also``: more of the project's top-level files (the Makefile, for its targets); the
+    .gitignore always comes, for the plugin's bytecode, as in a clone.
+    """
     repo = tmp_path / "repo"
     repo.mkdir()
     for folder in ("conf", "dvc_hydra_plugins"):
         shutil.copytree(ROOT / folder, repo / folder)
-    shutil.copy(ROOT / "params.yaml", repo / "params.yaml")
-    shutil.copy(ROOT / ".gitignore", repo / ".gitignore")  # the plugin's bytecode, as in a clone
+    for name in ("params.yaml", ".gitignore", *also):
+        shutil.copy(ROOT / name, repo / name)
     stage = {"stages": {"show": {"cmd": "echo ok > model.txt", "params": ["model.id"],
                                  "outs": ["model.txt"]}}}  # fmt: skip
     (repo / "dvc.yaml").write_text(yaml.safe_dump(stage))
@@ -148,7 +152,7 @@ def _run(cwd: Path, *args: str, unset: tuple[str, ...] = ()) -> subprocess.Compl
 
 
 def test_dvc_exp_run_prints_one_line(tmp_path: Path) -> None:
-    repo = _dvc_repo(tmp_path)
+    repo = dvc_repo(tmp_path)
     done = _run(repo, "dvc", "exp", "run", "-S", "model=randm")
     assert done.returncode != 0
     assert (done.stdout + done.stderr).strip() == f"ERROR: {RANDM}"
@@ -170,7 +174,7 @@ def test_dvc_exp_run_without_the_api_key_stops_before_changing_the_workspace(
     tmp_path: Path,
 ) -> None:
     """Planted: an API model under test with its provider's key unset."""
-    repo = _dvc_repo(tmp_path)
+    repo = dvc_repo(tmp_path)
     done = _run(repo, "dvc", "exp", "run", "-S", "model=gpt_5_mini", unset=("OPENAI_API_KEY",))
     assert done.returncode != 0
     assert (done.stdout + done.stderr).strip() == (
@@ -186,7 +190,7 @@ def test_a_valid_override_still_runs_and_without_the_plugin_dvc_prints_pages(
     tmp_path: Path,
 ) -> None:
     """The plugin passes a valid composition through; without it DVC shows Hydra's full text."""
-    repo = _dvc_repo(tmp_path)
+    repo = dvc_repo(tmp_path)
     ran = _run(repo, "dvc", "exp", "run", "-S", "model=random")
     assert ran.returncode == 0, ran.stderr
     assert yaml.safe_load((repo / "params.yaml").read_text())["model"]["id"] == "random"

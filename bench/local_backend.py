@@ -23,9 +23,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from cultureqa.llm import local_hf
 from cultureqa.llm.base import LoglikRequest
-from cultureqa.llm.local_hf import LocalHFClient
+from cultureqa.llm.local import local_hf
+from cultureqa.llm.local.local_hf import LocalHFClient
 
 ITEMS = [
     ("Saat upacara pernikahan adat Batak, keluarga pengantin perempuan memberikan",

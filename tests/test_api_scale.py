@@ -18,10 +18,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from cultureqa.llm.api.chat_client import ChatClient, ChatConfig
+from cultureqa.llm.api.retry import RetryConfig
 from cultureqa.llm.base import GenerateRequest, Message
 from cultureqa.llm.cached import CachedClient
-from cultureqa.llm.chat_client import ChatClient, ChatConfig
-from cultureqa.llm.retry import RetryConfig
 from cultureqa.llm.store import open_store
 from cultureqa.runlog import runlog_dir
 from cultureqa.testing import FakeOpenAIServer, FaultPlan

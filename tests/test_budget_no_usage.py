@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 from omegaconf import OmegaConf
 
+from cultureqa.llm.api.chat_client import ChatClient, ChatConfig
+from cultureqa.llm.api.transport import ChatReply
 from cultureqa.llm.base import GenerateRequest, Message
-from cultureqa.llm.chat_client import ChatClient, ChatConfig
 from cultureqa.llm.pricing import BYTE_BOUND
-from cultureqa.llm.transport import ChatReply
 from cultureqa.runlog import runlog_dir
 from cultureqa.runs.tracking import api_metrics, metric_key
 from cultureqa.testing import FakeOpenAIServer, FaultPlan

@@ -157,8 +157,8 @@ import asyncio, json, sys, time
 from pathlib import Path
 from cultureqa.llm.base import GenerateRequest, Message
 from cultureqa.llm.cached import CachedClient
-from cultureqa.llm.chat_client import ChatClient, ChatConfig
-from cultureqa.llm.retry import RetryConfig
+from cultureqa.llm.api.chat_client import ChatClient, ChatConfig
+from cultureqa.llm.api.retry import RetryConfig
 from cultureqa.llm.store import open_store
 
 api_base, store_path, go, n = sys.argv[1], sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])

@@ -144,7 +144,7 @@ def token_counter(model_cfg: Mapping[str, Any]) -> tuple[Counter, str]:
     """A prompt-token counter for the model's requests and what it is."""
     if model_cfg.get("backend") != "litellm":
         return _chars4, "chars/4"
-    from cultureqa.llm.litellm_lib import import_litellm
+    from cultureqa.llm.api.litellm_lib import import_litellm
 
     litellm = import_litellm()
     name = str((model_cfg.get("options") or {})["litellm_model"])
@@ -183,7 +183,7 @@ def pricer(model_cfg: Mapping[str, Any]) -> tuple[Pricer | None, str]:
     """
     if model_cfg.get("backend") != "litellm":
         return (lambda p, c: 0.0), "local (free)"
-    from cultureqa.llm.batch import BATCH_DISCOUNT
+    from cultureqa.llm.api.batch import BATCH_DISCOUNT
 
     options = dict(model_cfg.get("options") or {})
     factor, suffix = (BATCH_DISCOUNT, " × batch") if options.get("batch") else (1.0, "")
@@ -192,7 +192,7 @@ def pricer(model_cfg: Mapping[str, Any]) -> tuple[Pricer | None, str]:
         p_in = float(price["input_per_token"]) * factor
         p_out = float(price.get("output_per_token") or 0.0) * factor
         return (lambda p, c: p * p_in + c * p_out), "configured price" + suffix
-    from cultureqa.llm.litellm_lib import import_litellm
+    from cultureqa.llm.api.litellm_lib import import_litellm
 
     litellm = import_litellm()
     name = str(options["litellm_model"])

@@ -30,11 +30,11 @@ from cultureqa.cases.construct import (
 )
 from cultureqa.evaluation.parsing import EMPTY_ERROR
 from cultureqa.evaluation.prompts import Template
+from cultureqa.llm.api.chat_client import ChatClient, ChatConfig
+from cultureqa.llm.api.retry import RetryConfig
 from cultureqa.llm.base import GenerateRequest, GenerateResponse
 from cultureqa.llm.cached import CachedClient
-from cultureqa.llm.chat_client import ChatClient, ChatConfig
 from cultureqa.llm.fake import ScriptedModel
-from cultureqa.llm.retry import RetryConfig
 from cultureqa.llm.store import open_store
 from cultureqa.testing import FakeOpenAIServer, FaultPlan
 

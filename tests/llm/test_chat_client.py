@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
+from cultureqa.llm.api.chat_client import ChatClient, ChatConfig
+from cultureqa.llm.api.retry import RetryConfig, retry_cause
 from cultureqa.llm.base import GenerateRequest, GenerateResponse, Message
 from cultureqa.llm.cached import CachedClient
-from cultureqa.llm.chat_client import ChatClient, ChatConfig
 from cultureqa.llm.registry import build_model
-from cultureqa.llm.retry import RetryConfig, retry_cause
 from cultureqa.llm.store import open_store
 from cultureqa.testing import FakeOpenAIServer, FaultPlan
 

@@ -16,7 +16,7 @@ import textwrap
 import pytest
 
 from cultureqa.config import load_params
-from cultureqa.llm.cpu_kernels import KernelPinError, pin
+from cultureqa.llm.local.cpu_kernels import KernelPinError, pin
 
 torch = pytest.importorskip("torch")
 
@@ -27,7 +27,7 @@ SCORE = textwrap.dedent(
     import torch, transformers
     from tokenizers import Tokenizer, models, pre_tokenizers
     from cultureqa.llm.base import LoglikRequest
-    from cultureqa.llm.local_hf import LocalHFClient
+    from cultureqa.llm.local.local_hf import LocalHFClient
 
     kernels = None if sys.argv[1] == "none" else sys.argv[1]
     if sys.argv[2] == "ran-before":

@@ -31,17 +31,17 @@ EXPECTED = {
     ("src/cultureqa/llm/registry.py", "BatchClient"),
     ("src/cultureqa/llm/registry.py", "ReplicaPool"),
     ("src/cultureqa/llm/registry.py", "LocalHFClient"),
-    ("src/cultureqa/llm/chat_client.py", "HttpTransport"),
-    ("src/cultureqa/llm/chat_client.py", "LitellmTransport"),
-    ("src/cultureqa/llm/chat_client.py", "WireTransport"),
+    ("src/cultureqa/llm/api/chat_client.py", "HttpTransport"),
+    ("src/cultureqa/llm/api/chat_client.py", "LitellmTransport"),
+    ("src/cultureqa/llm/api/chat_client.py", "WireTransport"),
     # the wire transport's parts: litellm's answers, the http transport's session
-    ("src/cultureqa/llm/wire_transport.py", "HttpTransport"),
-    ("src/cultureqa/llm/wire_transport.py", "LitellmTransport"),
+    ("src/cultureqa/llm/api/wire_transport.py", "HttpTransport"),
+    ("src/cultureqa/llm/api/wire_transport.py", "LitellmTransport"),
     # the transports' own provider calls (inside the client's slots, retries and reservations)
-    ("src/cultureqa/llm/litellm_client.py", "acompletion"),
-    ("src/cultureqa/llm/litellm_client.py", "completion"),  # the offline warm-up (mock_response)
-    ("src/cultureqa/llm/batch.py", "acreate_file"),
-    ("src/cultureqa/llm/batch.py", "acreate_batch"),
+    ("src/cultureqa/llm/api/litellm_client.py", "acompletion"),
+    ("src/cultureqa/llm/api/litellm_client.py", "completion"),  # offline warm-up (mock_response)
+    ("src/cultureqa/llm/api/batch.py", "acreate_file"),
+    ("src/cultureqa/llm/api/batch.py", "acreate_batch"),
     # the callers: evaluation, the ID-MoCQA build's model jobs, case construction
     ("src/cultureqa/evaluation/engine.py", "open_client"),
     ("src/cultureqa/mocqa_shared/models.py", "open_client"),

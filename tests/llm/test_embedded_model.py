@@ -18,7 +18,7 @@ import pytest
 import torch  # hard dependencies (pyproject): a missing backend fails here, it is never skipped
 
 from cultureqa.llm.base import LoglikRequest
-from cultureqa.llm.local_hf import LocalHFClient
+from cultureqa.llm.local.local_hf import LocalHFClient
 
 ITEMS = [
     LoglikRequest(

@@ -62,9 +62,9 @@ def test_the_edges_that_made_the_circle_are_gone() -> None:
         ("cultureqa.config", "cultureqa.llm.registry"),
         ("cultureqa.spend", "cultureqa.config"),
         ("cultureqa.spend", "cultureqa.llm.cached"),
-        ("cultureqa.llm.http_transport", "cultureqa.llm.chat_client"),
-        ("cultureqa.llm.litellm_client", "cultureqa.llm.chat_client"),
-        ("cultureqa.llm.batch", "cultureqa.llm.litellm_client"),
+        ("cultureqa.llm.api.http_transport", "cultureqa.llm.api.chat_client"),
+        ("cultureqa.llm.api.litellm_client", "cultureqa.llm.api.chat_client"),
+        ("cultureqa.llm.api.batch", "cultureqa.llm.api.litellm_client"),
     ]
     assert [edge for edge in gone if edge[1] in graph[edge[0]]] == []
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from cultureqa.llm.base import GenerateRequest, LoglikRequest, Message
-from cultureqa.llm.gguf_cache import GEMMA_CHAT_TEMPLATE, convert_gguf
-from cultureqa.llm.local_hf import LocalHFClient
+from cultureqa.llm.local.gguf_cache import GEMMA_CHAT_TEMPLATE, convert_gguf
+from cultureqa.llm.local.local_hf import LocalHFClient
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -130,7 +130,7 @@ def test_shared_context_kv_cache_path_is_exact(
     family: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Long contexts reuse one KV cache across options (sliding-window layers included)."""
-    import cultureqa.llm.local_hf as local_hf
+    import cultureqa.llm.local.local_hf as local_hf
 
     monkeypatch.setattr(local_hf, "SHARED_CONTEXT_MIN_TOKENS", 4)
     tok = make_tokenizer()
@@ -248,7 +248,7 @@ def test_failing_forward_is_recorded_not_raised() -> None:
 
 
 def test_module_import_is_cheap() -> None:
-    code = "import sys, cultureqa.llm.local_hf; print('torch' in sys.modules)"
+    code = "import sys, cultureqa.llm.local.local_hf; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

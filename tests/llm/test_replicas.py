@@ -12,12 +12,12 @@ import pytest
 from omegaconf import OmegaConf
 
 from cultureqa.compose import compose_params
+from cultureqa.llm.api.replicas import ReplicaPool
+from cultureqa.llm.api.retry import RetryConfig
 from cultureqa.llm.base import GenerateRequest, Message, ModelConfigError
 from cultureqa.llm.cached import CachedClient
 from cultureqa.llm.fake import ScriptedModel
 from cultureqa.llm.registry import build_model
-from cultureqa.llm.replicas import ReplicaPool
-from cultureqa.llm.retry import RetryConfig
 from cultureqa.llm.store import open_store
 from cultureqa.runs.tracking import api_metrics
 from cultureqa.spend import api_stats

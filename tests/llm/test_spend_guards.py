@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from cultureqa.llm.api.chat_client import ChatClient, ChatConfig, MissingKey
+from cultureqa.llm.api.retry import CircuitBreaker, RetryConfig, hopeless_status
 from cultureqa.llm.base import GenerateRequest, Message
 from cultureqa.llm.cached import CachedClient
-from cultureqa.llm.chat_client import ChatClient, ChatConfig, MissingKey
 from cultureqa.llm.fake import ScriptedModel
-from cultureqa.llm.retry import CircuitBreaker, RetryConfig, hopeless_status
 from cultureqa.llm.store import StoredResponse, open_store
 from cultureqa.testing import FakeOpenAIServer, FaultPlan
 

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
+from cultureqa.llm.api.chat_client import ChatClient, ChatConfig, MissingKey
+from cultureqa.llm.api.litellm_client import LitellmTransport
+from cultureqa.llm.api.retry import RetryConfig
+from cultureqa.llm.api.wire_transport import WireTransport
 from cultureqa.llm.base import GenerateRequest, Message, ModelConfigError
-from cultureqa.llm.chat_client import ChatClient, ChatConfig, MissingKey
-from cultureqa.llm.litellm_client import LitellmTransport
-from cultureqa.llm.retry import RetryConfig
-from cultureqa.llm.wire_transport import WireTransport
 from cultureqa.testing import FakeOpenAIServer
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from cultureqa.evaluation.record import RunRecord
-from cultureqa.llm.retry import CAUSE_WORDS, RetryConfig
+from cultureqa.llm.api.retry import CAUSE_WORDS, RetryConfig
 
 
 def over_limit_line(record: RunRecord, predictions: Path) -> str:

@@ -67,7 +67,7 @@ def check_credentials(model_cfg: Mapping[str, Any]) -> None:
     Composing params asks this before DVC touches the workspace, so a sweep without its key
     stops with one line instead of failing in its first stage.
     """
-    from cultureqa.llm.chat_client import ChatClient
+    from cultureqa.llm.api.chat_client import ChatClient
 
     client = build_model(model_cfg).client
     if isinstance(client, ChatClient):
@@ -136,7 +136,7 @@ def _chars4(request: GenerateRequest) -> int:
 
 
 def _litellm_context(name: str) -> int | None:
-    from cultureqa.llm.litellm_lib import import_litellm
+    from cultureqa.llm.api.litellm_lib import import_litellm
 
     try:
         info = import_litellm().get_model_info(name)
@@ -148,7 +148,7 @@ def _litellm_context(name: str) -> int | None:
 
 def _litellm_counter(name: str) -> Callable[[GenerateRequest], int]:
     def count(request: GenerateRequest) -> int:
-        from cultureqa.llm.litellm_lib import import_litellm
+        from cultureqa.llm.api.litellm_lib import import_litellm
 
         messages = [{"role": m.role, "content": m.content} for m in request.messages]
         return int(import_litellm().token_counter(model=name, messages=messages))

@@ -12,11 +12,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from cultureqa.llm.api.chat_client import ChatClient, ChatConfig
+from cultureqa.llm.api.replicas import ReplicaPool, single_attempt
+from cultureqa.llm.api.retry import RetryConfig
 from cultureqa.llm.base import ModelClient, ModelConfigError
 from cultureqa.llm.baselines import FixedPositionBaseline, RandomBaseline
-from cultureqa.llm.chat_client import ChatClient, ChatConfig
-from cultureqa.llm.replicas import ReplicaPool, single_attempt
-from cultureqa.llm.retry import RetryConfig
 from cultureqa.paths import user_cache_dir
 
 __all__ = ["BuiltModel", "ModelConfigError", "build_model", "register_backend"]
@@ -89,7 +89,7 @@ def _litellm(cfg: Mapping[str, Any]) -> BuiltModel:
     """Every API model; ``options.transport`` picks ``http``, ``litellm`` or ``wire``.
 
     ``http`` is aiohttp alone; ``wire`` takes litellm's routing, parameters and prices and sends
-    with aiohttp (:mod:`cultureqa.llm.wire_transport`).
+    with aiohttp (:mod:`cultureqa.llm.api.wire_transport`).
 
     The transport is left out of the identity: both send the same request and get the same
     answer, so switching it keeps every stored answer.
@@ -127,7 +127,7 @@ def _litellm(cfg: Mapping[str, Any]) -> BuiltModel:
         "api_base": config.api_base,
         "extra_params": config.extra_params,
     }
-    if opts.get("batch"):  # provider Batch API: one batch per call (cultureqa.llm.batch)
+    if opts.get("batch"):  # provider Batch API: one batch per call (cultureqa.llm.api.batch)
         if replicas is not None:
             raise ModelConfigError(
                 f"model '{config.model_id}': options.batch sends to one provider endpoint; "
@@ -142,7 +142,7 @@ def _litellm(cfg: Mapping[str, Any]) -> BuiltModel:
 def _batch_client(opts: Mapping[str, Any], config: ChatConfig) -> ModelClient:
     import os
 
-    from cultureqa.llm.batch import BatchClient, BatchConfig
+    from cultureqa.llm.api.batch import BatchClient, BatchConfig
     from cultureqa.paths import state_dir
 
     key = os.environ.get(config.api_key_env, "") if config.api_key_env else None
@@ -167,7 +167,7 @@ def _batch_client(opts: Mapping[str, Any], config: ChatConfig) -> ModelClient:
 
 
 def _replica_pool(config: ChatConfig, bases: list[str], identity: dict[str, Any]) -> BuiltModel:
-    """One client per replica, one attempt each; the pool retries across them (llm/replicas.py).
+    """One client per replica, one attempt each; the pool retries across them (llm/api/replicas.py).
 
     The store identity names the served model, not the hosts: replicas give the same answers,
     so adding, removing or moving one keeps every stored answer.
@@ -185,7 +185,7 @@ def _replica_pool(config: ChatConfig, bases: list[str], identity: dict[str, Any]
 
 @register_backend("local_hf")
 def _local_hf(cfg: Mapping[str, Any]) -> BuiltModel:
-    from cultureqa.llm.local_hf import LocalHFClient
+    from cultureqa.llm.local.local_hf import LocalHFClient
 
     opts = _options(cfg)
     source = str(opts.get("source", "gemma3_270m_gguf"))

@@ -239,7 +239,7 @@ def error_metrics(run_info: Mapping[str, Any]) -> dict[str, float]:
 
 
 def replica_metrics(replicas: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
-    """Per-replica counters (``llm/replicas.py``) as ``replica.<host_port>.<counter>``."""
+    """Per-replica counters (``llm/api/replicas.py``) as ``replica.<host_port>.<counter>``."""
     out: dict[str, float] = {}
     for base, counts in replicas.items():
         name = urlsplit(base).netloc or base

@@ -7,7 +7,7 @@ requests, so a faster replica takes more of the load without any weights to tune
 Retries live here, not in the wrapped clients: each wrapped client makes exactly one attempt, and
 the pool runs the one retry loop of ``llm/retry.py`` (the chat client's own) around a routing
 step, so an attempt that failed on one replica is retried on another; retries and failures are
-counted by cause in the same :class:`~cultureqa.llm.retry.CallStats` the chat client keeps.
+counted by cause in the same :class:`~cultureqa.llm.api.retry.CallStats` the chat client keeps.
 A replica that fails with a transient cause (connection refused, 5xx, timeout, 429) is backed
 off: excluded for an exponentially growing cool-down, then probed with a single request; a
 success makes it healthy again. Nothing about a backed-off replica fails the run, and every
@@ -27,16 +27,7 @@ from typing import Any
 
 from tenacity import RetryCallState
 
-from cultureqa.llm.base import (
-    NOT_SENT,
-    GenerateRequest,
-    GenerateResponse,
-    LoglikRequest,
-    LoglikResponse,
-    ModelClient,
-    UnsupportedOperation,
-)
-from cultureqa.llm.retry import (
+from cultureqa.llm.api.retry import (
     CallStats,
     CircuitBreaker,
     ItemCount,
@@ -48,6 +39,15 @@ from cultureqa.llm.retry import (
     hopeless_status,
     is_retryable_cause,
     record_cause,
+)
+from cultureqa.llm.base import (
+    NOT_SENT,
+    GenerateRequest,
+    GenerateResponse,
+    LoglikRequest,
+    LoglikResponse,
+    ModelClient,
+    UnsupportedOperation,
 )
 
 log = logging.getLogger(__name__)

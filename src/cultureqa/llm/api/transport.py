@@ -1,7 +1,7 @@
 """What a chat transport is and what it is given: the layer below the chat client.
 
 A transport (``http_transport``, ``litellm_client``) turns one request into one
-:class:`ChatReply` or raises; :mod:`cultureqa.llm.chat_client` owns everything around it. The
+:class:`ChatReply` or raises; :mod:`cultureqa.llm.api.chat_client` owns everything around it. The
 types both sides share live here, below both, so transports never import the client that
 drives them and the model seam reads top-down: registry → chat client → transports → this.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from cultureqa.llm.api.retry import RetryConfig
 from cultureqa.llm.base import GenerateRequest, ModelConfigError
-from cultureqa.llm.retry import RetryConfig
 
 Transport = Literal["http", "litellm", "wire"]
 

@@ -111,7 +111,7 @@ class BatchClient:
 
     async def generate(self, requests: Sequence[GenerateRequest]) -> list[GenerateResponse]:
         """Submit (or resume) one batch for ``requests`` and wait for it, at most ``wait_s``."""
-        from cultureqa.llm.litellm_lib import import_litellm
+        from cultureqa.llm.api.litellm_lib import import_litellm
 
         litellm = import_litellm()
         reserved = self._reserve(requests)
@@ -262,7 +262,7 @@ class BatchClient:
                 self.config.output_cost_per_token or 0.0
             )
             return full * BATCH_DISCOUNT
-        from cultureqa.llm.litellm_lib import import_litellm
+        from cultureqa.llm.api.litellm_lib import import_litellm
 
         litellm = import_litellm()
         try:

@@ -23,9 +23,9 @@ from typing import Any
 
 import aiohttp
 
+from cultureqa.llm.api.retry import EmptyReply, MalformedReply
+from cultureqa.llm.api.transport import ChatConfig, ChatReply, TokenCount
 from cultureqa.llm.base import GenerateRequest, ModelConfigError
-from cultureqa.llm.retry import EmptyReply, MalformedReply
-from cultureqa.llm.transport import ChatConfig, ChatReply, TokenCount
 
 
 class HTTPStatusError(RuntimeError):

@@ -5,12 +5,12 @@ the circuit breaker, the concurrency slots and their ramp-up, the credential che
 per-run accounting, and building :class:`GenerateResponse`. A transport only turns one request
 into one :class:`ChatReply` or raises; three exist:
 
-- ``http`` (:mod:`cultureqa.llm.http_transport`): one pooled aiohttp session, for
+- ``http`` (:mod:`cultureqa.llm.api.http_transport`): one pooled aiohttp session, for
   OpenAI-compatible servers (vLLM, SGLang, TGI, llama.cpp server, OpenAI). It never imports
   litellm, whose ~2.5–7 ms of CPU per call caps one event loop near 150 requests/s.
-- ``litellm`` (:mod:`cultureqa.llm.litellm_client`): every other provider, and still selectable
+- ``litellm`` (:mod:`cultureqa.llm.api.litellm_client`): every other provider, and still selectable
   for OpenAI-compatible servers (``options.transport: litellm``).
-- ``wire`` (:mod:`cultureqa.llm.wire_transport`): hosted providers that speak OpenAI's protocol;
+- ``wire`` (:mod:`cultureqa.llm.api.wire_transport`): hosted providers that speak OpenAI's protocol;
   litellm routes, maps parameters, prices and counts once, the ``http`` path sends.
 
 The transport is not part of a model's store identity: switching it never re-sends answers.
@@ -24,6 +24,21 @@ import os
 import time
 from collections.abc import Sequence
 
+from cultureqa.llm.api.retry import (
+    CallStats,
+    CircuitBreaker,
+    EmptyReply,
+    ItemCount,
+    RetryLoop,
+    fix_hint,
+)
+from cultureqa.llm.api.transport import (
+    ChatConfig,
+    ChatReply,
+    ChatTransport,
+    MissingKey,
+    Transport,
+)
 from cultureqa.llm.base import (
     NOT_SENT,
     GenerateRequest,
@@ -35,21 +50,6 @@ from cultureqa.llm.base import (
     Usage,
 )
 from cultureqa.llm.pricing import estimated_tokens, worst_case_tokens
-from cultureqa.llm.retry import (
-    CallStats,
-    CircuitBreaker,
-    EmptyReply,
-    ItemCount,
-    RetryLoop,
-    fix_hint,
-)
-from cultureqa.llm.transport import (
-    ChatConfig,
-    ChatReply,
-    ChatTransport,
-    MissingKey,
-    Transport,
-)
 from cultureqa.runlock import stop_reason, stop_requested
 from cultureqa.spend import BUDGET, BUDGET_REASON
 
@@ -281,15 +281,15 @@ class ChatClient:
 def make_transport(config: ChatConfig) -> ChatTransport:
     """The configured transport; litellm's module is imported only when it is chosen."""
     if config.transport == "http":
-        from cultureqa.llm.http_transport import HttpTransport
+        from cultureqa.llm.api.http_transport import HttpTransport
 
         return HttpTransport(config)
     if config.transport == "litellm":
-        from cultureqa.llm.litellm_client import LitellmTransport
+        from cultureqa.llm.api.litellm_client import LitellmTransport
 
         return LitellmTransport(config)
     if config.transport == "wire":
-        from cultureqa.llm.wire_transport import WireTransport
+        from cultureqa.llm.api.wire_transport import WireTransport
 
         return WireTransport(config)
     raise ModelConfigError(

@@ -17,8 +17,8 @@ from typing import Any
 
 from cultureqa.llm import base
 from cultureqa.llm.base import GenerateRequest, GenerateResponse, LoglikRequest, LoglikResponse
-from cultureqa.llm.gguf_cache import Source, load_model
-from cultureqa.llm.lm_scoring import gather_matches, log_probs, logits_at, plan_rows
+from cultureqa.llm.local.gguf_cache import Source, load_model
+from cultureqa.llm.local.lm_scoring import gather_matches, log_probs, logits_at, plan_rows
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +78,7 @@ class LocalHFClient:
                 self._model, self._tok = await asyncio.to_thread(self._load)
 
     def _load(self) -> tuple[Any, Any]:
-        from cultureqa.llm.cpu_kernels import pin
+        from cultureqa.llm.local.cpu_kernels import pin
 
         pin(self.cpu_kernels)  # before the first kernel runs: the same bits on every machine
         import torch

@@ -3,7 +3,7 @@
 litellm is imported lazily, and only by models whose config selects this transport
 (``options.transport: litellm``; the hosted configs' ``wire`` transport borrows its prices, token
 counts and key check): it costs seconds to import and 2.5–7 ms of CPU per call. Retries, slots
-and accounting are the shared core's (:mod:`cultureqa.llm.chat_client`); this module only turns
+and accounting are the shared core's (:mod:`cultureqa.llm.api.chat_client`); this module only turns
 one request into one reply. Keys come
 from the environment only (litellm reads each provider's variables; ``api_key_env`` names a
 variable for custom servers) and never enter params, logs, MLflow or the store.
@@ -14,11 +14,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from cultureqa.llm.api.litellm_lib import collector_paused, import_litellm, known_tokenizer
+from cultureqa.llm.api.litellm_lib import route_litellm_logging as route_litellm_logging
+from cultureqa.llm.api.retry import EmptyReply, MalformedReply
+from cultureqa.llm.api.transport import ChatConfig, ChatReply, MissingKey, TokenCount
 from cultureqa.llm.base import GenerateRequest, ModelConfigError
-from cultureqa.llm.litellm_lib import collector_paused, import_litellm, known_tokenizer
-from cultureqa.llm.litellm_lib import route_litellm_logging as route_litellm_logging
-from cultureqa.llm.retry import EmptyReply, MalformedReply
-from cultureqa.llm.transport import ChatConfig, ChatReply, MissingKey, TokenCount
 
 _import_litellm = import_litellm  # the name other modules used before ``litellm_lib``
 

@@ -26,10 +26,10 @@ import dataclasses
 import os
 from typing import Any
 
+from cultureqa.llm.api.http_transport import HttpTransport
+from cultureqa.llm.api.litellm_client import LitellmTransport
+from cultureqa.llm.api.transport import ChatConfig, ChatReply, MissingKey, TokenCount
 from cultureqa.llm.base import GenerateRequest, ModelConfigError
-from cultureqa.llm.http_transport import HttpTransport
-from cultureqa.llm.litellm_client import LitellmTransport
-from cultureqa.llm.transport import ChatConfig, ChatReply, MissingKey, TokenCount
 
 OPENAI_PROTOCOL = "openai"
 """litellm's provider whose parameter mapping an OpenAI-compatible endpoint takes."""

@@ -18,8 +18,8 @@ import _environment  # noqa: F401  (before pandas, cultureqa: one line outside t
 
 from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import write_json, write_parquet, write_text
-from cultureqa.regions.checks import CheckConfig
 from cultureqa.regions.config import RegionSet, set_dirs
+from cultureqa.regions.judges.checks import CheckConfig
 from cultureqa.regions.models import ModelSteps
 from cultureqa.regions.pipeline import card_markdown, run_build
 from cultureqa.spend import budget_from, build_guard, team_from

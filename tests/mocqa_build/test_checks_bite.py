@@ -25,7 +25,7 @@ from cultureqa.mocqa_build.judge import JudgeConfig
 from cultureqa.mocqa_build.pipeline import MocqaSettings, write_stage
 from cultureqa.mocqa_build.stage import StageResult
 from cultureqa.mocqa_shared.schema import as_options, dumps_evidence
-from cultureqa.regions.judging import CRITERIA
+from cultureqa.regions.judges.judging import CRITERIA
 
 ROOT = Path(__file__).resolve().parents[2]
 GOWA = {

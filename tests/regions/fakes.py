@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from cultureqa.regions.judging import CRITERIA
+from cultureqa.regions.judges.judging import CRITERIA
 
 Votes = Mapping[tuple[str, str, str], Mapping[str, str | None]]
 

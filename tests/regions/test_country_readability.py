@@ -20,7 +20,10 @@ import pytest
 from nltk import CFG, ChartParser
 
 from cultureqa.io import SourceError
-from cultureqa.regions.checks import (
+from cultureqa.regions.config import RegionColumns, RegionSet
+from cultureqa.regions.generation.clues import Clues, possessive
+from cultureqa.regions.generation.tables import Region, Term, load_knowledge, load_leak_table
+from cultureqa.regions.judges.checks import (
     EXCLUDED_REASON,
     SCRUB_LIMIT_REASON,
     CheckConfig,
@@ -28,10 +31,7 @@ from cultureqa.regions.checks import (
     exclusions,
     problems,
 )
-from cultureqa.regions.clues import Clues, possessive
-from cultureqa.regions.config import RegionColumns, RegionSet
 from cultureqa.regions.scrub import leaks, scrub
-from cultureqa.regions.tables import Region, Term, load_knowledge, load_leak_table
 from tests.regions.invented import with_named_facts, write_invented
 
 ROOT = Path(__file__).resolve().parents[2]

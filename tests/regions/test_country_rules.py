@@ -14,7 +14,10 @@ from typing import Any
 
 import pytest
 
-from cultureqa.regions.checks import (
+from cultureqa.regions.config import RegionSet
+from cultureqa.regions.generation.clues import CLUE_LEAK_REASON, Clues
+from cultureqa.regions.generation.tables import Region, Term, load_knowledge
+from cultureqa.regions.judges.checks import (
     MERGED_REASON,
     PEOPLE_SENSE_REASON,
     SCRUB_LIMIT_REASON,
@@ -22,11 +25,8 @@ from cultureqa.regions.checks import (
     SetRules,
     problems,
 )
-from cultureqa.regions.clues import CLUE_LEAK_REASON, Clues
-from cultureqa.regions.config import RegionSet
 from cultureqa.regions.scrub import frame_terms, leaks, scrub
-from cultureqa.regions.source import _region_index
-from cultureqa.regions.tables import Region, Term, load_knowledge
+from cultureqa.regions.sources.source import _region_index
 from tests.regions.invented import with_named_facts, write_invented
 
 FRANCE = Region(
@@ -138,7 +138,7 @@ def test_an_intersection_of_named_facts_spans_two_kinds_each_needed(named) -> No
         assert len(kinds - {"geographical"}) >= 2, clue.text
         assert clue.evidence["holders"] == [clue.target]
         # every fact is needed: dropping any one admits another region
-        from cultureqa.regions.conditions import decide
+        from cultureqa.regions.generation.conditions import decide
 
         for i in range(len(clue.conditions)):
             rest = list(clue.conditions[:i] + clue.conditions[i + 1 :])

@@ -18,9 +18,9 @@ import pandas as pd
 import pytest
 
 from cultureqa.mocqa.hop import CONDITIONS, HopConfig
-from cultureqa.regions.checks import CheckConfig
 from cultureqa.regions.config import RegionSet
 from cultureqa.regions.hop import first_hop, region_names, run_hop
+from cultureqa.regions.judges.checks import CheckConfig
 from cultureqa.regions.pipeline import run_build
 from tests.regions.invented import write_invented
 

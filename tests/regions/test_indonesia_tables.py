@@ -22,10 +22,10 @@ import pytest
 from cultureqa.compose import compose_params
 from cultureqa.io import SourceError
 from cultureqa.knowledge.provinces import CANONICAL_PROVINCES
-from cultureqa.regions.clues import ClueBook, Clues
 from cultureqa.regions.config import RegionSet
+from cultureqa.regions.generation.clues import ClueBook, Clues
+from cultureqa.regions.generation.tables import Knowledge, load_knowledge
 from cultureqa.regions.scrub import leaks
-from cultureqa.regions.tables import Knowledge, load_knowledge
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLES = ROOT / "data/knowledge/provinces_tables"

@@ -11,8 +11,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from cultureqa.regions.checks import CheckConfig, problems
 from cultureqa.regions.config import RegionSet, RegionSetError
+from cultureqa.regions.judges.checks import CheckConfig, problems
 from cultureqa.regions.pipeline import card_markdown, run_build
 from tests.regions.invented import NAMES, write_invented
 
@@ -26,7 +26,7 @@ def invented(tmp_path: Path) -> tuple[RegionSet, dict[str, Any], Path]:
 
 
 def _independent_values(root: Path) -> dict[str, dict[str, float]]:
-    """The invented tables read by plain pandas, not by cultureqa.regions.tables."""
+    """The invented tables read by plain pandas, not by cultureqa.regions.generation.tables."""
     rain = pd.read_csv(root / "data/rain.csv").set_index("code")["rain_mm"].astype(float)
     tea = pd.read_csv(root / "data/tea.csv", skiprows=1).set_index("code")["2020"].astype(float)
     return {"rain": rain.to_dict(), "tea": tea.to_dict()}

@@ -1,5 +1,5 @@
 """The panel's keep rule on every vote pattern and the parsing of judges' replies
-(:mod:`cultureqa.regions.judging`), and the engine's panel recording an empty reply."""
+(:mod:`cultureqa.regions.judges.judging`), and the engine's panel recording an empty reply."""
 
 from __future__ import annotations
 
@@ -11,8 +11,15 @@ import pytest
 
 from cultureqa.evaluation.parsing import EMPTY, EMPTY_ERROR
 from cultureqa.llm.base import GenerateResponse
-from cultureqa.regions import panel
-from cultureqa.regions.judging import CATEGORIES, CRITERIA, Judgement, decide, keep, parse_reply
+from cultureqa.regions.judges import panel
+from cultureqa.regions.judges.judging import (
+    CATEGORIES,
+    CRITERIA,
+    Judgement,
+    decide,
+    keep,
+    parse_reply,
+)
 
 ACCEPTABLE = {"OK", "Minor"}
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cultureqa.regions.checks import CheckConfig, SetRules, check_items, problems
-from cultureqa.regions.clues import GAP_REASON
-from cultureqa.regions.conditions import relative_gap
 from cultureqa.regions.config import RegionSet
+from cultureqa.regions.generation.clues import GAP_REASON
+from cultureqa.regions.generation.conditions import relative_gap
+from cultureqa.regions.judges.checks import CheckConfig, SetRules, check_items, problems
 from cultureqa.regions.pipeline import card_markdown, run_build
 from tests.regions.invented import write_invented
 

@@ -16,17 +16,17 @@ import pandas as pd
 import pytest
 
 from cultureqa.compose import compose_params
-from cultureqa.regions.checks import CheckConfig
 from cultureqa.regions.config import RegionSet
-from cultureqa.regions.generate_llm import (
+from cultureqa.regions.generation.generate_llm import (
     CONTRADICTED,
     NOT_IN_TABLES,
     NOT_UNIQUE,
     UNUSABLE,
     LlmClueConfig,
 )
+from cultureqa.regions.judges.checks import CheckConfig
+from cultureqa.regions.judges.panel import SIGNIFICANT_REASON, TOO_FEW_REASON, PanelConfig
 from cultureqa.regions.models import ModelSteps
-from cultureqa.regions.panel import SIGNIFICANT_REASON, TOO_FEW_REASON, PanelConfig
 from cultureqa.regions.pipeline import BuildResult, card_markdown, run_build
 from cultureqa.regions.translate import FAILED_REASON, OFFLINE_REASON
 from cultureqa.testing import FakeOpenAIServer, model_config

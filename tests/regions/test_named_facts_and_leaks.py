@@ -17,9 +17,9 @@ import pandas as pd
 import pytest
 
 from cultureqa.io import SourceError
-from cultureqa.regions.checks import CheckConfig
-from cultureqa.regions.clues import CLUE_LEAK_REASON
 from cultureqa.regions.config import RegionSet
+from cultureqa.regions.generation.clues import CLUE_LEAK_REASON
+from cultureqa.regions.judges.checks import CheckConfig
 from cultureqa.regions.pipeline import card_markdown, run_build
 from tests.regions.invented import (
     LEAK_KINDS,

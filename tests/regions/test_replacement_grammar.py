@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from nltk import CFG, ChartParser
 
-from cultureqa.regions.checks import GRAMMAR_REASON, CheckConfig
 from cultureqa.regions.config import RegionSet
+from cultureqa.regions.generation.tables import Region, Term
+from cultureqa.regions.judges.checks import GRAMMAR_REASON, CheckConfig
 from cultureqa.regions.pipeline import card_markdown, run_build
 from cultureqa.regions.scrub import scrub
-from cultureqa.regions.tables import Region, Term
 from tests.regions.invented import write_invented
 
 GRAMMAR = CFG.fromstring("""

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from cultureqa.regions.checks import CheckConfig
 from cultureqa.regions.config import RegionSet
+from cultureqa.regions.judges.checks import CheckConfig
 from cultureqa.regions.pipeline import run_build
 from cultureqa.regions.review import sample_rows
 from tests.regions.invented import plant_every_kind, with_named_facts, write_invented

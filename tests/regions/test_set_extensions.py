@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from cultureqa.io import SourceError
-from cultureqa.regions.clues import Clues
-from cultureqa.regions.conditions import decide
 from cultureqa.regions.config import RegionSet, RegionSetError
-from cultureqa.regions.tables import load_knowledge
+from cultureqa.regions.generation.clues import Clues
+from cultureqa.regions.generation.conditions import decide
+from cultureqa.regions.generation.tables import load_knowledge
 from tests.regions.invented import with_named_facts, write_invented
 
 SOURCE = "curated:invented cookbook,1,2020"

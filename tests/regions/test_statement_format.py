@@ -20,8 +20,8 @@ import yaml
 from cultureqa.io import SourceError, write_parquet
 from cultureqa.mocqa.evaluate import balanced_subset, load_dataset
 from cultureqa.mocqa_shared.schema import DATASET_COLUMNS
-from cultureqa.regions.checks import CheckConfig
 from cultureqa.regions.config import RegionSet, RegionSetError
+from cultureqa.regions.judges.checks import CheckConfig
 from cultureqa.regions.pipeline import BuildResult, card_markdown, run_build
 from cultureqa.regions.translate import OFFLINE_REASON, rebalance
 from tests.regions.invented import write_invented
@@ -203,7 +203,7 @@ def test_the_statement_dataset_passes_the_idmocqa_contract_expectations(tmp_path
 
 def test_an_option_the_clue_names_is_refused_by_the_rule_judge(tmp_path: Path) -> None:
     """A clue naming a short option gives the answer away (copy_ngram alone misses one word)."""
-    from cultureqa.regions.checks import SetRules, problems
+    from cultureqa.regions.judges.checks import SetRules, problems
 
     result = build(tmp_path)
     item = result.dataset[result.dataset["language"] == "en"].iloc[0].to_dict()

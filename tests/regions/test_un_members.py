@@ -1,7 +1,8 @@
 """Issue 37 items 2, 3 and 5: the 193 UN members, checked against the publishers' files directly.
 
-The build reads the files through ``cultureqa.regions.tables``; these tests read them again with
-plain ``csv`` / ``openpyxl`` and their own row arithmetic, so a bug in the readers cannot hide.
+The build reads the files through ``cultureqa.regions.generation.tables``; these tests read them
+again with plain ``csv`` / ``openpyxl`` and their own row arithmetic, so a bug in the readers
+cannot hide.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ import pytest
 
 from cultureqa.config import load_params, select
 from cultureqa.mocqa.hop import HopConfig
-from cultureqa.regions.checks import CheckConfig
 from cultureqa.regions.config import RegionSet
 from cultureqa.regions.hop import region_names, run_hop
+from cultureqa.regions.judges.checks import CheckConfig
 from cultureqa.regions.pipeline import BuildResult, run_build
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cultureqa.regions.checks import CheckConfig
 from cultureqa.regions.config import RegionSet
+from cultureqa.regions.judges.checks import CheckConfig
 from cultureqa.regions.pipeline import run_build
 from cultureqa.regions.validate import SUITE, validate_dataset
 from tests.regions.invented import with_named_facts, write_invented

@@ -20,7 +20,7 @@ import pandas as pd
 
 from cultureqa.human.items import ANNOTATION_COLUMNS, LABELS, LETTERS, SCALES
 from cultureqa.io import SourceError, read_table
-from cultureqa.regions.judging import ACCEPTABLE
+from cultureqa.regions.judges.judging import ACCEPTABLE
 
 LABEL_COLUMNS = ("item_id", "annotator", *ANNOTATION_COLUMNS)
 """The labels table (long: one row per item × annotator), from a sheet or from Label Studio."""

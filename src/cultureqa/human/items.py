@@ -13,7 +13,7 @@ import pandas as pd
 
 from cultureqa.io import SourceError
 from cultureqa.mocqa_shared.schema import as_options
-from cultureqa.regions.judging import CATEGORIES
+from cultureqa.regions.judges.judging import CATEGORIES
 
 LETTERS: tuple[str, ...] = tuple("ABCDEFGH")
 """Option letters as annotators see them (ID-MoCQA uses the first three)."""

@@ -9,7 +9,7 @@ language whose columns the source does not have at all (the published Indonesian
 left out and named; rebalance translates or drops those pairs. Only ``is_province_specific ==
 True`` rows can become two-hop questions: a general Indonesian practice has no province to identify.
 The flag's reading and the drop reasons are the two-hop engine's
-(:mod:`cultureqa.regions.benchmark`), whose benchmark reader serves every region set.
+(:mod:`cultureqa.regions.sources.benchmark`), whose benchmark reader serves every region set.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.io import SourceError
 from cultureqa.mocqa_shared.schema import SOURCE_COLUMNS
 from cultureqa.records import McqItem
-from cultureqa.regions.benchmark import drop_reasons, is_specific
+from cultureqa.regions.sources.benchmark import drop_reasons, is_specific
 
 
 @dataclass

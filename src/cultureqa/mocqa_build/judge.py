@@ -1,9 +1,9 @@
 """Judge stage: the rules judge (offline default) or a three-model LLM panel (DESIGN.md §5.3).
 
 Both write one record per (variant, judge) into a judgements table and apply the same keep rule
-(:func:`cultureqa.regions.judging.keep`); the panel itself is the two-hop engine's
-(:mod:`cultureqa.regions.panel`), asked with this build's slots. Removed variants carry the vote
-counts as their reason.
+(:func:`cultureqa.regions.judges.judging.keep`); the panel itself is the two-hop engine's
+(:mod:`cultureqa.regions.judges.panel`), asked with this build's slots. Removed variants carry
+the vote counts as their reason.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from cultureqa.mocqa_shared.schema import (
     removed_rows,
     require_columns,
 )
-from cultureqa.regions.judging import Judgement
-from cultureqa.regions.panel import (
+from cultureqa.regions.judges.judging import Judgement
+from cultureqa.regions.judges.panel import (
     LANGUAGE_NAMES,
     PanelConfig,
     ask_panel,
@@ -64,7 +64,7 @@ class JudgeConfig:
 
     @property
     def panel(self) -> PanelConfig:
-        """The panel part, as the engine's :func:`cultureqa.regions.panel.ask_panel` takes it."""
+        """The panel part, as :func:`cultureqa.regions.judges.panel.ask_panel` takes it."""
         return PanelConfig(self.kind, self.min_acceptable, self.judges, self.prompt)
 
 

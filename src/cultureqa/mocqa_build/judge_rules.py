@@ -29,7 +29,7 @@ from cultureqa.mocqa_build.textchecks import (
     word_count,
 )
 from cultureqa.mocqa_shared.schema import LETTERS, N_OPTIONS, as_options
-from cultureqa.regions.judging import CRITERIA, Judgement, category_from_scores
+from cultureqa.regions.judges.judging import CRITERIA, Judgement, category_from_scores
 
 CRITICAL = ("province_clue_accuracy", "answer_discrimination", "answer_quality")
 UNDECIDED = {

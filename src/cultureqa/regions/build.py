@@ -24,10 +24,10 @@ from typing import Any
 
 import pandas as pd
 
-from cultureqa.regions.clues import ClueBook
 from cultureqa.regions.config import RegionSet
+from cultureqa.regions.generation.clues import ClueBook
+from cultureqa.regions.generation.tables import Knowledge, Region
 from cultureqa.regions.scrub import frame_terms, scrub_all
-from cultureqa.regions.tables import Knowledge, Region
 
 ITEM_COLUMNS = (
     "item_id", "pair_id", "source_id", "region", "language", "clue_type", "topic", "clue",

@@ -25,7 +25,7 @@ import pandas as pd
 
 from cultureqa.cases.shuffle import shuffle_items
 from cultureqa.mocqa_shared.positions import balanced_positions, permutation
-from cultureqa.regions.source import TYPE_COLUMNS
+from cultureqa.regions.sources.source import TYPE_COLUMNS
 
 LETTERS = tuple("ABCDEFGHIJ")
 STATEMENT_COLUMNS = (

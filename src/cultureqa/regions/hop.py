@@ -28,7 +28,7 @@ from cultureqa.evaluation.engine import RunSpec, evaluate
 from cultureqa.llm.store import StoreLocation
 from cultureqa.mocqa.hop import CHANCE_BACKENDS, CONDITIONS, READINGS, HopConfig, hop_table
 from cultureqa.regions.config import RegionSet
-from cultureqa.regions.tables import load_regions
+from cultureqa.regions.generation.tables import load_regions
 from cultureqa.spend import ApiStopped, stopped_reason
 
 BACKGROUND = {"none": "background_none", "clue": "narrative", "oracle": "background_oracle"}

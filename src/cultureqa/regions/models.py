@@ -18,13 +18,13 @@ import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
 from cultureqa.llm.store import StoreLocation
-from cultureqa.regions.clues import ClueBook, Clues
 from cultureqa.regions.config import RegionSet
-from cultureqa.regions.generate_llm import LlmClueConfig, generate_clues
-from cultureqa.regions.judge import judge_items, rule_judgements
-from cultureqa.regions.judging import Judgement
-from cultureqa.regions.panel import PanelConfig, judge_counts
-from cultureqa.regions.tables import Knowledge
+from cultureqa.regions.generation.clues import ClueBook, Clues
+from cultureqa.regions.generation.generate_llm import LlmClueConfig, generate_clues
+from cultureqa.regions.generation.tables import Knowledge
+from cultureqa.regions.judges.judge import judge_items, rule_judgements
+from cultureqa.regions.judges.judging import Judgement
+from cultureqa.regions.judges.panel import PanelConfig, judge_counts
 from cultureqa.regions.translate import Translator, llm_translator
 
 

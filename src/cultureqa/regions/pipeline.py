@@ -21,20 +21,20 @@ import pandas as pd
 
 from cultureqa.cases.shuffle import answer_position_counts
 from cultureqa.regions.build import build_items
-from cultureqa.regions.checks import (
+from cultureqa.regions.config import RegionSet
+from cultureqa.regions.finalize import finalize, gold_positions
+from cultureqa.regions.generation.clues import ClueBook, Clues
+from cultureqa.regions.generation.tables import Knowledge, load_knowledge
+from cultureqa.regions.judges.checks import (
     CheckConfig,
     SetRules,
     check_items,
     exclusions,
     phrase_replacements,
 )
-from cultureqa.regions.clues import ClueBook, Clues
-from cultureqa.regions.config import RegionSet
-from cultureqa.regions.finalize import finalize, gold_positions
-from cultureqa.regions.judging import JUDGEMENT_COLUMNS, Judgement
+from cultureqa.regions.judges.judging import JUDGEMENT_COLUMNS, Judgement
 from cultureqa.regions.models import ModelSteps
-from cultureqa.regions.source import load_source
-from cultureqa.regions.tables import Knowledge, load_knowledge
+from cultureqa.regions.sources.source import load_source
 from cultureqa.regions.translate import rebalance
 
 REFUSED_COLUMNS = ("target", "clue_type", "reason", "candidates")

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from cultureqa.regions.tables import Region, Term
+from cultureqa.regions.generation.tables import Region, Term
 
 _SENTENCE_START = re.compile(r"(^|[.!?]\s+|\n)$")
 _PLURAL_KINDS = frozenset({"demonym"})

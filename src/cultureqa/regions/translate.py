@@ -24,9 +24,9 @@ from cultureqa.llm.store import StoreLocation
 from cultureqa.mocqa_shared.models import load_prompt
 from cultureqa.regions.build import ITEM_COLUMNS, REMOVED_COLUMNS, item_text
 from cultureqa.regions.config import RegionSet
+from cultureqa.regions.generation.tables import Knowledge
+from cultureqa.regions.judges.panel import LETTERS, format_options, language_name
 from cultureqa.regions.llm.ask import ask
-from cultureqa.regions.panel import LETTERS, format_options, language_name
-from cultureqa.regions.tables import Knowledge
 
 TRANSLATE_SLOTS = (
     "noun", "source_language", "target_language", "clue", "background", "question", "options",

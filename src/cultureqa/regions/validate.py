@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from cultureqa.regions.config import RegionSet
-from cultureqa.regions.tables import load_regions
+from cultureqa.regions.generation.tables import load_regions
 from cultureqa.validation.suites import SuiteReport, run_suite
 
 SUITE = Path("expectations") / "twohop_dataset.json"

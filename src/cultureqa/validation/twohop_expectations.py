@@ -17,8 +17,8 @@ from typing import Any, ClassVar
 import pandas as pd
 
 import cultureqa.validation.mocqa_expectations  # noqa: F401 - the language-pairs expectation
+from cultureqa.regions.generation.tables import Region, Term
 from cultureqa.regions.scrub import leaks
-from cultureqa.regions.tables import Region, Term
 from cultureqa.validation.cases_expectations import _KeyedExpectation, keyed_problems
 from cultureqa.validation.gx_kit import table_metric
 

@@ -31,10 +31,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from cultureqa.regions.conditions import Condition, decide, near_bound, relative_gap
 from cultureqa.regions.config import NAMED_TYPES, RegionSet
+from cultureqa.regions.generation.conditions import Condition, decide, near_bound, relative_gap
+from cultureqa.regions.generation.tables import Knowledge
 from cultureqa.regions.scrub import leaks
-from cultureqa.regions.tables import Knowledge
 
 GAP_REASON = "deciding gap under the knowable-gap rule"
 """A comparison whose figure is closer than the indicator's ``min_gap_share`` to a neighbour's:

@@ -39,11 +39,11 @@ import pandas as pd
 
 from cultureqa.io import SourceError
 from cultureqa.regions.build import REMOVED_COLUMNS
-from cultureqa.regions.clues import GAP_REASON
-from cultureqa.regions.conditions import decide, near_bound, relative_gap
+from cultureqa.regions.generation.clues import GAP_REASON
+from cultureqa.regions.generation.conditions import decide, near_bound, relative_gap
+from cultureqa.regions.generation.tables import Knowledge
 from cultureqa.regions.scrub import DETERMINERS, leaks, ungrammatical
-from cultureqa.regions.source import TYPE_COLUMNS
-from cultureqa.regions.tables import Knowledge
+from cultureqa.regions.sources.source import TYPE_COLUMNS
 
 OPTION_COLUMNS = tuple(f"option_{letter}" for letter in "ABCDEF")
 LETTERS = tuple("ABCDEFGHIJ")

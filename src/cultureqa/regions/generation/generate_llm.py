@@ -25,12 +25,12 @@ from typing import Any
 from cultureqa.llm.base import GenerateRequest
 from cultureqa.llm.store import StoreLocation
 from cultureqa.mocqa_shared.models import load_prompt
-from cultureqa.regions.clues import CLUE_LEAK_REASON, GAP_REASON, Clue, ClueBook, Clues
-from cultureqa.regions.conditions import Condition, decide, near_bound, relative_gap
+from cultureqa.regions.generation.clues import CLUE_LEAK_REASON, GAP_REASON, Clue, ClueBook, Clues
+from cultureqa.regions.generation.conditions import Condition, decide, near_bound, relative_gap
+from cultureqa.regions.judges.panel import language_name
 from cultureqa.regions.llm.ask import Answer, ask, revise
 from cultureqa.regions.llm.parse import parse_number
-from cultureqa.regions.panel import language_name
-from cultureqa.regions.source import _region_index as region_index
+from cultureqa.regions.sources.source import _region_index as region_index
 
 GENERATE_SLOTS = ("noun", "region", "clue_type", "facts", "figures", "frame", "answer_format")
 UNUSABLE = "unusable generator reply"

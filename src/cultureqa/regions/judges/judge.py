@@ -16,9 +16,9 @@ import pandas as pd
 
 from cultureqa.llm.store import StoreLocation
 from cultureqa.regions.build import REMOVED_COLUMNS
-from cultureqa.regions.checks import item_options
-from cultureqa.regions.judging import Judgement
-from cultureqa.regions.panel import (
+from cultureqa.regions.judges.checks import item_options
+from cultureqa.regions.judges.judging import Judgement
+from cultureqa.regions.judges.panel import (
     PanelConfig,
     ask_panel,
     decisions,

@@ -26,8 +26,8 @@ import pandas as pd
 from cultureqa.cases.construct import CORRECT_TYPE, TYPES, validate_item
 from cultureqa.cases.ingest import load_cases
 from cultureqa.io import SourceError
-from cultureqa.regions.benchmark import benchmark_rows
-from cultureqa.regions.tables import Region
+from cultureqa.regions.generation.tables import Region
+from cultureqa.regions.sources.benchmark import benchmark_rows
 
 TYPE_COLUMNS = tuple(f"type_{t}" for t in TYPES)
 SOURCE_COLUMNS = (

@@ -21,7 +21,7 @@ import pandas as pd
 from cultureqa.evaluation.parsing import EMPTY, EMPTY_ERROR, is_empty_reply
 from cultureqa.llm.store import StoreLocation
 from cultureqa.mocqa_shared.models import load_prompt, run_models
-from cultureqa.regions.judging import Judgement, decide, parse_reply
+from cultureqa.regions.judges.judging import Judgement, decide, parse_reply
 
 LANGUAGE_NAMES = {"en": "English", "id": "Indonesian"}
 """Language codes as the prompts write them (a code without a name is written as the code)."""

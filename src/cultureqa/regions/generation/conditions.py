@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cultureqa.regions.tables import Knowledge
+from cultureqa.regions.generation.tables import Knowledge
 
 Condition = Mapping[str, Any]
 

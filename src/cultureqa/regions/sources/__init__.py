@@ -1,0 +1,1 @@
+"""Where a region set's single-hop questions come from: the case bank or any loaded benchmark."""

@@ -5,7 +5,7 @@ client per ``api_base`` and sends each request to the replica with the fewest ou
 requests, so a faster replica takes more of the load without any weights to tune.
 
 Retries live here, not in the wrapped clients: each wrapped client makes exactly one attempt, and
-the pool runs the one retry loop of ``llm/retry.py`` (the chat client's own) around a routing
+the pool runs the one retry loop of ``llm/api/retry.py`` (the chat client's own) around a routing
 step, so an attempt that failed on one replica is retried on another; retries and failures are
 counted by cause in the same :class:`~cultureqa.llm.api.retry.CallStats` the chat client keeps.
 A replica that fails with a transient cause (connection refused, 5xx, timeout, 429) is backed

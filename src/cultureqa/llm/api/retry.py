@@ -112,7 +112,7 @@ def retry_cause(exc: BaseException | None) -> str:
 def record_cause(error: str) -> str:
     """:func:`retry_cause` of a failure known only by its per-item record ``"<Class>: message"``.
 
-    A wrapped client (``llm/replicas.py``) reports a failed attempt that way.
+    A wrapped client (``llm/api/replicas.py``) reports a failed attempt that way.
     """
     name, _, message = error.partition(":")
     name = name.strip()
@@ -146,7 +146,7 @@ def _classify(names: set[str], status: object, message: str) -> str:
 def is_retryable_cause(cause: str) -> bool:
     """:func:`is_retryable` for a failure known only by its exception class name.
 
-    A wrapped client (``llm/replicas.py``) records a failed attempt as ``"<Class>: message"``;
+    A wrapped client (``llm/api/replicas.py``) records a failed attempt as ``"<Class>: message"``;
     the pool decides from that name whether another replica may succeed.
     """
     return cause in _RETRYABLE_NAMES

@@ -106,3 +106,17 @@ def test_the_uv_bootstrap_line_make_extracts_is_hash_checked() -> None:
     lines = [ln for ln in out.splitlines() if "#" not in ln]
     assert lines[0].startswith(f"uv=={lock_entries(out)['uv'][0]} ")
     assert len(lines) > 2 and all("--hash=sha256:" in ln for ln in lines[1:])
+
+
+def test_dvc_parses_yaml_with_the_c_parser() -> None:
+    """DVC reads params.yaml once per stage with ruamel's safe loader; the pure-Python parser made
+    that most of the pause between stages (docs/measured.md). Without ruamel.yaml.clib installed
+    ruamel falls back to it silently, so the environment is checked here.
+    """
+    from dvc.utils.serialize._yaml import parse_yaml
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="safe")
+    assert parse_yaml("stage: 1\n", "params.yaml") == {"stage": 1}
+    yaml.load("stage: 1\n")
+    assert yaml.Parser.__name__ == "CParser", f"ruamel parses YAML with {yaml.Parser}"

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BUILD = ("cases_ingest", "cases_weird", "cases_annotate", "cases_construct", "cases_shuffle")
 OUT = Path("data/eval/cases/fake_llm")
 FAST_RETRY = {"attempts": 3, "initial_wait_s": 0.01, "max_wait_s": 0.1, "timeout_s": 5.0}
-ITEMS = 72 * 2  # 72 sample items × 2 shuffle seeds
+ITEMS = 79 * 2  # 79 sample items × 2 shuffle seeds
 
 
 def _stage(name: str) -> Callable[..., int]:

@@ -95,8 +95,8 @@ def test_pipeline_end_to_end_with_baselines(workspace: Path) -> None:
     first = pd.read_parquet(
         workspace / "data/eval/cases/baselines.first_option/predictions.parquet"
     )
-    # 72 cases: the Cuban one included (Cuba's I is a proxy from its HDR GNI per capita)
-    assert sorted(first["seed"].unique()) == [40, 60] and len(first) == 2 * 72
+    # 79 cases: the Cuban one included (Cuba's I is a proxy from its HDR GNI per capita)
+    assert sorted(first["seed"].unique()) == [40, 60] and len(first) == 2 * 79
     assert (first["pred"] == "A").all()  # the fixed baseline always takes position A
     for _, part in first.groupby("seed"):  # so its accuracy is the share of gold A
         assert part["correct"].mean() == pytest.approx((part["gold"] == "A").mean())
@@ -106,11 +106,14 @@ def test_pipeline_end_to_end_with_baselines(workspace: Path) -> None:
     summary = _json(workspace / "metrics/cases/summary.json")
     assert set(summary["models"]) == {"random", "first-option"}
     seeds = summary["models"]["first-option"]["seeds"]
-    assert seeds["60"]["accuracy"] == pytest.approx(12 / 72, abs=1e-6)
+    assert seeds["60"]["accuracy"] == pytest.approx(13 / 79, abs=1e-6)
     assert {"max_gap_pp", "robust"} <= set(summary["models"]["random"]["robustness"])
     across = pd.read_parquet(workspace / "data/build/cases/analyze/across_models_by_domain.parquet")
     assert {"mean_accuracy", "sd_accuracy", "small_n", "delta_pp"} <= set(across.columns)
-    assert across["small_n"].all()  # ≤ 8 cases per domain in the sample
+    # a cell with fewer than small_cell_n (10) cases is flagged: every domain of the sample but
+    # customs (11 cases)
+    assert (across["small_n"] == (across["n"] < 10)).all()
+    assert set(across.loc[~across["small_n"], "domain"]) == {"customs"}
 
     tables_md = (workspace / "reports/cases/tables.md").read_text(encoding="utf-8")
     titles = ("Countries and cases per WEIRD bin", "Error-type shares by continent",
@@ -204,10 +207,10 @@ def test_llm_construction_and_chat_evaluation(workspace: Path) -> None:
 
     construct = _json(workspace / "metrics/cases/construct.json")
     calls = _json(runlog_dir(workspace / "data/build/cases/construct") / "construct.json")
-    assert (construct["origin"], construct["items"], calls["model_calls"]) == ("llm", 72, 72)
+    assert (construct["origin"], construct["items"], calls["model_calls"]) == ("llm", 79, 79)
     assert "model_calls" not in construct  # a rerun from the store must not change this file
     preds = pd.read_parquet(workspace / "data/eval/cases/fake_llm/predictions.parquet")
-    assert requests == 72 + 2 * 72 and (preds["status"] == "ok").all()
+    assert requests == 79 + 2 * 79 and (preds["status"] == "ok").all()
     assert (preds["pred"] == "C").all() and (preds["kind"] == "model").all()
     assert (preds["comparison_china"] == "Tips are uncommon too.").all()
     shown = pd.read_parquet(workspace / "data/build/cases/shuffle/items_seed60.parquet")

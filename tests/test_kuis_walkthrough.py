@@ -5,8 +5,8 @@ add``, ``cultureqa benchmark check`` (failing on the gold imbalance), the page's
 the proposed config, ``make params`` (``cultureqa params compose``) and the check again. Each
 command's ``#`` lines must appear in its output in order, ``…`` standing for elided text and
 line breaks for any whitespace. The page's YAML holds what ``add`` proposed and the values of the
-finished config, ``conf/benchmark/kuis_budaya.yaml``, or names the finished config's value. The closing ``dvc repro`` line is not run (a
-whole evaluation).
+finished config, ``conf/benchmark/kuis_budaya.yaml``, or the page names the finished config's
+value. The closing ``dvc repro`` line is not run (a whole evaluation).
 """
 
 from __future__ import annotations

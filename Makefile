@@ -123,6 +123,7 @@ $(VEGA_DIR)/.installed:
 
 plots: $(VEGA_DIR)/.installed ## DVC plots offline in dvc_plots/index.html; PLOTS="diff exp-a exp-b" compares
 	dvc plots $(PLOTS) --html-template .dvc/plots/offline.html -o dvc_plots $(ARGS)
+	@python -m cultureqa.runs.plots_page dvc_plots/index.html
 	mkdir -p dvc_plots/vendor && cp $(VEGA_JS) dvc_plots/vendor/
 
 UI_PORT ?= 5000

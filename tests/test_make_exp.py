@@ -89,6 +89,13 @@ def test_a_failed_make_exp_leaves_the_workspace_as_it_was(repo: Path) -> None:
     _run(repo, "git", "add", "-A")
     _run(repo, "git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "baseline")
     assert _run(repo, "git", "status", "--porcelain").stdout == ""
+    plain = _run(repo, "dvc", "exp", "run", "-S", "model=first_option")  # the failure as it is
+    assert plain.returncode != 0 and not (repo / "boom.txt").exists()
+    assert _run(repo, "git", "status", "--porcelain").stdout == " M dvc.lock\n M params.yaml\n"
+    # the page's one command for a plain `dvc exp run` restores it
+    assert _run(repo, "git", "checkout", "params.yaml", "dvc.lock").returncode == 0
+    assert _run(repo, "dvc", "checkout").returncode == 0 and (repo / "boom.txt").exists()
+    assert _run(repo, "git", "status", "--porcelain").stdout == ""
     done = _run(repo, "make", "--no-print-directory", "exp", "ARGS=-S model=first_option")
     assert done.returncode != 0
     assert "params.yaml and dvc.lock restored as before" in done.stderr, done.stderr

@@ -95,8 +95,14 @@ compare: ## one table across experiments: headline per benchmark ± 95% CI, Δ t
 	@python -m cultureqa.cli compare $(ARGS)
 
 # `dvc exp run` ends with DVC's own lines; these end with the results (docs/comparing-runs.md).
+# A failed `dvc exp run` leaves its -S overrides in params.yaml, the stages it finished in dvc.lock
+# and the failed stage's outputs removed: put both files back as they were, then their outputs.
 exp: ## one DVC experiment ending with its results table: make exp ARGS="-S model=random"
-	dvc exp run $(ARGS)
+	@snap=$$(mktemp -d) && cp params.yaml $$snap/ && { test ! -f dvc.lock || cp dvc.lock $$snap/; } && \
+	if dvc exp run $(ARGS); then rm -rf $$snap; else rc=$$?; cp $$snap/params.yaml params.yaml; \
+	  if test -f $$snap/dvc.lock; then cp $$snap/dvc.lock dvc.lock; else rm -f dvc.lock; fi; rm -rf $$snap; \
+	  echo "make exp: dvc exp run failed (exit $$rc): params.yaml and dvc.lock restored as before; restoring their outputs (dvc checkout)" >&2; \
+	  dvc checkout -q || echo "make exp: some outputs were not restored; run: dvc checkout" >&2; exit $$rc; fi
 	@python -m cultureqa.cli headline
 sweep: ## queue + run a sweep ending with make compare's table: make sweep ARGS="-S 'model=a,b'"
 	dvc exp run --queue $(ARGS)
@@ -117,6 +123,7 @@ $(VEGA_DIR)/.installed:
 
 plots: $(VEGA_DIR)/.installed ## DVC plots offline in dvc_plots/index.html; PLOTS="diff exp-a exp-b" compares
 	dvc plots $(PLOTS) --html-template .dvc/plots/offline.html -o dvc_plots $(ARGS)
+	@python -m cultureqa.runs.plots_page dvc_plots/index.html
 	mkdir -p dvc_plots/vendor && cp $(VEGA_JS) dvc_plots/vendor/
 
 UI_PORT ?= 5000

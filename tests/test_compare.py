@@ -177,7 +177,7 @@ def two_prompts(tmp_path: Path) -> tuple[Path, Path]:
 
 def _compare_two(zero: Path, cot: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """Both checkouts as two experiments of one repository (each read from its own folder)."""
-    from cultureqa.runs import compare as module
+    from cultureqa.runs import compare_data as module
 
     real = module._Reader.read
     homes = {"main": zero, "cot-exp": cot}
@@ -261,7 +261,7 @@ def test_a_model_sweep_is_compared_in_every_family(
     two_prompts: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     zero, cot = two_prompts
-    from cultureqa.runs import compare as module
+    from cultureqa.runs import compare_data as module
 
     monkeypatch.setattr(module._Reader, "read", lambda self, path: pd.read_parquet(
         (zero if self.rev == "main" else cot) / path))  # fmt: skip
@@ -276,7 +276,7 @@ def test_a_clean_workspace_is_shown_once(tmp_path: Path, monkeypatch: pytest.Mon
     shutil.copy2(ROOT / "dvc.yaml", tmp_path / "dvc.yaml")
     _indoculture(tmp_path, MCQ, 5)
     _families(tmp_path)
-    from cultureqa.runs import compare as module
+    from cultureqa.runs import compare_data as module
 
     monkeypatch.setattr(module._Reader, "read", lambda self, path: pd.read_parquet(tmp_path / path))
     clean = [Experiment("workspace", None, _params("zero_shot")),

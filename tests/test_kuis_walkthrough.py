@@ -4,7 +4,9 @@ The page's blocks are run in a throwaway copy of the project's configs: ``cultur
 add``, ``cultureqa benchmark check`` (failing on the gold imbalance), the page's YAML merged into
 the proposed config, ``make params`` (``cultureqa params compose``) and the check again. Each
 command's ``#`` lines must appear in its output in order, ``…`` standing for elided text and
-line breaks for any whitespace. The closing ``dvc repro`` line is not run (a whole evaluation).
+line breaks for any whitespace. The page's YAML holds what ``add`` proposed and the values of the
+finished config, ``conf/benchmark/kuis_budaya.yaml``, or the page names the finished config's
+value. The closing ``dvc repro`` line is not run (a whole evaluation).
 """
 
 from __future__ import annotations
@@ -85,7 +87,18 @@ def test_the_kuis_walk_through_prints_what_the_page_shows(tmp_path: Path) -> Non
     _assert_shown(failed.stdout + failed.stderr, said_check, check)
 
     config = repo / "conf" / "benchmark" / "kuis.yaml"
-    merged = yaml.safe_load(config.read_text(encoding="utf-8")) | yaml.safe_load(_blocks("yaml")[0])
+    proposed, block = yaml.safe_load(config.read_text(encoding="utf-8")), _blocks("yaml")[0]
+    shown = yaml.safe_load(block)
+    # the page's YAML is what `add` proposed plus the severity, and it is the finished config's;
+    # where the finished config differs, the page says so with the finished value
+    finished = yaml.safe_load((ROOT / "conf" / "benchmark" / "kuis_budaya.yaml").read_text())
+    assert shown["rows"]["max_invalid_share"] == proposed["rows"]["max_invalid_share"]
+    for section, values in shown.items():
+        for key, value in values.items():
+            if finished[section][key] != value:
+                said = f"`{section}.{key}: {finished[section][key]}`"
+                assert said in _flat(_section()), f"the page does not say the config has {said}"
+    merged = proposed | shown
     config.write_text(yaml.safe_dump(merged, sort_keys=False), encoding="utf-8")
     (again, said_again), (repro, _) = second
     assert again == "make params && cultureqa benchmark check kuis" and repro.startswith(

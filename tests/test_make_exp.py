@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from cultureqa.runs.compare import compare, read_show
 from cultureqa.runs.compare import render as render_compare
@@ -68,3 +69,38 @@ def test_make_sweep_ends_with_the_table_across_its_experiments(repo: Path) -> No
     assert {"first-option", "random"} <= set(ran), ran  # both experiments ran
     # no predictions in this repository: compare's table is its one-line notice
     _ends_with(done.stdout, render_compare(compare(repo, shown, None, "model")))
+
+
+@pytest.mark.timeout(300)
+def test_a_failed_make_exp_leaves_the_workspace_as_it_was(repo: Path) -> None:
+    """Planted: a second stage fails under ``-S model=first_option`` after the first one ran.
+
+    ``dvc exp run`` alone leaves `` M params.yaml`` (the override) and `` M dvc.lock`` (the
+    first stage's new lock) and the failed stage's output removed; ``make exp`` restores all three.
+    """
+    stages = {
+        "show": {"cmd": "echo ${model.id} > model.txt", "params": ["model.id"],
+                 "outs": ["model.txt"]},
+        "boom": {"cmd": "! grep -q first-option model.txt && echo fine > boom.txt",
+                 "deps": ["model.txt"], "outs": ["boom.txt"]},
+    }  # fmt: skip
+    (repo / "dvc.yaml").write_text(yaml.safe_dump({"stages": stages}))
+    assert _run(repo, "dvc", "repro", "-q").returncode == 0
+    _run(repo, "git", "add", "-A")
+    _run(repo, "git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "baseline")
+    assert _run(repo, "git", "status", "--porcelain").stdout == ""
+    plain = _run(repo, "dvc", "exp", "run", "-S", "model=first_option")  # the failure as it is
+    assert plain.returncode != 0 and not (repo / "boom.txt").exists()
+    assert _run(repo, "git", "status", "--porcelain").stdout == " M dvc.lock\n M params.yaml\n"
+    # the page's one command for a plain `dvc exp run` restores it
+    assert _run(repo, "git", "checkout", "params.yaml", "dvc.lock").returncode == 0
+    assert _run(repo, "dvc", "checkout").returncode == 0 and (repo / "boom.txt").exists()
+    assert _run(repo, "git", "status", "--porcelain").stdout == ""
+    done = _run(repo, "make", "--no-print-directory", "exp", "ARGS=-S model=first_option")
+    assert done.returncode != 0
+    assert "params.yaml and dvc.lock restored as before" in done.stderr, done.stderr
+    assert _run(repo, "git", "status", "--porcelain").stdout == ""
+    assert (repo / "boom.txt").read_text() == "fine\n"
+    assert "first-option" not in (repo / "model.txt").read_text()
+    status = _run(repo, "dvc", "status", "-q")
+    assert status.returncode == 0 and status.stdout.strip() == "", status.stdout

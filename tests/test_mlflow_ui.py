@@ -4,13 +4,15 @@ Four DVC experiments (``model=random,first_option`` × ``prompt=zero_shot,cot``,
 sweep) are tracked through the stages' own function (:func:`cultureqa.runs.tracking.log_runs`, one
 group per ``DVC_EXP_NAME``) into a fresh ``mlflow.db``; ``mlflow ui`` serves it as ``make ui``
 does. Playwright drives Debian's Chromium in a new profile (MLflow 3.17 opens in its GenAI view
-there): home page → click ``cultureqa/results`` (its GenAI overview, counting the item traces) →
+there, whatever an experiment's kind tag): the home page shows each experiment's description,
+which names the way to the table (:func:`cultureqa.runs.tracking.experiment_note`); home page →
+click ``cultureqa/results`` (its GenAI overview, counting the item traces) →
 click "Evaluation runs", and every model × prompt × benchmark row shows accuracy and its CI,
 equal to what ``make compare`` computes from the same items
 (:func:`cultureqa.runs.compare.estimate`, to its printed digit). Then a result's items (one
 click) and one item's record (one more): its reply, parsed answer, scores and gold.
 ``CULTUREQA_DOCS_IMG=1`` also writes the screenshots to
-``docs/img/mlflow_results.png`` and ``docs/img/mlflow_item.png``.
+``docs/img/mlflow_home.png``, ``docs/img/mlflow_results.png`` and ``docs/img/mlflow_item.png``.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ import pandas as pd
 import pytest
 
 from cultureqa.runs.compare import estimate
-from cultureqa.runs.tracking import benchmark_dataset, evaluation_metrics, log_runs
+from cultureqa.runs.parent_summary import RESULTS_NOTE
+from cultureqa.runs.tracking import benchmark_dataset, evaluation_metrics, experiment_note, log_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 SWEEP = [(m, p) for m in ("random", "first-option") for p in ("zero_shot", "cot")]
@@ -117,12 +120,18 @@ def test_the_sweep_table_is_two_clicks_from_mlflow_home(
     expected = _sweep(tmp_path, monkeypatch)
     server, base = _serve(tmp_path)
     shot, item_shot = tmp_path / "mlflow_results.png", tmp_path / "mlflow_item.png"
+    home_shot = tmp_path / "mlflow_home.png"
     try:
         with sync_api.sync_playwright() as play:
             browser = play.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
             page = browser.new_context(viewport={"width": 1600, "height": 900}).new_page()
             page.set_default_timeout(90_000)
             page.goto(base)
+            # beside each experiment, the home page shows its description: where the table is
+            for experiment in ("cultureqa/indoculture", "cultureqa/results"):
+                note = experiment_note(experiment) or RESULTS_NOTE
+                page.get_by_text(note, exact=True).first.wait_for()
+            page.screenshot(path=str(home_shot))
             page.get_by_role("link", name="cultureqa/results").first.click()  # click 1
             # MLflow 3.17 opens its GenAI overview whatever the experiment's kind tag: it is not
             # empty, it counts the item traces (4 experiments × 40 rows).
@@ -157,6 +166,7 @@ def test_the_sweep_table_is_two_clicks_from_mlflow_home(
     if os.environ.get("CULTUREQA_DOCS_IMG"):
         shutil.copy(shot, ROOT / "docs" / "img" / "mlflow_results.png")
         shutil.copy(item_shot, ROOT / "docs" / "img" / "mlflow_item.png")
+        shutil.copy(home_shot, ROOT / "docs" / "img" / "mlflow_home.png")
     assert set(shown) == set(expected)
     for name, numbers in expected.items():  # make compare prints 3 decimals
         assert [f"{v:.3f}" for v in shown[name]] == [f"{v:.3f}" for v in numbers], name

@@ -94,7 +94,7 @@ def test_retracking_updates_the_same_run_and_deletes_nothing(
     assert children["tags.superseded_by"].isna().sum() == 2  # first-exp's run is untouched
 
     kind = MlflowClient().get_experiment_by_name(EXPERIMENT).tags["mlflow.experimentKind"]
-    assert kind == "custom_model_development"  # the UI opens on the runs table, not GenAI
+    assert kind == "custom_model_development"  # "Machine learning"
     run = MlflowClient().get_run(second["mcq_en"])
     assert run.info.run_name == "random · plain · mcq_en"
     assert run.data.tags["git.dirty"] == "None" and "git.commit" not in run.data.params
@@ -184,3 +184,24 @@ def test_logged_metrics_keep_four_significant_digits() -> None:
     assert rounded(0.000123456) == 0.0001235  # small costs keep their digits
     assert rounded(123456.0) == 123456.0 and rounded(1234.5678) == 1235.0
     assert rounded(float("nan")) != rounded(float("nan"))  # NaN passes through
+
+
+def test_every_experiment_says_on_mlflows_home_page_where_its_numbers_are(tmp_path: Path) -> None:
+    """The description MLflow's home page shows: the results experiment first; a user's is kept."""
+    from mlflow import MlflowClient
+
+    from cultureqa.runs.tracking import NOTE, configure
+
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    first = configure(tmp_path, "cultureqa/indoculture")
+    note = client.get_experiment(first).tags[NOTE]
+    assert note.startswith("Sweep table: cultureqa/results → Evaluation runs"), note
+    assert '"Model training"' in note
+    client.set_experiment_tag(first, NOTE, "Sweep table: an older wording")
+    assert configure(tmp_path, "cultureqa/indoculture") == first
+    assert client.get_experiment(first).tags[NOTE] == note  # the project's own: updated
+    client.set_experiment_tag(first, NOTE, "my own notes")
+    configure(tmp_path, "cultureqa/indoculture")
+    assert client.get_experiment(first).tags[NOTE] == "my own notes"  # the user's: kept
+    results = configure(tmp_path, "cultureqa/results")
+    assert NOTE not in client.get_experiment(results).tags  # written with its rows instead

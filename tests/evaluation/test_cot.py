@@ -135,3 +135,21 @@ def test_cot_generation_budget_floor_reaches_a_chat_model(
 
 def _none(item, level):  # type: ignore[no-untyped-def]
     return ""
+
+
+def test_skipped_settings_are_one_warning_per_reason(caplog: pytest.LogCaptureFixture) -> None:
+    """Under cot, IndoCulture's 3 completion settings are one line, not three; all in the plan."""
+    from cultureqa.benchmarks.spec import BenchmarkSpec
+    from cultureqa.config import select
+    from cultureqa.evaluation.engine import ModelView, Skip
+    from cultureqa.evaluation.task import McqFamily
+
+    params = OmegaConf.create(compose_params(ROOT / "conf", ["prompt=cot"]))
+    spec = BenchmarkSpec.from_config(select(params, "benchmarks.indoculture"))
+    with caplog.at_level("WARNING", logger="cultureqa.evaluation.task"):
+        plan = list(McqFamily(spec, ROOT, "cot").plan(ModelView("m", True, Decoding())))
+    skips = [p.label for p in plan if isinstance(p, Skip)]
+    assert len(skips) == 3
+    (line,) = [r.getMessage() for r in caplog.records if "skipping" in r.getMessage()]
+    assert line.startswith(f"indoculture/m: skipping 3 of {len(spec.settings)} settings (")
+    assert all(name in line for name in skips) and "does not apply to completion" in line

@@ -37,15 +37,28 @@ def colour_of(model_id: str) -> str:
     return PALETTE[int.from_bytes(digest[:4], "big") % len(PALETTE)]
 
 
-def save_png(fig: Any, target: Path, dpi: int = 120) -> Path:
-    """Save ``fig``'s tight bounding box as PNG, at most :data:`MAX_WIDTH_PX` wide; close it."""
+NO_DATA = "no data: "
+"""How the PNG text chunk ``Description`` of a figure without data starts (then its reason).
+
+A figure that ``dvc.yaml`` lists must exist for every roster, so one without data is drawn as a
+note; ``make plots`` reads this chunk to leave such figures out of its page and name them
+(:mod:`cultureqa.runs.plots_page`)."""
+
+
+def save_png(fig: Any, target: Path, dpi: int = 120, no_data: str | None = None) -> Path:
+    """Save ``fig``'s tight bounding box as PNG, at most :data:`MAX_WIDTH_PX` wide; close it.
+
+    ``no_data``: the reason the figure has no data, written into the PNG (:data:`NO_DATA`).
+    """
     import matplotlib.pyplot as plt
 
     fig.tight_layout()
     box = fig.get_tightbbox(fig.canvas.get_renderer())
     inches = box.width + 2 * PAD_INCHES
     used = min(float(dpi), (MAX_WIDTH_PX - 2) / inches)
+    metadata = {"Description": NO_DATA + no_data} if no_data is not None else None
     with atomic_path(target) as tmp:
-        fig.savefig(tmp, format="png", dpi=used, bbox_inches="tight", pad_inches=PAD_INCHES)
+        fig.savefig(tmp, format="png", dpi=used, bbox_inches="tight", pad_inches=PAD_INCHES,
+                    metadata=metadata)  # fmt: skip
     plt.close(fig)
     return target

@@ -136,7 +136,7 @@ def _empty_figure(target: Path, title: str, reason: str) -> Path:
     ax.axis("off")
     ax.set_title(title, fontsize=10)
     ax.text(0.5, 0.4, f"no data: {reason}", ha="center", va="center", fontsize=8, wrap=True)
-    return save_png(fig, target, 110)
+    return save_png(fig, target, 110, no_data=reason)
 
 
 def _heatmap(

@@ -116,8 +116,15 @@ class McqFamily:
         return self.spec.name
 
     def plan(self, model: ModelView) -> Iterator[Batch | Skip]:
-        """A batch per setting, or a skip naming why the setting cannot run."""
+        """A batch per setting, or a skip naming why the setting cannot run.
+
+        The skips are logged once per reason when the plan is complete (``skipping 3 of 7
+        settings (a, b, c): reason``), not once per setting: a sweep of ``prompt=cot`` would
+        otherwise repeat the same line for every completion setting of every roster entry. Each
+        skip, with its reason, is in the run record (``skipped``).
+        """
         spec = self.spec
+        skipped: dict[str, list[str]] = {}
         for setting in spec.settings:
             batch = self.items[setting.language]
             reason = style_skip_reason(self.style, setting.scoring)
@@ -127,8 +134,11 @@ class McqFamily:
                     continue
                 except UnsupportedSetting as exc:
                     reason = str(exc)
-            log.warning("skipping %s: %s", setting.name, reason)
+            skipped.setdefault(reason, []).append(setting.name)
             yield Skip(setting.name, reason, len(batch))
+        for reason, names in skipped.items():
+            log.warning("%s/%s: skipping %d of %d settings (%s): %s", spec.name, model.model_id,
+                        len(names), len(spec.settings), ", ".join(names), reason)  # fmt: skip
 
     def _plan(self, setting: Setting) -> SettingPlan:
         language = setting.language

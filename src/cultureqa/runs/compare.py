@@ -28,212 +28,48 @@ table, below 0.05), **no difference beyond ± margin** (two one-sided paired t-t
 A cell whose predictions are not available at that revision (not run, or not in the DVC cache:
 ``dvc pull``) reads ``n/a``, never a number from elsewhere. A clean workspace (same params and
 predictions as its commit) is one row, not two.
+
+This module reads and pairs; what is measured comes from :mod:`cultureqa.runs.compare_data`
+(experiments, cells, rows, the t-interval) and the text from
+:mod:`cultureqa.runs.compare_render`. Their public names are importable from here too.
 """
 
 from __future__ import annotations
 
-import io
-import textwrap
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import yaml
 from scipy import stats
 
+from cultureqa.runs.compare_data import (
+    ALPHA,
+    DIFFERENT,
+    MARGIN,
+    NO_COMMON,
+    NOT_AVAILABLE,
+    SAME,
+    UNDECIDED,
+)
+from cultureqa.runs.compare_data import NOT_VARIED as NOT_VARIED
+from cultureqa.runs.compare_data import SHARED as SHARED
+from cultureqa.runs.compare_data import Cell as Cell
+from cultureqa.runs.compare_data import Estimate as Estimate
+from cultureqa.runs.compare_data import Experiment as Experiment
+from cultureqa.runs.compare_data import Measured as Measured
+from cultureqa.runs.compare_data import cells as cells
+from cultureqa.runs.compare_data import estimate as estimate
+from cultureqa.runs.compare_data import experiments as experiments
+from cultureqa.runs.compare_data import item_means as item_means
+from cultureqa.runs.compare_data import measure as measure
+from cultureqa.runs.compare_data import read_show as read_show
+from cultureqa.runs.compare_render import as_frame as as_frame
+from cultureqa.runs.compare_render import render as render
 from cultureqa.runs.exps import flatten
-from cultureqa.runs.exps import read_show as exp_show_json
-
-NOT_AVAILABLE = "n/a"
-"""The cell of a benchmark whose predictions the experiment does not have (not run, or not in the
-local DVC cache: ``dvc pull``)."""
-NOT_VARIED = "not varied"
-"""The Δ of a family that the experiments' differences did not reach (the note says which)."""
-NO_COMMON = "no common items"
-ALPHA = 0.05
-"""Family-wise error of the table's Δ readings (Holm over every Δ)."""
-MARGIN = 0.05
-"""The Δ margin when params.yaml declares none (``evaluate.compare_margin``); the legend says so."""
-DIFFERENT, SAME, UNDECIDED = "difference", "no difference beyond the margin", "inconclusive"
-
-
-@dataclass(frozen=True)
-class Experiment:
-    """One row source: a DVC experiment, the commit it branches from, or the workspace."""
-
-    name: str
-    rev: str | None
-    """Git revision; None for the workspace (files read from disk)."""
-    params: Mapping[str, Any]
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A mean with its 95% interval and the number of items behind it."""
-
-    value: float
-    low: float
-    high: float
-    n: int
-    note: str = ""
-    p_difference: float = float("nan")
-    """Two-sided paired t-test p (a Δ only), before the table's Holm adjustment."""
-    p_equivalence: float = float("nan")
-    """TOST p that |Δ| < margin (a Δ only), before the table's Holm adjustment."""
-    sd: float = float("nan")
-    """SD of the per-item differences (a Δ only): what the n that would decide it rests on."""
-
-    def text(self, signed: bool = False) -> str:
-        """``0.352 ± 0.051`` (t-intervals are symmetric), ``+`` sign for a difference."""
-        if np.isnan(self.low):
-            return f"{self.value:{'+' if signed else ''}.3f} (n={self.n})"
-        half = (self.high - self.low) / 2
-        return f"{self.value:{'+' if signed else ''}.3f} ± {half:.3f}"
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One family × prompt of one experiment: where its predictions are and what decides them."""
-
-    column: str
-    """``indoculture``, ``mocqa·cot``, ``cases``: one section of the table."""
-    family: str
-    prompt: str
-    """The prompt the family actually used in this experiment."""
-    paths: tuple[str, ...]
-    keys: tuple[str, ...]
-    """The columns that identify a measured row; the first is the item."""
-    stage: str
-    """The evaluate stage in ``dvc.yaml`` whose ``params`` decide the cell."""
-    item: Mapping[str, str]
-    """How ``${item…}`` resolves in that stage's params."""
-
-
-@dataclass(frozen=True)
-class Measured:
-    """The rows of a cell one experiment has (or why it has none)."""
-
-    cell: Cell
-    rows: pd.DataFrame | None
-    missing: str = ""
-
-    @property
-    def settings(self) -> list[str]:
-        """The settings (or seeds) these rows cover: the second key, when there is one."""
-        if self.rows is None or len(self.cell.keys) < 2:
-            return []
-        return sorted(self.rows[self.cell.keys[1]].astype(str).unique())
-
-
-def experiments(show: Sequence[Mapping[str, Any]]) -> list[Experiment]:
-    """The rows of ``dvc exp show --json``: workspace, baseline commits and their experiments."""
-    rows = []
-    for entry in show:
-        rev = None if entry["rev"] == "workspace" else str(entry["rev"])
-        name = "workspace" if rev is None else str(entry.get("name") or rev[:7])
-        rows.append(Experiment(name, rev, _params(entry.get("data"))))
-        for exp in entry.get("experiments") or []:
-            for run in exp.get("revs") or []:
-                label = str(run.get("name") or exp.get("name") or run["rev"][:7])
-                rows.append(Experiment(label, str(run["rev"]), _params(run.get("data"))))
-    return rows
-
-
-def _params(data: Mapping[str, Any] | None) -> dict[str, Any]:
-    files = (data or {}).get("params") or {}
-    return dict((files.get("params.yaml") or {}).get("data") or {})
-
-
-def read_show(root: Path) -> list[Experiment]:
-    """``dvc exp show --json`` in ``root``, parsed."""
-    return experiments(exp_show_json(root))
-
-
-def cells(params: Mapping[str, Any], slot: str) -> Iterator[Cell]:
-    """Every cell of ``slot`` an experiment's params imply, with the prompt each family used."""
-    style = str((params.get("prompt") or {}).get("style"))
-    for name in (params.get("evaluate") or {}).get("benchmarks") or []:
-        path = f"data/eval/{name}/{slot}/predictions.parquet"
-        item = {"benchmark": str(name), "model": slot}
-        yield Cell(str(name), str(name), style, (path,), ("item_id", "setting"), "evaluate", item)
-    mocqa = params.get("mocqa_eval") or {}
-    if slot in (mocqa.get("roster") or []):
-        for prompt in mocqa.get("prompts") or []:
-            path = f"data/eval/mocqa/{slot}/{prompt}/predictions.parquet"
-            item = {"model": slot, "prompt": str(prompt)}
-            yield Cell(f"mocqa·{prompt}", "mocqa", str(prompt), (path,), ("item_id",),
-                       "mocqa_evaluate", item)  # fmt: skip
-    if slot in ((params.get("cases") or {}).get("roster") or []):
-        path = f"data/eval/cases/{slot}/predictions.parquet"
-        yield Cell("cases", "cases", "own", (path,), ("case_id", "seed"), "cases_evaluate",
-                   {"": slot})  # fmt: skip
-    hop = (params.get("twohop") or {}).get("hop") or {}
-    if slot == hop.get("model"):  # the reported set's items as built (clue shown), one prompt
-        twohop = params.get("twohop") or {}
-        build = (twohop.get("paths") or {}).get("build")
-        path = f"{build}/{twohop.get('region_set')}/hop/clue/predictions.parquet"
-        yield Cell("twohop", "twohop", str(hop.get("prompt") or "own"), (path,), ("case_id",),
-                   "twohop_hop", {"": str(twohop.get("region_set"))})  # fmt: skip
-
-
-class _Reader:
-    """Predictions at one revision: from disk for the workspace, through DVC otherwise."""
-
-    def __init__(self, root: Path, rev: str | None) -> None:
-        self.root, self.rev = root, rev
-        self._fs: Any = None
-
-    def read(self, path: str) -> pd.DataFrame:
-        if self.rev is None:
-            return pd.read_parquet(self.root / path)
-        if self._fs is None:
-            from dvc.fs import DVCFileSystem
-
-            self._fs = DVCFileSystem(repo=str(self.root), rev=self.rev)
-        with self._fs.open(path, mode="rb") as fh:
-            return pd.read_parquet(io.BytesIO(fh.read()))
-
-
-def measure(root: Path, exp: Experiment, slot: str) -> dict[str, Measured]:
-    """Per cell column: the rows (keys and correctness) the experiment has, or why not."""
-    from dvc_data.index.index import DataIndexError  # a directory output not in the cache
-
-    reader, out = _Reader(root, exp.rev), {}
-    for cell in cells(exp.params, slot):
-        try:
-            frames = [reader.read(path) for path in cell.paths]
-        except (OSError, KeyError, DataIndexError):  # not run, or not in the local DVC cache
-            out[cell.column] = Measured(cell, None, NOT_AVAILABLE)
-            continue
-        rows = pd.concat(frames, ignore_index=True)
-        keyed = rows[[*cell.keys, "correct"]].astype({k: str for k in cell.keys})
-        keyed = keyed.groupby(list(cell.keys), sort=True)["correct"].mean().astype(float)
-        out[cell.column] = Measured(cell, keyed.reset_index())
-    return out
-
-
-def estimate(scores: pd.Series) -> Estimate:
-    """Mean over items with a 95% t-interval."""
-    values = scores.to_numpy(float)
-    if len(values) < 2:
-        return Estimate(
-            float(values.mean()) if len(values) else np.nan, np.nan, np.nan, len(values)
-        )
-    if np.ptp(values) == 0:  # all items alike: the interval is the point
-        return Estimate(float(values[0]), float(values[0]), float(values[0]), len(values))
-    low, high = stats.ttest_1samp(values, 0.0).confidence_interval(0.95)
-    return Estimate(float(values.mean()), float(low), float(high), len(values))
-
-
-def item_means(measured: Measured) -> pd.Series:
-    """Each item's mean correctness over its rows."""
-    assert measured.rows is not None
-    unit = measured.cell.keys[0]
-    return measured.rows.groupby(unit)["correct"].mean()
 
 
 def difference(new: Measured, old: Measured, margin: float = MARGIN) -> Estimate | str:
@@ -495,12 +331,6 @@ def _delta(
     return found, (f"{found}: {exp.name} and {base.name}" if isinstance(found, str) else "")
 
 
-SHARED = "baseline, same settings"
-"""Column: the baseline's accuracy over the rows a Δ is paired on, where that is fewer settings
-than the baseline ran (a cot row runs 4 of IndoCulture's 7 settings: its accuracy beside the
-baseline's over all 7 would not compare like with like)."""
-
-
 def _baseline_on_shared(mine: Measured, ref: Measured | None, delta: Estimate | str) -> Any:
     """The baseline's accuracy over the keys both measured; "" where it left nothing out."""
     if not isinstance(delta, Estimate) or ref is None or ref.rows is None or mine.rows is None:
@@ -542,97 +372,3 @@ def _baseline(
         return with_data[0]
     return names[0] if names and any(m.rows is not None for m in measured[names[0]].values()) \
         else None  # fmt: skip
-
-
-PROMPT_NOTES = {
-    "mocqa": "ID-MoCQA runs every prompt style of mocqa_eval.prompts in each experiment: "
-    "prompt.style does not apply",
-    "cases": "the cases benchmark has its own prompt: prompt.style does not apply",
-}
-"""Why a family's prompt is not the experiment's ``prompt.style``."""
-
-
-def as_frame(result: Comparison, text: bool) -> pd.DataFrame:
-    """Long format: one row per cell column × experiment; text cells or numbers with CI and n."""
-    out = []
-    for row in result.rows:
-        flat: dict[str, Any] = {}
-        for key, cell in row.items():
-            if not isinstance(cell, Estimate):
-                flat[key] = cell
-            elif text:
-                flat[key] = cell.text(signed=key == "Δ")
-            else:
-                flat |= {key: cell.value, f"{key} ci_low": cell.low}
-                flat |= {f"{key} ci_high": cell.high, f"{key} n": cell.n}
-        out.append(flat)
-    return pd.DataFrame(out)
-
-
-def render(result: Comparison, width: int = 160) -> str:
-    """One padded markdown table per cell column, its notes under it; lines fit ``width``."""
-    if not result.rows:
-        return f"no predictions of roster slot `{result.slot}` in any experiment\n"
-    frame = as_frame(result, text=True)
-    if "note" in frame.columns:  # the reason of an empty Δ is a section note, not a cell
-        frame.loc[frame["Δ"].astype(str) == NOT_VARIED, "note"] = "see below"
-    base = result.baseline or "(none)"
-    frame = frame.rename(columns={"Δ": f"Δ vs {base}", "accuracy": "accuracy ± 95% CI"})
-    out: list[str] = []
-    for column in result.columns:
-        part = frame[frame["column"] == column].drop(columns=["column"])
-        if part.empty:
-            continue
-        if not part["settings"].astype(str).str.len().any():
-            part = part.drop(columns=["settings"])
-        part = part.drop(columns=[SHARED])  # a note under the table: the table fits the width
-        part = part.rename(columns={"settings": f"{result.spans.get(column, 'setting')}s"})
-        out += [f"## {column}", "", *_table(part), ""]
-        notes = _section_notes(result, column) + _shared_notes(result, column)
-        for note in notes:
-            out += _wrap(f"- {note}", width, indent="  ")
-        out += [""] if notes else []
-    legend = (
-        f"Roster slot `{result.slot}`: accuracy over its rows ± 95% CI (t over items); "
-        f"Δ = experiment − {base}, paired by item over the rows both measured (n items shown); "
-        f"reading: {DIFFERENT} (paired t, Holm over the table's Δs, α = {ALPHA}), {SAME} "
-        f"± {result.margin:g} ({result.margin_source}; TOST, Holm) or {UNDECIDED}; "
-        f"settings (seeds) = run here / run by any experiment; {NOT_AVAILABLE}: no "
-        f"predictions at that revision; {NOT_VARIED}: the experiments' differences do not "
-        "reach this benchmark."
-    )
-    out += _wrap(legend, width)
-    if result.folded:
-        out.append(result.folded)
-    return "\n".join(out) + "\n"
-
-
-def _shared_notes(result: Comparison, column: str) -> list[str]:
-    """Per row that ran fewer settings than the baseline: the baseline over the same ones."""
-    span = result.spans.get(column, "setting")
-    return [
-        f"{row['experiment']} ran {row['settings'] or 'fewer'} {span}s: {result.baseline} over"
-        f" the same ones is {row[SHARED].text()} (n={row[SHARED].n}),"
-        " the accuracy its Δ is paired against"
-        for row in result.rows
-        if row["column"] == column and isinstance(row.get(SHARED), Estimate)
-    ]
-
-
-def _section_notes(result: Comparison, column: str) -> list[str]:
-    family = column.split("·")[0]
-    notes = [PROMPT_NOTES[family]] if family in PROMPT_NOTES else []
-    return notes + result.notes.get(column, [])
-
-
-def _table(frame: pd.DataFrame) -> list[str]:
-    cells = [list(map(str, frame.columns)), *frame.astype(str).to_numpy().tolist()]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(frame.columns))]
-    lines = ["| " + " | ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) + " |"
-             for r in cells]  # fmt: skip
-    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    return lines
-
-
-def _wrap(text: str, width: int, indent: str = "") -> list[str]:
-    return textwrap.wrap(text, min(width, 120), subsequent_indent=indent)

@@ -17,7 +17,9 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from cultureqa.runs.compare import Experiment, _model_id, _table, estimate, item_means, measure
+from cultureqa.runs.compare import _model_id
+from cultureqa.runs.compare_data import Experiment, estimate, item_means, measure
+from cultureqa.runs.compare_render import _table
 
 ACCURACY = "accuracy ± 95% CI"
 

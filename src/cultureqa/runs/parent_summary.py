@@ -145,9 +145,9 @@ RESULTS = "results"
 benchmark × roster slot × prompt with its headline and 95% CI as metrics."""
 ROW_TAG = "cultureqa.result_row"
 RESULTS_NOTE = (
-    "One run per DVC experiment × benchmark × roster slot × prompt: accuracy (ID-MoCQA: "
-    "multi-hop) over items with its 95% t-interval (ci_low, ci_high) and n_items, the numbers "
-    "`make compare` prints. Open Evaluation runs (GenAI view); click a run for its items."
+    "Sweep table: Evaluation runs (left, GenAI view), one run per DVC experiment × benchmark × "
+    "roster slot × prompt: accuracy (ID-MoCQA: multi-hop) over items with its 95% t-interval "
+    "(ci_low, ci_high) and n_items, the numbers `make compare` prints; click a run for its items."
 )
 
 

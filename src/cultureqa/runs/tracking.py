@@ -1,11 +1,11 @@
 """MLflow tracking (DESIGN.md §7): one experiment per benchmark, one run per result.
 
 A result is one roster entry × setting/prompt/language/seed with its predictions. Each MLflow
-experiment opens on its runs table (``mlflow.experimentKind``), holds one parent run per DVC
-experiment and, under it, one child run per result, named ``<model id> · <prompt> · <setting>``;
-re-tracking a result updates its run in place, nothing is deleted
-(:mod:`cultureqa.runs.mlflow_runs`). Each run logs its dataset as an MLflow dataset input; the
-report's figures go to the parent.
+experiment is tagged "Machine learning" (``mlflow.experimentKind``) and described by where its
+numbers are (:func:`experiment_note`), holds one parent run per DVC experiment and, under it,
+one child run per result, named ``<model id> · <prompt> · <setting>``; re-tracking a result
+updates its run in place, nothing is deleted (:mod:`cultureqa.runs.mlflow_runs`). Each run logs
+its dataset as an MLflow dataset input; the report's figures go to the parent.
 
 The URI is ``sqlite:///<DVC_ROOT>/mlflow.db`` with an explicit artifact root, so queued DVC
 experiments (which run in temp copies) log into the same database as the workspace; or, with
@@ -98,8 +98,34 @@ def _is_server(uri: str) -> bool:
 
 EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
 """The UI's own label for "Machine learning". MLflow 3.17.2's UI does not pick the landing page
-from it (its workflow toggle makes the kind the browser's workflow type, GenAI in a new profile):
-the addresses of :func:`ui_links` carry ``workflowType=machine_learning`` for that."""
+from it (its workflow toggle is always on, and makes the kind the browser's workflow type, GenAI
+in a new profile): the addresses of :func:`ui_links` carry ``workflowType=machine_learning`` for
+that, and every experiment's description (:func:`experiment_note`) says where its numbers are."""
+NOTE = "mlflow.note.content"
+"""An experiment's description: MLflow's home page shows it beside the experiment's name."""
+NOTE_START = "Sweep table: "
+"""How every description this project writes starts (one a user wrote is left alone)."""
+
+
+def experiment_note(experiment: str) -> str | None:
+    """The description of a project experiment other than the results one, which has its own.
+
+    A click on an experiment from MLflow's home page opens its GenAI overview (see
+    :data:`EXPERIMENT_KIND`), empty for an experiment without item traces; the home page shows
+    descriptions, so each one starts with where the sweep's table is and how to reach its runs.
+    """
+    from cultureqa.runs.parent_summary import RESULTS, results_experiment
+
+    results = results_experiment(experiment)
+    if experiment.rsplit("/", 1)[-1] == RESULTS:
+        return None
+    return (
+        f"{NOTE_START}{results} → Evaluation runs (accuracy ± 95% CI per model × prompt × "
+        f"benchmark; a run there opens its items). This experiment's runs (one parent per DVC "
+        "experiment, children per setting, language or seed) are in its runs table: switch "
+        'MLflow to "Model training" (top left); its GenAI overview stays empty, as it has no '
+        "traces."
+    )
 
 
 def configure(root: Path, experiment: str, uri: str | None = None) -> str:
@@ -117,12 +143,16 @@ def configure(root: Path, experiment: str, uri: str | None = None) -> str:
     if uri and urlsplit(uri).scheme in ("http", "https"):
         check_reachable(uri)
     mlflow.set_tracking_uri(uri or f"sqlite:///{root / 'mlflow.db'}")
+    note = experiment_note(experiment)
+    tags = EXPERIMENT_KIND | ({NOTE: note} if note else {})
     found = mlflow.get_experiment_by_name(experiment)
     if found is None:
         location = None if uri and _is_server(uri) else (root / "mlartifacts").as_uri()
-        return str(mlflow.create_experiment(experiment, location, tags=EXPERIMENT_KIND))
-    for key, value in EXPERIMENT_KIND.items():
-        if found.tags.get(key) != value:
+        return str(mlflow.create_experiment(experiment, location, tags=tags))
+    for key, value in tags.items():
+        # a description the user wrote is kept; one this project wrote is brought up to date
+        ours = key != NOTE or found.tags.get(NOTE, "").startswith(NOTE_START)
+        if found.tags.get(key) != value and (ours or NOTE not in found.tags):
             MlflowClient().set_experiment_tag(found.experiment_id, key, value)
     return str(found.experiment_id)
 

@@ -54,7 +54,7 @@ from cultureqa.knowledge.provinces import (
     default_knowledge_dir,
     load_knowledge_base,
 )
-from cultureqa.mocqa_build.templates import TemplateBook, load_templates
+from cultureqa.mocqa_shared.templates import TemplateBook, load_templates
 
 DEFAULT_OUT = Path("data") / "knowledge" / "provinces_tables"
 MAPS = ("2020", "2022")

@@ -195,7 +195,7 @@ def _build_models(params: DictConfig) -> list[str]:
     found = []
     for key, name in BUILD_MODELS.items():
         value = OmegaConf.select(params, key, default=None)
-        if isinstance(value, str):  # a param path (mocqa.hop.model: baselines.random)
+        if isinstance(value, str):  # a param path (twohop.hop.model: baselines.random)
             value = OmegaConf.select(params, value, default=None)
         configs = list(value.values()) if key == "judge.judges" and value else [value]
         if any(isinstance(c, DictConfig) and c.get("backend") == "litellm" for c in configs):

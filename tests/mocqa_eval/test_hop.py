@@ -130,7 +130,7 @@ def test_every_condition_has_a_prompt_that_tells_the_truth_about_it(
 
 
 def test_hop_config_names_a_missing_or_unknown_condition() -> None:
-    with pytest.raises(ValueError, match=r"lacks condition\(s\) \['oracle'\]"):
+    with pytest.raises(ValueError, match=r"missing condition\(s\) \['oracle'\]"):
         HopConfig(prompts={"none": "a", "clue": "b"})
     with pytest.raises(ValueError, match=r"unknown condition\(s\) \['options_only'\]"):
         HopConfig(prompts={"none": "a", "clue": "b", "oracle": "c", "options_only": "d"})

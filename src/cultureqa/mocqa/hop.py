@@ -11,7 +11,7 @@ configured model every item three ways, on the item's own options and gold:
 It reads the two-hop engine's ``statement`` items (``twohop_hop@indonesia``); the ``case`` items
 go through :mod:`cultureqa.regions.hop`, and both share :func:`hop_table` and its readings.
 
-Each condition has its own prompt that tells the truth about it (``mocqa.hop.prompts``: one
+Each condition has its own prompt that tells the truth about it (``HopConfig.prompts``: one
 folder of ``<style>.<language>.txt`` per condition): under ``none`` the model is told the
 province is neither named nor described, under ``oracle`` that the question names it, under
 ``clue`` that an indirect clue describes it. One prompt for all three would tell the model about
@@ -27,7 +27,7 @@ raw and Holm-adjusted over the whole table.
 
 The readings (:mod:`cultureqa.mocqa.hop_reading`) decide on Holm-adjusted tests both ways, never
 on intervals or point estimates: each comparison is a difference (McNemar), no difference beyond
-``mocqa.hop.margin`` (Tango TOST) or inconclusive with the n that would decide it; the cell reads
+``twohop.hop.margin`` (Tango TOST) or inconclusive with the n that would decide it; the cell reads
 clue needed, clue helps beyond the province (clue above oracle too: lexical hints), clue
 misleads, clue unused, statement suffices, too weak to tell, or inconclusive at this n. Chance is
 each item's own (1 / its options). A chance baseline (random or fixed position) cannot read the
@@ -100,17 +100,13 @@ class HopConfig:
     def __post_init__(self) -> None:
         prompts = {str(k): str(v) for k, v in dict(self.prompts).items()}
         if missing := [c for c in CONDITIONS if c not in prompts]:
-            raise ValueError(
-                f"mocqa.hop.prompts lacks condition(s) {missing}; it needs {CONDITIONS}"
-            )
+            raise ValueError(f"hop prompts: missing condition(s) {missing}; it needs {CONDITIONS}")
         if unknown := sorted(set(prompts) - set(CONDITIONS)):
-            raise ValueError(
-                f"mocqa.hop.prompts: unknown condition(s) {unknown}; known {CONDITIONS}"
-            )
+            raise ValueError(f"hop prompts: unknown condition(s) {unknown}; known {CONDITIONS}")
         if not 0 < self.alpha < 1:
-            raise ValueError(f"mocqa.hop.alpha must lie in (0, 1), got {self.alpha}")
+            raise ValueError(f"twohop.hop.alpha must lie in (0, 1), got {self.alpha}")
         if not 0 < self.margin < 1:
-            raise ValueError(f"mocqa.hop.margin must lie in (0, 1), got {self.margin}")
+            raise ValueError(f"twohop.hop.margin must lie in (0, 1), got {self.margin}")
         object.__setattr__(self, "prompts", prompts)
 
 

@@ -1,7 +1,7 @@
 """ID-MoCQA human validation through a CSV sheet (manual tool, not a DVC stage).
 
-  python stages/mocqa_human.py export --out annotation.csv [--from expand|finalize]
-  python stages/mocqa_human.py report --labels labels.csv [--from expand|finalize]
+  python stages/mocqa_human.py export --out annotation.csv
+  python stages/mocqa_human.py report --labels labels.csv
 
 The same code as ``cultureqa human export|report --dataset mocqa`` (and, with a Label Studio
 server, ``cultureqa human push|pull``): a stratified sample (clue type × language) with blank

@@ -2,7 +2,10 @@
 
 ``python stages/twohop_hop.py --set <name>`` (DVC: ``twohop_hop@<name>``): the model at param path
 ``twohop.hop.model`` answers every item of the set three ways; the table (paired differences with
-bootstrap intervals, readings) goes to ``metrics/twohop/<name>/hop.json``.
+bootstrap intervals, readings) goes to ``metrics/twohop/<name>/hop.json``. A ``case`` set goes
+through :mod:`cultureqa.regions.hop` (the case-bank prompts, ``twohop.hop.language``); a
+``statement`` set (Indonesia, ID-MoCQA) through :mod:`cultureqa.mocqa.hop` (its prompts per
+condition, every language of the set); both share the table and its readings.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ import pandas as pd
 
 from cultureqa.config import load_params, run_stage, select, setup_stage
 from cultureqa.io import write_csv, write_json
+from cultureqa.knowledge.provinces import load_knowledge_base
 from cultureqa.llm.store import store_location
+from cultureqa.mocqa import hop as statement_hop
 from cultureqa.mocqa.hop import HopConfig
 from cultureqa.regions.config import RegionSet, set_dirs
 from cultureqa.regions.hop import region_names, run_hop
@@ -39,13 +44,19 @@ def main() -> int:
     dataset_path = f"{build}/dataset.parquet"
     dataset = pd.read_parquet(root / dataset_path)
     region_set = RegionSet.selected(params, root, args.set)
-    names = region_names(region_set, root)
     out = root / build / "hop"
+    model_cfg = select(params, config.model)
     with build_guard(out, budget_from(params), team_from(params)):
-        table, predictions, summary = run_hop(
-            dataset, dataset_path, select(params, config.model), config, root,
-            store_location(), names, language,
-        )  # fmt: skip
+        if region_set.item_format == "statement":  # ID-MoCQA's items: both languages, its prompts
+            table, predictions, summary = statement_hop.run_hop(
+                dataset, model_cfg, config, root,
+                store_location(), load_knowledge_base(),
+            )  # fmt: skip
+        else:
+            table, predictions, summary = run_hop(
+                dataset, dataset_path, model_cfg, config, root, store_location(),
+                region_names(region_set, root), language,
+            )  # fmt: skip
         write_predictions(out, predictions)
         # the clue condition alone is the benchmark's score (`make compare` reads it)
         write_predictions(out / "clue", predictions[predictions["condition"] == "clue"])

@@ -148,9 +148,9 @@ def test_llm_build_stages_are_named_not_estimated(
     monkeypatch.setenv("CULTUREQA_STATE_DIR", str(tmp_path))
     _, notes = plan(ROOT, ["generator=llm", "judge=panel"], ())
     assert notes == [
-        "mocqa_expand/verify (LLM generator) uses a model: not estimated (its requests depend "
+        "twohop_build (LLM generator) uses a model: not estimated (its requests depend "
         "on earlier replies)",
-        "mocqa_judge (judge panel) uses a model: not estimated (its requests depend on earlier "
+        "twohop_build (judge panel) uses a model: not estimated (its requests depend on earlier "
         "replies)",
     ]
     _, offline = plan(ROOT, [], ())

@@ -85,25 +85,25 @@ def test_every_stage_depends_on_exactly_the_code_it_imports() -> None:
 
 
 def test_a_stage_missing_an_imported_package_is_caught() -> None:
-    deps = sorted(code_deps(ROOT, "stages/mocqa_ingest.py"))
-    assert "src/cultureqa/mocqa_shared" in deps and "src/cultureqa/cases" not in deps
-    doctored = [d for d in deps if d != "src/cultureqa/mocqa_shared"] + ["src/cultureqa/cases"]
-    assert missing_or_extra(doctored, "stages/mocqa_ingest.py") == [
-        "- src/cultureqa/mocqa_shared", "+ src/cultureqa/cases",
+    deps = sorted(code_deps(ROOT, "stages/twohop_build.py"))
+    assert "src/cultureqa/mocqa_shared" in deps and "src/cultureqa/analysis" not in deps
+    doctored = [d for d in deps if d != "src/cultureqa/mocqa_shared"] + ["src/cultureqa/analysis"]
+    assert missing_or_extra(doctored, "stages/twohop_build.py") == [
+        "- src/cultureqa/mocqa_shared", "+ src/cultureqa/analysis",
     ]  # fmt: skip
-    assert missing_or_extra([*deps, deps[0]], "stages/mocqa_ingest.py") == [f"+ {deps[0]} (twice)"]
+    assert missing_or_extra([*deps, deps[0]], "stages/twohop_build.py") == [f"+ {deps[0]} (twice)"]
 
 
-BUILD_STAGES = ("ingest", "expand", "judge", "verify", "rebalance", "finalize", "validate", "human")
+BUILD_STAGES = ("twohop_build", "twohop_validate", "mocqa_human")
 
 
 def test_no_build_stage_but_hop_imports_the_evaluation_package() -> None:
-    """The build shares types through ``mocqa_shared``; only ``mocqa_hop`` evaluates a model."""
+    """The build shares types through ``mocqa_shared``; only ``twohop_hop`` evaluates a model."""
     evaluation = "src/cultureqa/mocqa"
-    for step in BUILD_STAGES:
-        deps = code_deps(ROOT, f"stages/mocqa_{step}.py")
-        assert evaluation not in deps and "src/cultureqa/mocqa_shared" in deps, (step, deps)
-    assert evaluation in code_deps(ROOT, "stages/mocqa_hop.py")
+    for stage in BUILD_STAGES:
+        deps = code_deps(ROOT, f"stages/{stage}.py")
+        assert evaluation not in deps and "src/cultureqa/mocqa_shared" in deps, (stage, deps)
+    assert evaluation in code_deps(ROOT, "stages/twohop_hop.py")
 
 
 def _dvc(cwd: Path, *args: str) -> str:
@@ -134,7 +134,7 @@ def _placeholders(root: Path, targets: list[str]) -> None:
                 (path / "placeholder").write_text("x\n")
 
 
-def test_an_edit_in_mocqa_build_code_leaves_evaluation_up_to_date(tmp_path: Path) -> None:
+def test_an_edit_in_two_hop_build_code_leaves_evaluation_up_to_date(tmp_path: Path) -> None:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for name in COPIED:
         src, dst = ROOT / name, tmp_path / name
@@ -143,15 +143,15 @@ def test_an_edit_in_mocqa_build_code_leaves_evaluation_up_to_date(tmp_path: Path
         elif src.exists():
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dst)
-    targets = ["evaluate", "cases_evaluate", "mocqa_ingest", "mocqa_evaluate"]
+    targets = ["evaluate", "cases_evaluate", "twohop_build", "mocqa_evaluate"]
     _dvc(tmp_path, "init", "--no-scm", "-q")
     _placeholders(tmp_path, targets)
     _dvc(tmp_path, "commit", "-f", "-q", *targets)
     assert json.loads(_dvc(tmp_path, "status", "--json", *targets)) == {}
-    with (tmp_path / "src/cultureqa/mocqa_build/ingest.py").open("a", encoding="utf-8") as f:
-        f.write("# an edit in ID-MoCQA build code\n")
+    with (tmp_path / "src/cultureqa/regions/build.py").open("a", encoding="utf-8") as f:
+        f.write("# an edit in two-hop build code\n")
     changed = set(json.loads(_dvc(tmp_path, "status", "--json", *targets)))
-    assert "mocqa_ingest" in changed
+    assert "twohop_build@indonesia" in changed
     # ID-MoCQA evaluation code lives in mocqa/, apart from the build: a build edit reaches it
     # only through the dataset, never as a code dep.
     assert not any(
@@ -163,4 +163,4 @@ def test_an_edit_in_mocqa_build_code_leaves_evaluation_up_to_date(tmp_path: Path
         f.write("# an edit in ID-MoCQA evaluation code\n")
     changed = set(json.loads(_dvc(tmp_path, "status", "--json", *targets)))
     assert any(s.startswith("mocqa_evaluate@") for s in changed), changed
-    assert "mocqa_ingest" not in changed, changed
+    assert not any(s.startswith("twohop_build@") for s in changed), changed

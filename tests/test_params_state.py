@@ -100,15 +100,15 @@ def test_dvc_repro_fails_on_a_misspelt_key_when_every_other_stage_is_up_to_date(
         elif src.exists():
             shutil.copy2(src, dst)
     _dvc(tmp_path, "init", "--no-scm", "-q")
-    _placeholders(tmp_path, ["mocqa_ingest"])
-    _dvc(tmp_path, "commit", "-f", "-q", "mocqa_ingest")
+    _placeholders(tmp_path, ["cases_ingest"])
+    _dvc(tmp_path, "commit", "-f", "-q", "cases_ingest")
     _set(tmp_path, "evaluate.max_eror_share", 0.2)
-    assert json.loads(_dvc(tmp_path, "status", "--json", "mocqa_ingest")) == {}  # DVC: up to date
+    assert json.loads(_dvc(tmp_path, "status", "--json", "cases_ingest")) == {}  # DVC: up to date
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
            "PYTHONPATH": str(tmp_path / "src"), "DVC_NO_ANALYTICS": "1"}  # fmt: skip
     env.pop("DVC_ROOT", None)
     done = subprocess.run(
-        [sys.executable, "-m", "dvc", "repro", "params_check", "mocqa_ingest"], cwd=tmp_path,
+        [sys.executable, "-m", "dvc", "repro", "params_check", "cases_ingest"], cwd=tmp_path,
         env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode != 0

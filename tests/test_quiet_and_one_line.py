@@ -127,5 +127,5 @@ def test_every_stage_checks_its_suite_path_against_the_project() -> None:
         for node in ast.walk(ast.parse(script.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "run_suite":
                 calls.append((script.name, any(k.arg == "root" for k in node.keywords)))
-    assert {"mocqa_validate.py", "cases_validate.py"} <= {name for name, _ in calls}
+    assert "cases_validate.py" in {name for name, _ in calls}
     assert [name for name, has_root in calls if not has_root] == []

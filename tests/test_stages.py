@@ -158,7 +158,7 @@ def test_build_counts_are_logged_to_mlflow(workspace: Path) -> None:
     for name, doc in steps.items():
         (workspace / f"metrics/mocqa/{name}.json").parent.mkdir(parents=True, exist_ok=True)
         (workspace / f"metrics/mocqa/{name}.json").write_text(json.dumps(doc))
-    args = ["--build", "mocqa", "--params", "mocqa", "generator", "--metrics",
+    args = ["--build", "mocqa", "--params", "twohop", "generator", "--metrics",
             "metrics/mocqa/ingest.json", "metrics/mocqa/judge.json"]  # fmt: skip
     assert _stage("track_build")(args) == 0
     import mlflow

@@ -29,9 +29,8 @@ STAGES = ("evaluate", "mocqa_evaluate", "cases_evaluate")
 CHANCE_BACKENDS = ("random", "fixed")
 """Chance baselines: their "requests" never reach a model, so they are left out of the table."""
 BUILD_MODELS = {
-    "generator.model": "mocqa_expand/verify (LLM generator)",
-    "judge.judges": "mocqa_judge (judge panel)",
-    "mocqa.hop.model": "mocqa_hop",
+    "generator.model": "twohop_build (LLM generator)",
+    "judge.judges": "twohop_build (judge panel)",
     "cases.construct.model": "cases_construct",
     "mocqa_eval.question_analysis.model": "mocqa_analyze (semantic question analysis)",
 }
@@ -153,7 +152,7 @@ def _plan_mocqa(recorder: Recorder, params: DictConfig, root: Path, store: Store
     cfg = select(params, "mocqa_eval")
     if not (root / str(cfg["dataset"])).exists():
         notes.append(f"mocqa_evaluate not estimated: {cfg['dataset']} does not exist (run "
-                     "the ID-MoCQA build first: dvc repro mocqa_finalize)")  # fmt: skip
+                     "Indonesia's build first: dvc repro twohop_build@indonesia)")  # fmt: skip
         return
     for style in cfg["prompts"]:
         family = MocqaFamily.from_params(params, root, str(style))  # as the stage builds it
@@ -196,7 +195,7 @@ def _build_models(params: DictConfig) -> list[str]:
     found = []
     for key, name in BUILD_MODELS.items():
         value = OmegaConf.select(params, key, default=None)
-        if isinstance(value, str):  # a param path (mocqa.hop.model: baselines.random)
+        if isinstance(value, str):  # a param path (twohop.hop.model: baselines.random)
             value = OmegaConf.select(params, value, default=None)
         configs = list(value.values()) if key == "judge.judges" and value else [value]
         if any(isinstance(c, DictConfig) and c.get("backend") == "litellm" for c in configs):

@@ -67,7 +67,7 @@ def _placeholders(root: Path, targets: list[str]) -> None:
 
 
 def test_adding_a_benchmark_changes_only_its_own_stages(project: Path) -> None:
-    targets = ["validate", "evaluate", "analyze", "track", "mocqa_ingest"]
+    targets = ["validate", "evaluate", "analyze", "track", "mocqa_evaluate"]
     _placeholders(project, targets)
     _dvc(project, "commit", "-f", "-q", *targets)
     assert "up to date" in _dvc(project, "status", *targets)

@@ -25,7 +25,7 @@ from cultureqa.testing import FakeOpenAIServer, FaultPlan
 ROOT = Path(__file__).resolve().parents[2]
 ROSTER = ["model", "baselines.random", "baselines.first_option"]
 PROMPTS = ["zero_shot", "cot"]
-DATASET = "data/build/mocqa/finalize/dataset.parquet"
+DATASET = "data/build/twohop/indonesia/dataset.parquet"
 FAST_RETRY = {"attempts": 3, "initial_wait_s": 0.01, "max_wait_s": 0.1, "timeout_s": 5.0}
 
 

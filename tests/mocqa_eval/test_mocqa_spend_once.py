@@ -23,7 +23,7 @@ from cultureqa.testing import FakeOpenAIServer, FaultPlan
 from cultureqa.testing.workspace import hold_output_lock
 
 ROOT = Path(__file__).resolve().parents[2]
-DATASET = "data/build/mocqa/finalize/dataset.parquet"
+DATASET = "data/build/twohop/indonesia/dataset.parquet"
 OUT = Path("data/eval/mocqa/model/zero_shot")
 FAST_RETRY = {"attempts": 3, "initial_wait_s": 0.01, "max_wait_s": 0.1, "timeout_s": 5.0}
 ARGS = ["--model", "model", "--prompt", "zero_shot"]

@@ -152,3 +152,27 @@ def test_a_place_name_that_is_also_a_word_leaks_only_as_the_place(raw, text, fou
     region = kb.regions["West Sumatra"]
     assert "Padang" not in {t.text for t in region.terms}
     assert leaks([text], region, language="id" if text.startswith("Kerbau") else "en") == found
+
+
+@pytest.mark.parametrize(
+    ("province", "text", "found"),
+    [
+        ("North Sumatra", "tari melingkar suku Nias", ["Suku Nias (place_phrase)"]),
+        ("North Sumatra", "rumah adat Karo bagi delapan keluarga", ["Adat Karo (place_phrase)"]),
+        ("East Java", "upacara suku Tengger di kawah", ["suku Tengger (people_phrase)"]),
+        ("West Java", "masyarakat adat Sunda menggelar upacara", ["adat Sunda (people_phrase)"]),
+        ("East Nusa Tenggara", "suling bambu ganda suku Ngada", ["Suku Ngada (place_phrase)"]),
+        ("West Java", "the Sunda Strait", []),  # the bare name alone: a strait, not the people
+    ],
+)
+def test_a_people_or_place_phrase_leaks_with_its_head_in_either_case(
+    raw, province, text, found
+) -> None:
+    """The ID-MoCQA gazetteer reads "suku Nias" and "adat Sunda" as the province's own terms.
+
+    The leak table writes a people's bare name after every people and cultural head noun, and a
+    phrase's first letter matches in either case, so a head mid-sentence is found.
+    """
+    rs = RegionSet.from_params(raw, ROOT)
+    region = load_knowledge(rs, ROOT, "id").regions[province]
+    assert leaks([text], region, language="id") == found

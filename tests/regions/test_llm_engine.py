@@ -245,3 +245,30 @@ def test_the_conf_switch_selects_the_model_steps(tmp_path: Path) -> None:
     assert online.generator is not None and online.generator.prompt == PROMPTS / "generate.en.txt"
     assert online.panel is not None and online.panel.prompt == PROMPTS / "judge/panel.en.txt"
     assert len(online.panel.judges) == 3 and online.panel.min_acceptable == 2
+
+
+def test_a_refused_key_stops_the_llm_build_with_the_cause(tmp_path: Path) -> None:
+    """A 401 on every request stops the build (ApiStopped, the cause named), not a set of
+    rejected clues: the client's breaker opens after 10 consecutive refusals."""
+    from cultureqa.spend import ApiStopped
+    from cultureqa.testing import FaultPlan
+
+    mp = pytest.MonkeyPatch()
+    mp.setenv("CULTUREQA_TEST_KEY", "sk-test")
+    rs = RegionSet.from_params(write_invented(tmp_path), tmp_path)
+    try:
+        with FakeOpenAIServer(faults=FaultPlan(fail_status=401)) as refusing:
+            steps = ModelSteps(
+                generator=LlmClueConfig(
+                    _model("refused-gen", refusing), PROMPTS / "generate.en.txt", 1
+                ),
+                store_path=tmp_path / "responses.sqlite",
+            )
+            with pytest.raises(ApiStopped) as stopped:
+                run_build(rs, tmp_path, 13, CheckConfig(), steps)
+            sent = refusing.hits
+    finally:
+        mp.undo()
+    assert "refused-gen: stopped after 10 consecutive failures" in str(stopped.value)
+    assert "(HTTP 401)" in str(stopped.value)
+    assert 10 <= sent <= 12

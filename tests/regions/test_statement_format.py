@@ -8,7 +8,6 @@ file, row and column, or dropped with their reason counted.
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -169,36 +168,6 @@ def test_a_statement_set_without_its_frame_or_benchmark_fails_by_key(tmp_path: P
     raw["source"] = {"benchmark": NAME, "format": "essay"}
     with pytest.raises(RegionSetError, match="format: 'essay'"):
         RegionSet.from_params(raw, tmp_path, {NAME: config})
-
-
-INDONESIAN_ONLY = {
-    "expect_questions_to_not_leak_province", "expect_questions_to_not_name_own_province",
-    "expect_claims_to_hold_nationally", "expect_clues_to_be_unique_nationally",
-}  # fmt: skip
-"""Expectations of the ID-MoCQA suite that read Indonesia's gazetteer and national tables."""
-
-
-def test_the_statement_dataset_passes_the_idmocqa_contract_expectations(tmp_path: Path) -> None:
-    """Every expectation of ``mocqa_dataset.json`` but the Indonesian knowledge ones passes."""
-    import cultureqa.validation.mocqa_expectations  # noqa: F401 - registers custom types
-    from cultureqa.validation import run_suite
-
-    root = Path(__file__).parents[2]
-    suite = json.loads((root / "expectations/mocqa_dataset.json").read_text(encoding="utf-8"))
-    suite["expectations"] = [
-        e for e in suite["expectations"]
-        if e["type"] not in INDONESIAN_ONLY
-        and not (e["type"] == "expect_column_values_to_be_in_set"
-                 and e["kwargs"]["column"] in ("province", "topic"))
-    ]  # fmt: skip
-    assert len(suite["expectations"]) >= 50
-    path = tmp_path / "suite.json"
-    path.write_text(json.dumps(suite), encoding="utf-8")
-    data = build(tmp_path).dataset
-    report = run_suite(path, data, root=tmp_path)  # the filtered suite lives with the build
-    assert report.success and not report.crashes, report.message()
-    broken = data.assign(answer="A")  # every gold at A: the uniform-positions expectation fails
-    assert not run_suite(path, broken, root=tmp_path).success
 
 
 def test_an_option_the_clue_names_is_refused_by_the_rule_judge(tmp_path: Path) -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
+
 from cultureqa.regions.config import RegionSet
 from cultureqa.regions.judges.checks import CheckConfig
 from cultureqa.regions.pipeline import run_build
@@ -41,3 +43,59 @@ def test_the_suite_passes_a_clean_set_and_names_each_planted_break(tmp_path: Pat
     assert "Tharn (people)" in failed["expect_items_to_not_name_their_region"]
     assert "expect_column_value_shares_to_be_uniform" in failed
     assert "expect_pairs_to_exist_in_every_language" in failed
+
+
+def test_the_statement_format_part_passes_a_clean_build_and_names_each_planted_break(
+    tmp_path: Path,
+) -> None:
+    """The same suite reads a ``statement`` dataset (the ID-MoCQA contract's columns).
+
+    One break per expectation that reads it, each on its own row; every one fails by name.
+    """
+    from tests.regions.test_statement_format import build, statement_set
+
+    data = build(tmp_path).dataset
+    rs = statement_set(tmp_path)
+    (tmp_path / "expectations").mkdir(exist_ok=True)
+    (tmp_path / SUITE).write_text((ROOT / SUITE).read_text(encoding="utf-8"), "utf-8")
+    clean = validate_dataset(data, rs, tmp_path)
+    assert clean.success, clean.message()
+    assert clean.evaluated > 40  # the case part (six option columns) is not run
+
+    broken = data.copy()
+    en = broken.index[broken["language"] == "en"]
+    vel = en[broken.loc[en, "region"] == "VEL"][0]
+    rows = iter(r for r in en if r != vel)
+    options = list(broken.at[vel, "options"])
+    broken.at[vel, "options"] = [options[0], options[1], "as in Castelmar"]  # its capital
+    broken.at[next(rows), "region"] = "ATLANTIS"
+    broken.at[next(rows), "n_words"] = 3
+    broken.at[next(rows), "question"] = "Menurut Badan Pusat Statistik, which option is right?"
+    row = next(rows)
+    broken.at[row, "question"] = f"{broken.at[row, 'question']} {broken.at[row, 'options'][0]}"
+    row = next(rows)
+    broken.at[row, "options"] = list(broken.at[row, "options"])[:2]
+    broken.at[next(rows), "clue_evidence"] = "not json"
+    broken = pd.concat([broken, broken.iloc[[-1]].assign(item_id="a copy")], ignore_index=True)
+    broken = broken.drop(index=broken.index[broken["language"] == "id"][:1])
+    broken["answer"] = broken["answer"].where(broken.index % 7 != 0, "D")
+    report = validate_dataset(broken, rs, tmp_path)
+    assert not report.crashes, report.message()
+    failed = {(f["expectation"], f["column"]) for f in report.failures}
+    expected = {
+        ("expect_items_to_not_name_their_region", ""),
+        ("expect_column_values_to_be_in_set", "region"),
+        ("expect_column_values_to_be_in_set", "answer"),
+        ("expect_column_values_to_be_between", "n_words"),
+        ("expect_column_values_to_not_match_regex", "question"),
+        ("expect_questions_to_not_copy_options", "question, options"),
+        ("expect_column_values_to_be_distinct_lists_of_n", "options"),
+        ("expect_column_values_to_match_regex", "clue_evidence"),
+        ("expect_compound_columns_to_be_unique", "source_id, clue_type, language"),
+        ("expect_pairs_to_exist_in_every_language", ""),
+    }
+    assert expected <= failed, report.message()
+    shares = validate_dataset(data.assign(answer="A"), rs, tmp_path)
+    assert {f["expectation"] for f in shares.failures} == {
+        "expect_column_value_shares_to_be_uniform"
+    }

@@ -19,13 +19,6 @@ def add_parser(groups: Any) -> None:
     verbs = human.add_subparsers(dest="verb", required=True)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--dataset", choices=DATASETS, default="mocqa", help="two-hop dataset")
-    common.add_argument(
-        "--from",
-        dest="stage",
-        default="expand",
-        choices=["expand", "finalize"],
-        help="ID-MoCQA: annotate before the judge (expand, measures it) or the final set",
-    )
     server = argparse.ArgumentParser(add_help=False)
     server.add_argument(
         "--url",
@@ -93,7 +86,7 @@ def _target(args: argparse.Namespace, root: Path) -> Any:
     from cultureqa.human.datasets import load_target
 
     try:
-        return load_target(root, args.dataset, args.stage)
+        return load_target(root, args.dataset)
     except (FileNotFoundError, ValueError) as exc:
         raise _fail(exc) from exc
 

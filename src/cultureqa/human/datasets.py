@@ -1,9 +1,9 @@
 """Which two-hop dataset a human-validation run is about, and where its outputs go.
 
-``mocqa`` is ID-MoCQA (the expand output by default: the judge has not filtered it yet, so the
-judge's precision and recall can be measured; ``finalize`` for a human baseline on the published
-set); ``twohop`` is the configured region set's build. Outputs: the labels table
-``data/human/<name>/labels.csv`` (added to DVC by ``pull``), the pushed projects
+``mocqa`` is ID-MoCQA (``mocqa_eval.dataset``: Indonesia's build through the engine, the
+published items; the engine keeps the texts of kept items only, so the judge's precision and
+recall are not measured on it); ``twohop`` is the configured region set's build. Outputs: the
+labels table ``data/human/<name>/labels.csv`` (added to DVC by ``pull``), the pushed projects
 ``data/human/<name>/projects.json`` and the metrics ``metrics/human/<name>.json``.
 """
 
@@ -61,7 +61,7 @@ def _region_matcher(
     return lambda text: index.get(" ".join(str(text).lower().split()))
 
 
-def load_target(root: Path, name: str, stage: str = "expand") -> Target:
+def load_target(root: Path, name: str) -> Target:
     """The named dataset (``mocqa`` or ``twohop``) with its settings from params.yaml."""
     params = load_params(root / "params.yaml")
     human = select(params, "human")
@@ -69,19 +69,19 @@ def load_target(root: Path, name: str, stage: str = "expand") -> Target:
     overlap = int(human["overlap_percent"])
     if name == "mocqa":
         from cultureqa.knowledge.gazetteer import normalize_province
-        from cultureqa.mocqa_build.pipeline import MocqaSettings
 
-        settings = MocqaSettings.from_params(params, root)
-        items = two_hop_items(settings.read(stage), f"ID-MoCQA {stage} output")
-        kept = set(settings.read("judge")["variant_id"])
-        judge_keep = {item: item in kept for item in items["item_id"]}
+        path = root / str(select(params, "mocqa_eval")["dataset"])
+        if not path.exists():
+            raise FileNotFoundError(f"{path} not found: run `dvc repro twohop_build@indonesia`")
+        items = two_hop_items(pd.read_parquet(path), str(path))
+        seed = int(select(params, "twohop")["seed"])
         return Target(
             name,
             items,
-            judge_keep,
+            None,
             normalize_province,
             "province",
-            settings.seed,
+            seed,
             per_stratum,
             per_item,
             overlap,

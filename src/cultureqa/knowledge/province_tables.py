@@ -54,7 +54,7 @@ from cultureqa.knowledge.provinces import (
     default_knowledge_dir,
     load_knowledge_base,
 )
-from cultureqa.mocqa_build.templates import TemplateBook, load_templates
+from cultureqa.mocqa_shared.templates import TemplateBook, load_templates
 
 DEFAULT_OUT = Path("data") / "knowledge" / "provinces_tables"
 MAPS = ("2020", "2022")
@@ -187,7 +187,8 @@ def leak_table(src: Sources) -> str:
     phrases that make it the place, kind ``place_phrase``); peoples (``peoples.yaml``) and
     historic polities (``polities.yaml``). A people's or polity's *bare* name (Sumba, Bone: also
     an island, a regency, a word) counts only in a people or polity phrase, so it is written as
-    those phrases (the gazetteer's head words), kind ``people_phrase`` / ``polity_phrase``.
+    those phrases (the gazetteer's head words: a people's after a people or a cultural head,
+    "suku Tengger", "adat Sunda"), kind ``people_phrase`` / ``polity_phrase``.
     """
     kb = load_knowledge_base(src.provinces)
     national = _rel(src.national)
@@ -215,7 +216,7 @@ def leak_table(src: Sources) -> str:
         terms = [(f, "people") for f in people.forms] + [
             (t, "people_phrase")
             for b in people.bare
-            for t in _phrases(b, PEOPLE_HEADS_ID, PEOPLE_TAILS_EN)
+            for t in _phrases(b, PEOPLE_HEADS_ID | CULTURAL_HEAD_NOUNS, PEOPLE_TAILS_EN)
         ]
         for province in people.provinces:
             rows += [(province, t, k, "und", people.source, "") for t, k in terms]

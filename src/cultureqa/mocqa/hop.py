@@ -3,11 +3,15 @@
 A two-hop question is only two-hop if the clue carries the province. The diagnostic asks one
 configured model every item three ways, on the item's own options and gold:
 
-* ``none``: the statement only (the clue removed; "that province" points nowhere);
+* ``none``: the statement only (the frame sentence holding the clue removed; "that province"
+  points nowhere);
 * ``clue``: the question as built;
-* ``oracle``: the clue replaced by a sentence naming the province outright.
+* ``oracle``: the frame sentence replaced by the item's sentence naming the province outright.
 
-Each condition has its own prompt that tells the truth about it (``mocqa.hop.prompts``: one
+It reads the two-hop engine's ``statement`` items (``twohop_hop@indonesia``); the ``case`` items
+go through :mod:`cultureqa.regions.hop`, and both share :func:`hop_table` and its readings.
+
+Each condition has its own prompt that tells the truth about it (``HopConfig.prompts``: one
 folder of ``<style>.<language>.txt`` per condition): under ``none`` the model is told the
 province is neither named nor described, under ``oracle`` that the question names it, under
 ``clue`` that an indirect clue describes it. One prompt for all three would tell the model about
@@ -23,7 +27,7 @@ raw and Holm-adjusted over the whole table.
 
 The readings (:mod:`cultureqa.mocqa.hop_reading`) decide on Holm-adjusted tests both ways, never
 on intervals or point estimates: each comparison is a difference (McNemar), no difference beyond
-``mocqa.hop.margin`` (Tango TOST) or inconclusive with the n that would decide it; the cell reads
+``twohop.hop.margin`` (Tango TOST) or inconclusive with the n that would decide it; the cell reads
 clue needed, clue helps beyond the province (clue above oracle too: lexical hints), clue
 misleads, clue unused, statement suffices, too weak to tell, or inconclusive at this n. Chance is
 each item's own (1 / its options). A chance baseline (random or fixed position) cannot read the
@@ -67,12 +71,11 @@ from cultureqa.mocqa.paired import (
 from cultureqa.spend import ApiStopped, stopped_reason
 
 CONDITIONS = ("none", "clue", "oracle")
-ORACLE = {"en": "The province is {name}.", "id": "Provinsi yang dimaksud adalah {name}."}
 CHANCE_BACKENDS = frozenset({"random", "fixed"})
 """Backends that pick an option without reading the question (the plumbing check)."""
 PROMPTS = {c: f"prompts/mocqa/hop/{c}" for c in CONDITIONS}
 """Default prompt folder per condition (each holds ``<style>.<language>.txt``)."""
-__all__ = ["CONDITIONS", "ORACLE", "READINGS", "HopConfig", "ablate", "hop_table", "run_hop"]
+__all__ = ["CONDITIONS", "READINGS", "HopConfig", "ablate", "hop_table", "run_hop"]
 
 
 @dataclass(frozen=True)
@@ -97,17 +100,13 @@ class HopConfig:
     def __post_init__(self) -> None:
         prompts = {str(k): str(v) for k, v in dict(self.prompts).items()}
         if missing := [c for c in CONDITIONS if c not in prompts]:
-            raise ValueError(
-                f"mocqa.hop.prompts lacks condition(s) {missing}; it needs {CONDITIONS}"
-            )
+            raise ValueError(f"hop prompts: missing condition(s) {missing}; it needs {CONDITIONS}")
         if unknown := sorted(set(prompts) - set(CONDITIONS)):
-            raise ValueError(
-                f"mocqa.hop.prompts: unknown condition(s) {unknown}; known {CONDITIONS}"
-            )
+            raise ValueError(f"hop prompts: unknown condition(s) {unknown}; known {CONDITIONS}")
         if not 0 < self.alpha < 1:
-            raise ValueError(f"mocqa.hop.alpha must lie in (0, 1), got {self.alpha}")
+            raise ValueError(f"twohop.hop.alpha must lie in (0, 1), got {self.alpha}")
         if not 0 < self.margin < 1:
-            raise ValueError(f"mocqa.hop.margin must lie in (0, 1), got {self.margin}")
+            raise ValueError(f"twohop.hop.margin must lie in (0, 1), got {self.margin}")
         object.__setattr__(self, "prompts", prompts)
 
 
@@ -126,34 +125,25 @@ def with_oracle(question: str, clue: str, sentence: str) -> str | None:
     return " ".join(question.replace(clue, sentence, 1).split())
 
 
-def ablate(
-    dataset: pd.DataFrame, condition: str, kb: KnowledgeBase | None = None
-) -> tuple[pd.DataFrame, int]:
-    """The items under one condition, and how many had to be dropped (clue not found)."""
+def ablate(dataset: pd.DataFrame, condition: str) -> tuple[pd.DataFrame, int]:
+    """The items under one condition, and how many had to be dropped (frame not found).
+
+    The item's frame sentence (``narrative``: "Think of {clue}.") carries the clue: ``none``
+    removes it, ``oracle`` puts the item's own sentence naming its province in its place
+    (``background_oracle``, in the item's language), so the statement and options stay as built.
+    """
     if condition == "clue":
         return dataset, 0
     if condition not in CONDITIONS:
         raise ValueError(f"unknown hop condition {condition!r}; known: {CONDITIONS}")
-    columns = [dataset[c] for c in ("question", "clue", "language", "province")]
-    rows = zip(*columns, strict=True)
+    rows = zip(dataset["question"], dataset["narrative"], dataset["background_oracle"], strict=True)
     if condition == "none":
-        changed = [without_clue(str(q), str(c)) for q, c, _, _ in rows]
+        changed = [without_clue(str(q), str(frame)) for q, frame, _ in rows]
     else:
-        if kb is None:
-            raise ValueError("the oracle condition needs the knowledge base (province names)")
-        changed = [
-            with_oracle(str(q), str(c), _oracle_sentence(kb, str(p), str(lang)))
-            for q, c, lang, p in rows
-        ]
+        changed = [with_oracle(str(q), str(frame), str(named)) for q, frame, named in rows]
     keep = pd.Series([s is not None for s in changed], index=dataset.index)
     frame = dataset.assign(question=[s or "" for s in changed])[keep]
     return frame, int((~keep).sum())
-
-
-def _oracle_sentence(kb: KnowledgeBase, province: str, language: str) -> str:
-    record = kb[province]
-    name = record.name_id if language == "id" else record.name
-    return ORACLE.get(language, ORACLE["en"]).format(name=name)
 
 
 def paired_items(
@@ -270,7 +260,7 @@ def run_hop(
     run = RunSpec(config.model, model_cfg, store_path, max_error_share=1.0, prompt=config.prompt)
     predictions, dropped = {}, {}
     for condition in CONDITIONS:
-        frame, dropped[condition] = ablate(items, condition, kb)
+        frame, dropped[condition] = ablate(items, condition)
         eval_cfg = EvalConfig(config.prompt, languages, template_dir=config.prompts[condition])
         record, preds = evaluate(MocqaFamily(frame, eval_cfg, root, kb), run)
         if (reason := stopped_reason(record.api)) is not None:

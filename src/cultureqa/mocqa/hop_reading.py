@@ -12,7 +12,7 @@ oracle) reads one of three ways (:func:`cultureqa.mocqa.paired.three_way`):
   twin :func:`mcnemar_exact` is tested equal), Holm-adjusted (statsmodels
   ``multipletests(method="holm")``) over every comparison of every row of the table;
 * **no difference beyond the margin**: two one-sided Tango score tests that the difference lies
-  within ± ``mocqa.hop.margin`` (:func:`cultureqa.mocqa.paired.equivalence_p`), Holm-adjusted
+  within ± ``twohop.hop.margin`` (:func:`cultureqa.mocqa.paired.equivalence_p`), Holm-adjusted
   over the table the same way;
 * **inconclusive** otherwise, with the paired items that would decide it
   (:func:`cultureqa.mocqa.paired.n_to_decide`).

@@ -3,9 +3,8 @@
 Gold positions are assigned, not drawn: over ``n`` pairs a shuffled list holding each of ``k``
 positions ⌊n/k⌋ or ⌈n/k⌉ times says where each pair's gold goes, so the letter counts differ by
 at most one and a chi-square test cannot reject uniformity; every language of a pair gets the
-same :func:`permutation`. The two-hop engine's finalize (:mod:`cultureqa.regions.finalize`) and
-the province build (``cultureqa.mocqa_build.finalize``) both place options by it; a module of the
-shared ID-MoCQA package (standard library only), so neither build imports the other's code.
+same :func:`permutation`. The two-hop engine's finalize (:mod:`cultureqa.regions.finalize`)
+places options by it; a module of the shared ID-MoCQA package (standard library only).
 """
 
 from __future__ import annotations

@@ -76,7 +76,8 @@ DATASET_COLUMNS: tuple[str, ...] = (
     "template_id",
     "n_words",
 )
-"""The published dataset (finalize output, validated by ``expectations/mocqa_dataset.json``).
+"""The published dataset (``twohop_build@indonesia``, validated by the ``statement`` part of
+``expectations/twohop_dataset.json``).
 
 ``clue_source`` cites the publication behind the clue's claim (``BPS, Statistik Indonesia 2021
 (2020)``): item metadata, so the question itself carries no citation a reader would have to

@@ -1,8 +1,8 @@
 """The generic two-hop build of one region set: clues → items → checks → finalize → card.
 
-One function, :func:`run_build`, with no region in it: every set runs here (the Indonesian
-provinces still also have ``cultureqa.mocqa_build`` until they move, docs/twohop-engine.md §8),
-and tests run invented five-region sets, in both item formats, through the same call. The
+One function, :func:`run_build`, with no region in it: every set runs here (Indonesia's
+provinces, the ID-MoCQA dataset, among them), and tests run invented five-region sets, in both
+item formats, through the same call. The
 model-backed steps (LLM generator, judge panel, translation of missing languages) are selected
 by :class:`.models.ModelSteps`.
 """

@@ -54,10 +54,16 @@ def _found_pattern(term: Term) -> re.Pattern[str]:
     """The term as the leak check finds it.
 
     Any plural, and inside a hyphenated compound too ("1,000-yen", "euros"), as a reader (and
-    ``bench/country_leaks.py``) sees it.
+    ``bench/country_leaks.py``) sees it; a phrase's first letter in either case.
     """
     flags = 0 if term.text != term.text.lower() else re.IGNORECASE
-    return re.compile(rf"(?<![\w]){re.escape(term.text)}(?:e?s)?(?![\w])", flags)
+    body = re.escape(term.text)
+    if flags == 0 and " " in term.text and term.text[0].isalpha():
+        # a phrase's head takes a capital at a sentence start or in a title ("Suku Nias",
+        # "suku Nias"; "Nasi Padang", "nasi Padang"); its name keeps its case ("Turkey")
+        first = term.text[0]
+        body = f"[{first.lower()}{first.upper()}]{re.escape(term.text[1:])}"
+    return re.compile(rf"(?<![\w]){body}(?:e?s)?(?![\w])", flags)
 
 
 @lru_cache(maxsize=4096)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,11 +101,13 @@ def run_suite(
     frame: pd.DataFrame,
     overrides: dict[str, dict[str, Any]] | None = None,
     root: Path | None = None,
+    keep: Callable[[dict[str, Any]], bool] | None = None,
 ) -> SuiteReport:
     """Validate ``frame`` against the suite JSON at ``suite_path`` (inside ``root``).
 
     ``overrides`` (expectation type → kwargs) adapts a shared suite to one benchmark's
-    declarations, e.g. mixed option counts it declares.
+    declarations, e.g. mixed option counts it declares; ``keep`` selects the expectations that
+    apply (a shared suite's format-specific parts).
     """
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
     spec = load_suite(suite_path, root)
@@ -124,6 +127,8 @@ def run_suite(
     import cultureqa.validation.expectations
     import cultureqa.validation.mcq_expectations  # noqa: F401
 
+    if keep is not None:
+        spec["expectations"] = [e for e in spec.get("expectations", []) if keep(e)]
     for expectation in spec.get("expectations", []):
         expectation["kwargs"] = {
             **expectation.get("kwargs", {}),

@@ -6,7 +6,9 @@ file cannot slip through. The terms come in at run time as the expectation's ``t
 → ``[term, kind]`` pairs) through :func:`cultureqa.validation.run_suite`'s overrides; the clue may
 state the kinds in ``clue_may_name`` (a language, a currency), nothing else may. Language balance
 (``expect_pairs_to_exist_in_every_language``) and option positions
-(``expect_column_value_shares_to_be_uniform``) are the shared expectations.
+(``expect_column_value_shares_to_be_uniform``) are the shared expectations. Both item formats:
+the ``case`` format's six option columns, the ``statement`` format's ``options`` list (whose
+``question`` holds the clue, judged as the clue).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any, ClassVar
 import pandas as pd
 
 import cultureqa.validation.mocqa_expectations  # noqa: F401 - the language-pairs expectation
+from cultureqa.mocqa_shared.schema import as_options
 from cultureqa.regions.generation.tables import Region, Term
 from cultureqa.regions.scrub import leaks
 from cultureqa.validation.cases_expectations import _KeyedExpectation, keyed_problems
@@ -41,8 +44,11 @@ def region_leak(
     region = _region(rid, tuple(tuple(str(x) for x in t) for t in terms.get(rid, [])))
     clue = str(item["clue"])
     body = str(item["narrative"]).replace(clue, "", 1)
+    question = str(item["question"]).replace(clue, "", 1)  # a statement's question holds its clue
+    options = [str(item[c]) for c in OPTIONS if c in item]
+    options += [str(o) for o in as_options(item["options"])] if "options" in item else []
     lang = str(item["language"]) if "language" in item else None
-    found = leaks([body, str(item["question"]), *(str(item[c]) for c in OPTIONS)], region, (), lang)
+    found = leaks([body, question, *options], region, (), lang)
     found += [t for t in leaks([clue], region, clue_may_name, lang) if t not in found]
     return "; ".join(found)
 

@@ -1,8 +1,10 @@
 """Bilingual clue and question templates (``data/knowledge/clue_templates.yaml``).
 
-Templates are data so wording can be reviewed and changed without touching the generator; like
+Templates are data so wording can be reviewed and changed without touching code; like
 inspect_ai's multiple-choice templates they are checked on load for the placeholders their group
-needs, so a typo fails at start-up instead of producing questions with a literal ``{name}``.
+needs, so a typo fails at start-up instead of a literal ``{name}``. The province tables
+(:mod:`cultureqa.knowledge.province_tables`) read their name rules to label Indonesia's facts in
+both languages.
 """
 
 from __future__ import annotations

@@ -6,7 +6,11 @@ number of requests to the same fake server (a separate process, stopped by PID):
 - ``bare``: a minimal aiohttp client (one session, a semaphore, ``json.loads``): the reference;
 - ``http``: the real evaluate stage (``python stages/evaluate.py``, start-up included) with
   ``options.transport: http`` (the self-hosted configs' path);
-- ``wire``: the same stage with ``options.transport: wire`` (every hosted config's path);
+- ``wire``: the same stage with ``options.transport: wire`` (every hosted config's path), its
+  route stored by one unmeasured 1-item stage run before the rounds, as by a config's first
+  run on a machine: the stage never imports litellm;
+- ``wire-cold``: the same with an empty route cache each run (litellm imported to resolve the
+  route and stored: a config's first run on a machine, and every run before routes were stored);
 - ``litellm``: the same stage with ``options.transport: litellm``.
 
 Each scenario runs ``--rounds`` alternated rounds (the bare client, then each path, the order
@@ -18,7 +22,7 @@ server), and the load average. The last stage run is then rerun to show that ans
 are never sent again. Prints numbers, asserts nothing.
 
     .venv/bin/python bench/eval_throughput.py [--quick] [--scenarios 200x16,4000x256]
-        [--paths http,wire,litellm] [--rounds 5]
+        [--paths http,wire,wire-cold,litellm] [--rounds 5]
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ PY = sys.executable
 LATENCY_S = 0.2
 KEY_ENV = "CULTUREQA_BENCH_KEY"
 """The wire path's key variable (hosted configs name theirs: ``options.api_key_env``)."""
-TRANSPORT = {"http": "http", "wire": "wire", "litellm": "litellm"}
+TRANSPORT = {"http": "http", "wire": "wire", "wire-cold": "wire", "litellm": "litellm"}
 """Stage paths and their ``options.transport``: ``http`` is the self-hosted configs' path,
 ``wire`` every hosted config's (gpt_4o … doubao_seed: they differ only in the URL and parameters
 litellm resolves once, not in how a request travels), ``litellm`` the path they took before."""
@@ -159,20 +163,27 @@ def scenario(n: int, concurrency: int, latency: float, paths: list[str], rounds:
         log = Path(tmp) / "server.jsonl"
         proc, api_base = start_server(latency, log)
         try:
-            env = stage_env(Path(tmp))
+            env = {**stage_env(Path(tmp)), "CULTUREQA_CACHE_DIR": f"{tmp}/routes"}
             bare = [PY, "-c", BARE_CLIENT, api_base, str(n), str(concurrency)]
             evaluate = [PY, str(ROOT / "stages/evaluate.py"), "--benchmark", "synthetic"]
+            if "wire" in paths:  # the route stored as a config's first run stores it
+                ws = make_api_workspace(ROOT, Path(tmp) / "route", 1, api_base, concurrency,
+                                        KEY_ENV, transport="wire")  # fmt: skip
+                routes = {"CULTUREQA_CACHE_DIR": env["CULTUREQA_CACHE_DIR"], KEY_ENV: "sk-bench"}
+                timed([*evaluate, "--model", "model"], ws, {**stage_env(ws), **routes})
             for k in range(rounds):
                 loads.append(os.getloadavg()[0])
                 runs["bare"].append(measure(bare, Path(tmp), env, log))
                 for path in paths[k % len(paths) :] + paths[: k % len(paths)]:
                     ws = Path(tmp) / f"{path}-{k}"
-                    key = KEY_ENV if path == "wire" else None  # hosted configs name their key
+                    key = KEY_ENV if path.startswith("wire") else None  # hosted configs: a key
                     transport = TRANSPORT[path]
                     make_api_workspace(ROOT, ws, n, api_base, concurrency, key, transport=transport)
                     cmd = [*evaluate, "--model", "model"]
-                    runs[path].append(measure(cmd, ws, {**stage_env(ws), KEY_ENV: "sk-bench"}, log))
-            rerun = measure(cmd, ws, {**stage_env(ws), KEY_ENV: "sk-bench"}, log)
+                    routes = f"{ws}/routes" if path == "wire-cold" else env["CULTUREQA_CACHE_DIR"]
+                    run_env = {**stage_env(ws), KEY_ENV: "sk-bench", "CULTUREQA_CACHE_DIR": routes}
+                    runs[path].append(measure(cmd, ws, run_env, log))
+            rerun = measure(cmd, ws, run_env, log)
         finally:
             stop_server(proc)
     report(n, concurrency, latency, runs, loads, rerun)
@@ -217,7 +228,9 @@ def main() -> int:
     parser.add_argument(
         "--scenarios", default="200x16,4000x256", help="comma-separated ITEMSxCONCURRENCY"
     )
-    parser.add_argument("--paths", default="http,wire,litellm", help="stage paths to compare")
+    parser.add_argument(
+        "--paths", default="http,wire,wire-cold,litellm", help="stage paths to compare"
+    )
     parser.add_argument("--rounds", type=int, default=5, help="alternated rounds per scenario")
     args = parser.parse_args()
     scenarios = ["200x16"] if args.quick else args.scenarios.split(",")

@@ -30,7 +30,8 @@ RETRY = RetryConfig(attempts=3, initial_wait_s=0.01, max_wait_s=0.1, timeout_s=5
 
 
 @pytest.fixture(autouse=True)
-def _keys(monkeypatch: pytest.MonkeyPatch) -> None:
+def _keys(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("CULTUREQA_CACHE_DIR", str(tmp_path / "cache"))  # stored wire routes
     monkeypatch.setenv("CULTUREQA_TEST_KEY", "sk-test")
     monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-deepseek-test")
 

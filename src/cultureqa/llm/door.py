@@ -55,7 +55,7 @@ def open_client(
         built.identity,
         built.chunk_size,
         on_progress=on_progress,
-        prompt_guard=prompt_guard(model_cfg),
+        prompt_guard=prompt_guard(model_cfg, built.client),
         ledger=name,
         persist=built.stored,
     )
@@ -96,12 +96,13 @@ class PromptGuard:
         )
 
 
-def prompt_guard(model_cfg: Mapping[str, Any]) -> PromptGuard | None:
+def prompt_guard(model_cfg: Mapping[str, Any], client: object = None) -> PromptGuard | None:
     """The guard of an API model (local models check their own window with their tokenizer).
 
     The limit is ``max_prompt_tokens`` from the model config, else litellm's ``max_input_tokens``
     for the model (litellm and wire transports: the http transport never imports litellm), else
-    :data:`DEFAULT_MAX_PROMPT_TOKENS`. Tokens are counted by ``litellm.token_counter`` on the
+    :data:`DEFAULT_MAX_PROMPT_TOKENS`; the wire transport's ``client`` answers from its stored
+    route (no litellm import). Tokens are counted by ``litellm.token_counter`` on the
     litellm and wire transports (exact for OpenAI models, tiktoken's estimate for others) and as
     UTF-8 characters / 4 on the http transport; a prompt that fits the byte bound is never counted.
     """
@@ -113,7 +114,7 @@ def prompt_guard(model_cfg: Mapping[str, Any]) -> PromptGuard | None:
     configured = model_cfg.get("max_prompt_tokens")
     if configured is not None:
         limit, source = _positive(model_cfg, configured), "model.max_prompt_tokens"
-    elif via_litellm and (known := _litellm_context(name)) is not None:
+    elif via_litellm and (known := _context(name, client)) is not None:
         limit, source = known, f"litellm's context of {name}; set max_prompt_tokens to change"
     else:
         limit, source = DEFAULT_MAX_PROMPT_TOKENS, "default; set max_prompt_tokens to change"
@@ -133,6 +134,12 @@ def _positive(model_cfg: Mapping[str, Any], value: Any) -> int:
 
 def _chars4(request: GenerateRequest) -> int:
     return -(-sum(len(m.content) for m in request.messages) // 4)
+
+
+def _context(name: str, client: object) -> int | None:
+    """The model's input window: the wire transport's stored route, else litellm's table."""
+    stored = getattr(getattr(client, "transport", None), "max_input_tokens", None)
+    return stored() if callable(stored) else _litellm_context(name)
 
 
 def _litellm_context(name: str) -> int | None:

@@ -75,6 +75,9 @@ class ChatClient:
         self.breaker = CircuitBreaker(config.retry.breaker_after)
         self.retrying = RetryLoop(config.retry, self.stats, self.breaker)
         self.transport = make_transport(config)
+        imports = getattr(self.transport, "litellm_imports", None)
+        if imports is not None:  # the wire transport counts what made it import litellm
+            self.stats.litellm_imported_for = imports
 
     @property
     def model_id(self) -> str:

@@ -69,6 +69,11 @@ class LitellmTransport:
             ) from None
         return float(prompt) + float(completion)
 
+    @property
+    def loaded(self) -> bool:
+        """Whether litellm has been imported for this transport."""
+        return self._litellm is not None
+
     def lib(self, warm: bool = True) -> Any:
         """litellm, imported once (collector paused), with the configured price registered.
 

@@ -310,6 +310,8 @@ class CallStats:
     """The longest ``Retry-After`` a server asked for (None: it never sent one)."""
     retry_after_capped: int = 0
     """``Retry-After`` hints longer than ``retry.max_wait_s``: the retry came earlier."""
+    litellm_imported_for: Counter[str] = field(default_factory=Counter)
+    """``wire`` only: what made the stage import litellm (its stored route lacked the answer)."""
 
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON-ready form."""
@@ -326,6 +328,7 @@ class CallStats:
             "usage_estimated_by": dict(sorted(self.usage_estimated.items())),
             "retry_after_max_s": self.retry_after_max_s,
             "retry_after_capped": self.retry_after_capped,
+            "litellm_imported_for": dict(sorted(self.litellm_imported_for.items())),
         }
 
 

@@ -111,7 +111,10 @@ def needs_adjudication(labels: pd.DataFrame) -> pd.DataFrame:
 def judge_vs_human(
     labels: pd.DataFrame, judge_keep: Mapping[str, bool], items: pd.DataFrame
 ) -> pd.DataFrame:
-    """Precision and recall of the judge's Acceptable (keep) against the human majority label."""
+    """Precision and recall of the judge's Acceptable (keep) against the human majority label.
+
+    ``n_rejected`` counts the labelled items the judge rejected: recall below 1 needs one of them.
+    """
     from cultureqa.analysis.stats import precision_recall
 
     human = human_acceptable(labels).rename("human").reset_index()
@@ -120,7 +123,11 @@ def judge_vs_human(
     rows = []
     for name, part in [("all", human), *human.groupby("clue_type")]:
         precision, recall = precision_recall(list(part["judge"].astype(bool)), list(part["human"]))
-        rows.append({"clue_type": name, "n": len(part), "precision": precision, "recall": recall})
+        rejected = int((~part["judge"].astype(bool)).sum())  # both classes present, or not
+        rows.append(
+            {"clue_type": name, "n": len(part), "n_rejected": rejected,
+             "precision": precision, "recall": recall}
+        )  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -154,7 +161,8 @@ def human_baseline(
     """Annotators as a model: multi-hop (option) and first-hop (region) accuracy.
 
     With Wilson intervals, overall and by clue type × language, in the shape of model rows.
-    Items without a gold letter (region sets) count toward first-hop accuracy only.
+    Items without a gold letter (a case table laid out by error type) count toward first-hop
+    accuracy only.
     """
     from cultureqa.analysis.stats import accuracy_table
 

@@ -7,6 +7,7 @@ leak stays visible in it), a kept variant its published row, and the counts reac
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +79,14 @@ def test_the_statement_format_writes_judged_rows_too(tmp_path: Path) -> None:
 
     rs = statement_set(tmp_path)
     assert rs.item_format == "statement"
+    rs = dataclasses.replace(rs, source={**rs.source, "exclude": {"st-01": "planted"}})
     result = run_build(rs, tmp_path, 13, CheckConfig())
-    judged = result.judged
-    assert list(judged.columns) == [*result.dataset.columns, *JUDGED_COLUMNS]
-    assert judged["judge_keep"].sum() >= len(result.dataset) > 0
+    judged, dataset = result.judged, result.dataset
+    assert list(judged.columns) == [*dataset.columns, *JUDGED_COLUMNS]
+    assert judged["judge_keep"].sum() == len(dataset) > 0
+    rejected = judged[~judged["judge_keep"]]
+    assert set(rejected["source_id"]) == {"st-01"} and set(rejected["language"]) == {"en", "id"}
+    # finalized like the published rows: the gold letter follows the options' order
+    for row in rejected.itertuples():
+        assert len(row.options) == len(row.option_order) and row.answer in "ABC"
+        assert row.province == row.region and row.question.startswith(("Think", "Bayangkan"))

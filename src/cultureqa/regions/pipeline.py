@@ -160,8 +160,10 @@ def judged_table(
     language) finalized alike with the same seed.
     """
     verdicts = ruled[["item_id", *JUDGED_COLUMNS]]
-    published = dataset[dataset["item_id"].isin(set(ruled["item_id"]))]
-    rest = ruled[~ruled["item_id"].isin(set(dataset["item_id"]))].drop(columns=list(JUDGED_COLUMNS))
+    # a rejected variant's id may be published again as a translation (rebalance): not its text
+    as_published = set(ruled.loc[ruled["judge_keep"], "item_id"]) & set(dataset["item_id"])
+    published = dataset[dataset["item_id"].isin(as_published)]
+    rest = ruled[~ruled["item_id"].isin(as_published)].drop(columns=list(JUDGED_COLUMNS))
     parts = [published] + ([finalize(rest, seed, item_format)] if len(rest) else [])
     laid = pd.concat(parts, ignore_index=True) if len(parts) > 1 else published
     out = laid.merge(verdicts, on="item_id", how="left", validate="one_to_one")
@@ -169,12 +171,18 @@ def judged_table(
 
 
 def judged_counts(judged: pd.DataFrame, dataset: pd.DataFrame) -> dict[str, int]:
-    """Variants ruled on, kept, rejected; published items without a verdict (translated sides)."""
+    """Variants ruled on, kept, rejected; published items without a verdict.
+
+    Those are translated sides (rebalance): one may carry the id of a variant the judge rejected,
+    whose judged row keeps its own text.
+    """
     return {
         "variants": len(judged),
         "kept": int(judged["judge_keep"].sum()),
         "rejected": int((~judged["judge_keep"]).sum()),
-        "published_without_verdict": int((~dataset["item_id"].isin(set(judged["item_id"]))).sum()),
+        "published_without_verdict": int(
+            (~dataset["item_id"].isin(set(judged.loc[judged["judge_keep"], "item_id"]))).sum()
+        ),
     }
 
 

@@ -107,3 +107,25 @@ def test_the_judge_is_measured_on_kept_and_rejected_variants(built: Path) -> Non
     row = keeps_all.set_index("clue_type").loc["all"]
     assert row["recall"] == 1.0 and row["n_rejected"] == 0
     assert row["precision"] == pytest.approx(sum(gold) / len(gold))
+
+
+def test_the_human_baseline_is_scored_on_published_items_only(built: Path) -> None:
+    """Rejected variants are annotated for the judge's sake, never scored as the human baseline."""
+    raw = yaml.safe_load((built / "params.yaml").read_text(encoding="utf-8"))["region_sets"]
+    result = run_build(RegionSet.from_params(raw["invented"], built), built, 13, CheckConfig())
+    folder = built / "data" / "build" / "twohop" / "invented"
+    write_parquet(folder / "judged.parquet", result.judged)
+    target = load_target(built, "twohop")
+    assert target.judge_keep is not None
+    picked = commands._sample(target, 50)
+    labels = _labels(picked).assign(answer_option="A")
+    kept = sum(target.judge_keep[i] for i in picked["item_id"])
+    assert 0 < kept < len(picked)
+    tables = agreement.all_tables(labels, target.items, target.judge_keep, target.normalize)
+    first = tables["human_baseline"].query("metric == 'first_hop_accuracy' and clue_type == 'all'")
+    assert int(first["n"].iloc[0]) == 2 * kept  # two annotators per kept item, no rejected one
+    everyone = agreement.all_tables(labels, target.items, None, target.normalize)
+    first_all = everyone["human_baseline"].query(
+        "metric == 'first_hop_accuracy' and clue_type == 'all'"
+    )
+    assert int(first_all["n"].iloc[0]) == 2 * len(picked)  # no judge: every item is published

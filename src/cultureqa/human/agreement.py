@@ -188,6 +188,18 @@ def human_baseline(
     return table.fillna({"clue_type": "all", "language": "all"})
 
 
+def published(items: pd.DataFrame, judge_keep: Mapping[str, bool] | None) -> pd.DataFrame:
+    """The items a model is scored on: those the judge kept (all items when there is no judge).
+
+    The sample holds rejected variants so the judge can be measured, but a baseline comparable
+    with model rows must be scored on the published items only; how many labelled rejected
+    items it leaves out is ``n_rejected`` of the judge table.
+    """
+    if judge_keep is None:
+        return items
+    return items[[bool(judge_keep.get(str(i), False)) for i in items["item_id"]]]
+
+
 def summarize(results: Mapping[str, pd.DataFrame]) -> dict[str, Any]:
     """JSON-ready dict of the human-validation tables (for metrics/ and MLflow)."""
     return {
@@ -208,7 +220,7 @@ def all_tables(
         "icc_quality": icc_by_class(labels, items, "quality"),
         "icc_naturalness": icc_by_class(labels, items, "naturalness"),
         "icc_difficulty": icc_by_class(labels, items, "difficulty"),
-        "human_baseline": human_baseline(labels, items, normalize),
+        "human_baseline": human_baseline(labels, published(items, judge_keep), normalize),
         "needs_adjudication": needs_adjudication(labels),
     }
     if judge_keep is not None:

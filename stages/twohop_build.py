@@ -3,9 +3,10 @@
 ``python stages/twohop_build.py --set <name>`` (DVC: ``twohop_build@<name>``, one stage per set of
 ``twohop.sets``) reads ``twohop``, ``region_sets.<name>`` and the generator and judge it names;
 writes the dataset, every removal with its reason, the refused candidate clues, the judgements
-(rule judge, and the panel when configured) and the card under ``data/build/twohop/<name>/``, and
-``metrics/twohop/<name>/build.json``. With the LLM generator or the panel the build runs under the
-spend guard (budget, API counters).
+(rule judge, and the panel when configured), every variant the judge ruled on with its text and
+verdict (``judged.parquet``, what human validation samples) and the card under
+``data/build/twohop/<name>/``, and ``metrics/twohop/<name>/build.json``. With the LLM generator
+or the panel the build runs under the spend guard (budget, API counters).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ def main() -> int:
     write_parquet(out / "removed.parquet", result.removed)
     write_parquet(out / "refused.parquet", result.refused)
     write_parquet(out / "judgements.parquet", result.judgements)
+    write_parquet(out / "judged.parquet", result.judged)
     write_text(out / "card.md", card_markdown(result.metrics))
     write_json(root / metrics / "build.json", result.metrics)
     kept = ", ".join(f"{k} {v['kept']}" for k, v in result.metrics["by_clue_type"].items())

@@ -192,6 +192,19 @@ def test_the_panel_keeps_by_the_papers_rule_and_records_every_verdict(llm_run) -
     assert (
         models["judge"] == "panel" and models["reply_status_by_judge"]["judge_b"]["malformed"] == 1
     )
+    # the judged variants: the panel's rejections with the text it read, not the translation
+    # that later took Q01.comparison.id's place in the dataset
+    judged = result.judged.set_index("item_id")
+    out = judged[~judged["judge_keep"]]
+    assert dict(out.loc[out["judge"] == "panel", "judge_reason"]) == {
+        "Q05.comparison.en": SIGNIFICANT_REASON, "Q01.comparison.id": TOO_FEW_REASON,
+    }  # fmt: skip
+    published = result.dataset.set_index("item_id")
+    assert (
+        judged.loc["Q01.comparison.id", "narrative"]
+        != published.loc["Q01.comparison.id", "narrative"]
+    )
+    assert result.metrics["judged"]["published_without_verdict"] == 3  # the translated sides
 
 
 def test_missing_languages_are_translated_and_rejudged(llm_run) -> None:  # type: ignore[no-untyped-def]

@@ -111,7 +111,10 @@ def needs_adjudication(labels: pd.DataFrame) -> pd.DataFrame:
 def judge_vs_human(
     labels: pd.DataFrame, judge_keep: Mapping[str, bool], items: pd.DataFrame
 ) -> pd.DataFrame:
-    """Precision and recall of the judge's Acceptable (keep) against the human majority label."""
+    """Precision and recall of the judge's Acceptable (keep) against the human majority label.
+
+    ``n_rejected`` counts the labelled items the judge rejected: recall below 1 needs one of them.
+    """
     from cultureqa.analysis.stats import precision_recall
 
     human = human_acceptable(labels).rename("human").reset_index()
@@ -120,7 +123,11 @@ def judge_vs_human(
     rows = []
     for name, part in [("all", human), *human.groupby("clue_type")]:
         precision, recall = precision_recall(list(part["judge"].astype(bool)), list(part["human"]))
-        rows.append({"clue_type": name, "n": len(part), "precision": precision, "recall": recall})
+        rejected = int((~part["judge"].astype(bool)).sum())  # both classes present, or not
+        rows.append(
+            {"clue_type": name, "n": len(part), "n_rejected": rejected,
+             "precision": precision, "recall": recall}
+        )  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -154,7 +161,8 @@ def human_baseline(
     """Annotators as a model: multi-hop (option) and first-hop (region) accuracy.
 
     With Wilson intervals, overall and by clue type × language, in the shape of model rows.
-    Items without a gold letter (region sets) count toward first-hop accuracy only.
+    Items without a gold letter (a case table laid out by error type) count toward first-hop
+    accuracy only.
     """
     from cultureqa.analysis.stats import accuracy_table
 
@@ -180,6 +188,18 @@ def human_baseline(
     return table.fillna({"clue_type": "all", "language": "all"})
 
 
+def published(items: pd.DataFrame, judge_keep: Mapping[str, bool] | None) -> pd.DataFrame:
+    """The items a model is scored on: those the judge kept (all items when there is no judge).
+
+    The sample holds rejected variants so the judge can be measured, but a baseline comparable
+    with model rows must be scored on the published items only; how many labelled rejected
+    items it leaves out is ``n_rejected`` of the judge table.
+    """
+    if judge_keep is None:
+        return items
+    return items[[bool(judge_keep.get(str(i), False)) for i in items["item_id"]]]
+
+
 def summarize(results: Mapping[str, pd.DataFrame]) -> dict[str, Any]:
     """JSON-ready dict of the human-validation tables (for metrics/ and MLflow)."""
     return {
@@ -200,7 +220,7 @@ def all_tables(
         "icc_quality": icc_by_class(labels, items, "quality"),
         "icc_naturalness": icc_by_class(labels, items, "naturalness"),
         "icc_difficulty": icc_by_class(labels, items, "difficulty"),
-        "human_baseline": human_baseline(labels, items, normalize),
+        "human_baseline": human_baseline(labels, published(items, judge_keep), normalize),
         "needs_adjudication": needs_adjudication(labels),
     }
     if judge_keep is not None:

@@ -167,7 +167,9 @@ def headline(
             scale[str(row["clue_type"])] = _number(row["icc_2_1"])
     if "judge_vs_human" in tables:
         out["judge"] = {
-            str(row["clue_type"]): {k: _number(row[k]) for k in ("precision", "recall", "n")}
+            str(row["clue_type"]): {
+                k: _number(row[k]) for k in ("precision", "recall", "n", "n_rejected")
+            }
             for row in tables["judge_vs_human"].to_dict("records")
         }
     baseline: dict[str, dict[str, float | None]] = {}

@@ -1,8 +1,10 @@
 """Which two-hop dataset a human-validation run is about, and where its outputs go.
 
-``mocqa`` is ID-MoCQA (``mocqa_eval.dataset``: Indonesia's build through the engine, the
-published items; the engine keeps the texts of kept items only, so the judge's precision and
-recall are not measured on it); ``twohop`` is the configured region set's build. Outputs: the
+``mocqa`` is ID-MoCQA (``mocqa_eval.dataset``: Indonesia's build through the engine);
+``twohop`` is the configured region set's build. Both are read from ``judged.parquet`` beside the
+dataset: every variant the build's judge ruled on, kept and rejected, with the text the judge
+read and its verdict (``judge_keep``). The sample is drawn over both, so the judge's precision and
+recall against the human label are measured; a kept variant's row is the published one. Outputs: the
 labels table ``data/human/<name>/labels.csv`` (added to DVC by ``pull``), the pushed projects
 ``data/human/<name>/projects.json`` and the metrics ``metrics/human/<name>.json``.
 """
@@ -18,6 +20,7 @@ import pandas as pd
 from cultureqa.config import load_params, select
 from cultureqa.human import DATASETS
 from cultureqa.human.items import two_hop_items
+from cultureqa.io import SourceError
 
 
 @dataclass
@@ -61,6 +64,23 @@ def _region_matcher(
     return lambda text: index.get(" ".join(str(text).lower().split()))
 
 
+def judged_items(dataset: Path, stage: str) -> tuple[pd.DataFrame, dict[str, bool]]:
+    """The variants the judge ruled on (``judged.parquet`` beside ``dataset``) and its verdicts.
+
+    Raises:
+        FileNotFoundError: When the build has not written the file; names it and ``stage``.
+        SourceError: When the file lacks the ``judge_keep`` column.
+    """
+    path = dataset.with_name("judged.parquet")
+    if not path.exists():
+        raise FileNotFoundError(f"{path} not found: run `dvc repro {stage}`")
+    frame = pd.read_parquet(path)
+    if "judge_keep" not in frame.columns:
+        raise SourceError(str(path), "no 'judge_keep' column: not the build's judged variants")
+    items = two_hop_items(frame, str(path))
+    return items, dict(zip(items["item_id"], frame["judge_keep"].astype(bool), strict=True))
+
+
 def load_target(root: Path, name: str) -> Target:
     """The named dataset (``mocqa`` or ``twohop``) with its settings from params.yaml."""
     params = load_params(root / "params.yaml")
@@ -71,14 +91,12 @@ def load_target(root: Path, name: str) -> Target:
         from cultureqa.knowledge.gazetteer import normalize_province
 
         path = root / str(select(params, "mocqa_eval")["dataset"])
-        if not path.exists():
-            raise FileNotFoundError(f"{path} not found: run `dvc repro twohop_build@indonesia`")
-        items = two_hop_items(pd.read_parquet(path), str(path))
+        items, judge_keep = judged_items(path, "twohop_build@indonesia")
         seed = int(select(params, "twohop")["seed"])
         return Target(
             name,
             items,
-            None,
+            judge_keep,
             normalize_province,
             "province",
             seed,
@@ -91,11 +109,7 @@ def load_target(root: Path, name: str) -> Target:
         twohop = select(params, "twohop")
         region_set = dict(select(params, "region_sets")[twohop["region_set"]])
         path = root / twohop["paths"]["build"] / twohop["region_set"] / "dataset.parquet"
-        if not path.exists():
-            raise FileNotFoundError(
-                f"{path} not found: run `dvc repro twohop_build@{twohop['region_set']}` first"
-            )
-        items = two_hop_items(pd.read_parquet(path), str(path))
+        items, judge_keep = judged_items(path, f"twohop_build@{twohop['region_set']}")
         regions = dict(region_set["regions"])
         table = pd.read_csv(root / regions["file"])
         names = list(dict(regions.get("names", {})).values())
@@ -103,6 +117,6 @@ def load_target(root: Path, name: str) -> Target:
         noun = str(dict(region_set.get("noun", {})).get("en", "region"))
         seed = int(twohop["seed"])
         return Target(
-            name, items, None, normalize, noun, seed, per_stratum, per_item, overlap, root
+            name, items, judge_keep, normalize, noun, seed, per_stratum, per_item, overlap, root
         )
     raise ValueError(f"unknown dataset {name!r}: one of {list(DATASETS)}")

@@ -1,8 +1,9 @@
 """Two-hop items in one shape, and the stratified annotation sample (DESIGN.md §5).
 
-ID-MoCQA (``province``, ``options`` as a list) and a region set's build (``region``, a narrative
-and one option column per type) differ in layout; :func:`two_hop_items` maps either to the columns
-the annotation tools read, so push, pull and the CSV path share one sample and one label format.
+ID-MoCQA and a ``statement``-format build (``province``, ``options`` as a list) and a
+``case``-format build (``region``, a narrative, ``option_A`` … by position with the gold letter
+in ``answer``) differ in layout; :func:`two_hop_items` maps either to the columns the annotation
+tools read, so push, pull and the CSV path share one sample and one label format.
 """
 
 from __future__ import annotations
@@ -40,8 +41,8 @@ ITEM_COLUMNS = (
     "options",
     "answer",
 )
-"""What the annotation tools read. ``answer`` is the gold letter, or "" where the dataset has none
-(a region set's scenario items are scored per region, not by one letter)."""
+"""What the annotation tools read. ``answer`` is the gold letter, or "" where the table has none
+(a case table still laid out by error type, ``type_A`` …, before the shuffle places the options)."""
 
 
 def two_hop_items(frame: pd.DataFrame, origin: str = "dataset") -> pd.DataFrame:
@@ -66,9 +67,13 @@ def two_hop_items(frame: pd.DataFrame, origin: str = "dataset") -> pd.DataFrame:
             }
         )
         return out.reset_index(drop=True)
-    type_columns = [c for c in frame.columns if str(c).startswith("type_")]
+    # a case-format build lays its options out by position (option_A … with the gold letter in
+    # ``answer``); an unshuffled table by error type (type_A …, no gold letter)
+    placed = [c for c in (f"option_{x}" for x in LETTERS) if c in frame.columns]
+    typed = [c for c in frame.columns if str(c).startswith("type_")]
+    option_columns = placed if placed and "answer" in frame.columns else typed
     needed = {"item_id", "source_id", "region", "language", "clue_type", "narrative", "question"}
-    if needed <= set(frame.columns) and type_columns:
+    if needed <= set(frame.columns) and option_columns:
         out = pd.DataFrame(
             {
                 "item_id": frame["item_id"].astype(str),
@@ -78,14 +83,16 @@ def two_hop_items(frame: pd.DataFrame, origin: str = "dataset") -> pd.DataFrame:
                 "region": frame["region"].astype(str),
                 "context": frame["narrative"].astype(str),
                 "question": frame["question"].astype(str),
-                "options": frame[type_columns].astype(str).to_numpy().tolist(),
-                "answer": "",
+                "options": frame[option_columns].astype(str).to_numpy().tolist(),
+                "answer": frame["answer"].astype(str) if option_columns == placed else "",
             }
         )
         return out.reset_index(drop=True)
     missing = sorted(
-        {"item_id", "clue_type", "language", "question", "province|region"} - set(frame.columns)
+        {"item_id", "clue_type", "language", "question", "narrative|options"} - set(frame.columns)
     )
+    if not {"province", "region"} & set(frame.columns):
+        missing.append("province|region")
     raise SourceError(origin, f"not a two-hop dataset (ID-MoCQA or region set): lacks {missing}")
 
 

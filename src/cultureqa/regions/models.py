@@ -80,6 +80,11 @@ class ModelSteps:
         assert self.store_path is not None
         return generate_clues(clues, targets, self.generator, self.store_path)
 
+    @property
+    def judge_name(self) -> str:
+        """The judge whose keep decision stands last: ``panel`` when configured, else ``rules``."""
+        return "panel" if self.panel is not None and self.panel.kind == "panel" else "rules"
+
     def judge(
         self, items: pd.DataFrame, removed: pd.DataFrame, rs: RegionSet, kb: Knowledge
     ) -> tuple[pd.DataFrame, pd.DataFrame, list[Judgement]]:

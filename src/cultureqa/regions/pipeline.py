@@ -52,6 +52,9 @@ class BuildResult:
     book: ClueBook
     judgements: pd.DataFrame = field(default_factory=pd.DataFrame)
     """One record per (item, judge): the rule judge's and, when configured, the panel's."""
+    judged: pd.DataFrame = field(default_factory=pd.DataFrame)
+    """Every variant the judge ruled on, kept and rejected, in the set's item format with the
+    text the judge saw, ``judge_keep``, the ``judge`` that decided and its ``judge_reason``."""
 
 
 def run_build(
@@ -67,6 +70,7 @@ def run_build(
     kbs: dict[str, Knowledge] = {}
     rechecks: dict[str, Callable[[pd.DataFrame], tuple[pd.DataFrame, pd.DataFrame]]] = {}
     judgements: list[Judgement] = []
+    ruled: list[pd.DataFrame] = []
     kb = book = None
     read = None
     for language in rs.languages:
@@ -87,6 +91,7 @@ def run_build(
         kept, removed = rechecks[language](built.items)
         kept, judged_out, verdicts = steps.judge(kept, removed, rs, kb)
         judgements += verdicts
+        ruled.append(ruled_on(built.items, kept, removed, judged_out, steps.judge_name))
         frames.append(kept)
         removed_frames += [built.removed, removed, judged_out]
         counts["sources"] += len(sources)
@@ -104,7 +109,81 @@ def run_build(
     metrics |= {"rebalance": dict(balanced.counts), "models": steps.metrics(judgements)}
     metrics["source_rows_dropped_by_reason"] = dict(sorted(read.dropped.items()))
     table = pd.DataFrame([j.record() for j in judgements], columns=list(JUDGEMENT_COLUMNS))
-    return BuildResult(dataset, removed, refused, metrics, kb, book, table)
+    judged = judged_table(pd.concat(ruled, ignore_index=True), dataset, seed, rs.item_format)
+    metrics["judged"] = judged_counts(judged, dataset)
+    return BuildResult(dataset, removed, refused, metrics, kb, book, table, judged)
+
+
+JUDGED_COLUMNS = ("judge_keep", "judge", "judge_reason")
+"""What ``judged.parquet`` adds to the item format's columns."""
+
+
+def ruled_on(
+    built: pd.DataFrame,
+    kept: pd.DataFrame,
+    checked_out: pd.DataFrame,
+    judged_out: pd.DataFrame,
+    judge_name: str,
+) -> pd.DataFrame:
+    """One language's variants the judge ruled on: the kept as kept, the rejected as built.
+
+    The rule judge rules on every built item (its removals are ``checked_out``); the panel, when
+    configured, on the items the rules kept (``judged_out``). A rejected item's text is the one
+    the judge read: the built item's, before checks.
+    """
+    verdicts = []
+    for frame, judge in ((checked_out, "rules"), (judged_out, judge_name)):
+        if len(frame):
+            why = frame.groupby("item_id")["reason"].agg(lambda r: "; ".join(sorted(set(r))))
+            verdicts.append(
+                pd.DataFrame({"item_id": why.index, "judge": judge, "judge_reason": why})
+            )
+    rejected = (
+        pd.concat(verdicts, ignore_index=True).drop_duplicates("item_id")
+        if verdicts
+        else pd.DataFrame(columns=["item_id", "judge", "judge_reason"])
+    )
+    gone = built[built["item_id"].isin(set(rejected["item_id"]))]
+    out = pd.concat([kept.assign(judge_keep=True), gone.assign(judge_keep=False)])
+    out = out.merge(rejected, on="item_id", how="left")
+    out["judge"] = out["judge"].fillna(judge_name).astype(str)
+    out["judge_reason"] = out["judge_reason"].fillna("").astype(str)
+    return out.reset_index(drop=True)
+
+
+def judged_table(
+    ruled: pd.DataFrame, dataset: pd.DataFrame, seed: int, item_format: str
+) -> pd.DataFrame:
+    """The ruled-on variants in the set's item format, with the judge's verdict.
+
+    Published rows as published; the rest (rejected, or kept and dropped later for a missing
+    language) finalized alike with the same seed.
+    """
+    verdicts = ruled[["item_id", *JUDGED_COLUMNS]]
+    # a rejected variant's id may be published again as a translation (rebalance): not its text
+    as_published = set(ruled.loc[ruled["judge_keep"], "item_id"]) & set(dataset["item_id"])
+    published = dataset[dataset["item_id"].isin(as_published)]
+    rest = ruled[~ruled["item_id"].isin(as_published)].drop(columns=list(JUDGED_COLUMNS))
+    parts = [published] + ([finalize(rest, seed, item_format)] if len(rest) else [])
+    laid = pd.concat(parts, ignore_index=True) if len(parts) > 1 else published
+    out = laid.merge(verdicts, on="item_id", how="left", validate="one_to_one")
+    return out.sort_values("item_id", kind="stable").reset_index(drop=True)
+
+
+def judged_counts(judged: pd.DataFrame, dataset: pd.DataFrame) -> dict[str, int]:
+    """Variants ruled on, kept, rejected; published items without a verdict.
+
+    Those are translated sides (rebalance): one may carry the id of a variant the judge rejected,
+    whose judged row keeps its own text.
+    """
+    return {
+        "variants": len(judged),
+        "kept": int(judged["judge_keep"].sum()),
+        "rejected": int((~judged["judge_keep"]).sum()),
+        "published_without_verdict": int(
+            (~dataset["item_id"].isin(set(judged.loc[judged["judge_keep"], "item_id"]))).sum()
+        ),
+    }
 
 
 def card_metrics(

@@ -19,7 +19,7 @@ from omegaconf import OmegaConf
 from sklearn.metrics import precision_score, recall_score
 
 from cultureqa.human import agreement, commands
-from cultureqa.human.datasets import load_target
+from cultureqa.human.datasets import Target, load_target
 from cultureqa.io import SourceError, write_parquet
 from cultureqa.regions.config import RegionSet
 from cultureqa.regions.judges.checks import CheckConfig
@@ -67,6 +67,16 @@ def _labels(picked: pd.DataFrame) -> pd.DataFrame:
     return agreement.import_labels(pd.DataFrame(rows))
 
 
+def _judged_target(built: Path) -> tuple[Any, Target]:
+    """The invented set rebuilt with its judged variants written; the ``twohop`` target on it."""
+    raw = yaml.safe_load((built / "params.yaml").read_text(encoding="utf-8"))["region_sets"]
+    result = run_build(RegionSet.from_params(raw["invented"], built), built, 13, CheckConfig())
+    folder = built / "data" / "build" / "twohop" / "invented"
+    write_parquet(folder / "judged.parquet", result.judged)
+    target = load_target(built, "twohop")
+    return result, target
+
+
 def test_a_missing_judged_file_names_it_and_its_stage(built: Path) -> None:
     judged = built / "data" / "build" / "twohop" / "invented" / "judged.parquet"
     judged.unlink(missing_ok=True)
@@ -78,11 +88,7 @@ def test_a_missing_judged_file_names_it_and_its_stage(built: Path) -> None:
 
 
 def test_the_judge_is_measured_on_kept_and_rejected_variants(built: Path) -> None:
-    raw = yaml.safe_load((built / "params.yaml").read_text(encoding="utf-8"))["region_sets"]
-    result = run_build(RegionSet.from_params(raw["invented"], built), built, 13, CheckConfig())
-    folder = built / "data" / "build" / "twohop" / "invented"
-    write_parquet(folder / "judged.parquet", result.judged)
-    target = load_target(built, "twohop")
+    result, target = _judged_target(built)
     assert target.judge_keep is not None
     assert set(target.items["item_id"]) == set(result.judged["item_id"])
     picked = commands._sample(target, 50)
@@ -111,11 +117,7 @@ def test_the_judge_is_measured_on_kept_and_rejected_variants(built: Path) -> Non
 
 def test_the_human_baseline_is_scored_on_published_items_only(built: Path) -> None:
     """Rejected variants are annotated for the judge's sake, never scored as the human baseline."""
-    raw = yaml.safe_load((built / "params.yaml").read_text(encoding="utf-8"))["region_sets"]
-    result = run_build(RegionSet.from_params(raw["invented"], built), built, 13, CheckConfig())
-    folder = built / "data" / "build" / "twohop" / "invented"
-    write_parquet(folder / "judged.parquet", result.judged)
-    target = load_target(built, "twohop")
+    _, target = _judged_target(built)
     assert target.judge_keep is not None
     picked = commands._sample(target, 50)
     labels = _labels(picked).assign(answer_option="A")

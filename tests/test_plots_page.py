@@ -53,3 +53,17 @@ def test_a_figure_without_data_is_named_not_drawn(tmp_path: Path, capsys) -> Non
     printed = capsys.readouterr().out
     assert f"left out reports/cases/weird_bins.png of rnd: no data: {REASON}" in printed
     assert main([str(page)]) == 0 and page.read_text(encoding="utf-8") == after  # idempotent
+
+
+def test_a_missing_image_file_is_named_not_a_traceback(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    page = _page(tmp_path)
+    (page.parent / "static" / "model_reports_cases_weird_bins.png").unlink()  # planted
+    assert main([str(page)]) == 0
+    after = page.read_text(encoding="utf-8")
+    assert "static/model_reports_cases_weird_bins.png</li>" in after
+    assert '<img src="static/model_reports_cases_weird_bins.png">' not in after
+    printed = capsys.readouterr().out
+    assert (
+        "left out reports/cases/weird_bins.png of model: image file missing: "
+        "static/model_reports_cases_weird_bins.png" in printed
+    )

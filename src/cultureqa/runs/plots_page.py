@@ -43,11 +43,20 @@ def no_data_reason(png: bytes) -> str | None:
     return text[len(NO_DATA) :] if text.startswith(NO_DATA) else None
 
 
-def _image(page: Path, src: str) -> bytes:
-    """The bytes behind an ``<img src>`` of DVC's page: a file beside it, or inline base64."""
+MISSING = "image file missing: "
+"""Reason given for a box whose ``<img src>`` names no file (a revision that lacks the figure)."""
+
+
+def _image(page: Path, src: str) -> bytes | None:
+    """The bytes behind an ``<img src>`` of DVC's page (a file beside it, or inline base64).
+
+    None when the file is not there, so the page names the missing figure instead of the rewrite
+    failing on the first one.
+    """
     if src.startswith("data:"):
         return base64.b64decode(src.split(",", 1)[1])
-    return (page.parent / src).read_bytes()
+    path = page.parent / src
+    return path.read_bytes() if path.is_file() else None
 
 
 def drop_empty_figures(page: Path) -> list[tuple[str, str, str]]:
@@ -57,7 +66,9 @@ def drop_empty_figures(page: Path) -> list[tuple[str, str, str]]:
     left_out: list[tuple[str, str, str]] = []
 
     def keep_or_drop(match: re.Match[str]) -> str:
-        reason = no_data_reason(_image(page, html.unescape(match.group("src"))))
+        src = html.unescape(match.group("src"))
+        png = _image(page, src)
+        reason = MISSING + src if png is None else no_data_reason(png)
         if reason is None:
             return match.group(0)
         plot = next((n for at, n in reversed(plots) if at < match.start()), "")
@@ -73,7 +84,7 @@ def drop_empty_figures(page: Path) -> list[tuple[str, str, str]]:
     )
     note = (
         f'<div id="cultureqa-left-out"><p>Not drawn: {len(left_out)} report figure(s) without '
-        f"data (each still exists in its experiment, as DVC requires)</p><ul>{items}</ul></div>"
+        f"data or without an image file</p><ul>{items}</ul></div>"
     )
     text = re.sub(r"<body>", "<body>\n" + note, text, count=1)
     with atomic_path(page) as tmp:
@@ -87,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("page", type=Path, help="the index.html that dvc plots wrote")
     page = parser.parse_args(argv).page
     for plot, rev, reason in drop_empty_figures(page):
-        print(f"{page}: left out {plot} of {rev}: no data: {reason}")
+        kind = "" if reason.startswith(MISSING) else "no data: "
+        print(f"{page}: left out {plot} of {rev}: {kind}{reason}")
     return 0
 
 

@@ -7,10 +7,11 @@ number of requests to the same fake server (a separate process, stopped by PID):
 - ``http``: the real evaluate stage (``python stages/evaluate.py``, start-up included) with
   ``options.transport: http`` (the self-hosted configs' path);
 - ``wire``: the same stage with ``options.transport: wire`` (every hosted config's path), its
-  route stored by one unmeasured 1-item stage run before the rounds, as by a config's first
-  run on a machine: the stage never imports litellm;
-- ``wire-cold``: the same with an empty route cache each run (litellm imported to resolve the
-  route and stored: a config's first run on a machine, and every run before routes were stored);
+  route and the benchmark's load stored by one unmeasured stage run on the same items before
+  the rounds, as by a config's and a benchmark's first run on a machine: the stage imports
+  neither litellm nor pandas before its first request;
+- ``wire-cold``: the same with an empty user cache each run (litellm imported to resolve the
+  route, the benchmark read through pandas, both stored: the first run on a machine);
 - ``litellm``: the same stage with ``options.transport: litellm``.
 
 Each scenario runs ``--rounds`` alternated rounds (the bare client, then each path, the order
@@ -39,6 +40,8 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+import yaml
 
 from cultureqa.testing.workspace import make_api_workspace, stage_env
 
@@ -82,6 +85,25 @@ class Measure:
     requests: int
     max_in_flight: int
     startup: float
+
+
+def model_transports(conf: Path) -> dict[str, str]:
+    """Each ``conf/model/`` config's ``options.transport``, its own or its base's (``_here_``).
+
+    Read from the files, so the printed list is the configs as they stand, not a list kept here.
+    """
+    out: dict[str, str] = {}
+    for path in sorted((conf / "model").glob("*.yaml")):
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        transport = (raw.get("options") or {}).get("transport")
+        for entry in raw.get("defaults") or []:
+            name = str(entry).partition("@")[0]
+            if transport is None and name.startswith("base/"):
+                base = yaml.safe_load((conf / "model" / f"{name}.yaml").read_text("utf-8"))
+                transport = ((base or {}).get("options") or {}).get("transport")
+        if raw.get("backend") == "litellm" or transport is not None:
+            out[path.stem] = str(transport or "litellm")
+    return out
 
 
 def start_server(latency: float, log: Path) -> tuple[subprocess.Popen[str], str]:
@@ -166,8 +188,8 @@ def scenario(n: int, concurrency: int, latency: float, paths: list[str], rounds:
             env = {**stage_env(Path(tmp)), "CULTUREQA_CACHE_DIR": f"{tmp}/routes"}
             bare = [PY, "-c", BARE_CLIENT, api_base, str(n), str(concurrency)]
             evaluate = [PY, str(ROOT / "stages/evaluate.py"), "--benchmark", "synthetic"]
-            if "wire" in paths:  # the route stored as a config's first run stores it
-                ws = make_api_workspace(ROOT, Path(tmp) / "route", 1, api_base, concurrency,
+            if "wire" in paths:  # route and load stored as a config's first run stores them
+                ws = make_api_workspace(ROOT, Path(tmp) / "route", n, api_base, concurrency,
                                         KEY_ENV, transport="wire")  # fmt: skip
                 routes = {"CULTUREQA_CACHE_DIR": env["CULTUREQA_CACHE_DIR"], KEY_ENV: "sk-bench"}
                 timed([*evaluate, "--model", "model"], ws, {**stage_env(ws), **routes})
@@ -235,6 +257,11 @@ def main() -> int:
     args = parser.parse_args()
     scenarios = ["200x16"] if args.quick else args.scenarios.split(",")
     paths = args.paths.split(",")
+    by_path: dict[str, list[str]] = {}
+    for name, transport in model_transports(ROOT / "conf").items():
+        by_path.setdefault(transport, []).append(name)
+    for transport, names in sorted(by_path.items()):
+        print(f"conf/model/ configs on `{transport}`: {', '.join(names)}")
     for spec in scenarios:
         n, concurrency = (int(x) for x in spec.split("x"))
         scenario(n, concurrency, LATENCY_S, paths, args.rounds)

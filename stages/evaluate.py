@@ -8,7 +8,7 @@ from pathlib import Path
 
 import _environment  # noqa: F401  (before pandas, cultureqa: one line outside the env)
 
-from cultureqa.config import load_params, run_stage, select, setup_stage, typed
+from cultureqa.config import read_params, run_stage, select, setup_stage, typed
 from cultureqa.evaluation.engine import RunSpec, run_and_write
 from cultureqa.evaluation.task import McqFamily
 from cultureqa.llm.store import store_location
@@ -22,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     setup_stage()
     root = Path.cwd()
-    params = load_params(root / "params.yaml")
+    params = read_params(root / "params.yaml")
     family = McqFamily.from_params(params, root, args.benchmark)
     run = RunSpec(
         args.model,

@@ -12,14 +12,15 @@ import errno
 import json
 import math
 import os
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
+if TYPE_CHECKING:  # imported where a table is read or written: a stage's start pays neither
+    import pandas as pd
 
 #: Significant digits every float keeps on its way into a written output (Parquet, CSV, JSON,
 #: Markdown tables, plot data). Fitted models (GLM, logit) and BLAS reductions differ in their last
@@ -118,7 +119,8 @@ def declared(value: Any) -> Any:
     """
     if isinstance(value, bool | int | str) or value is None:
         return value
-    if isinstance(value, float | np.floating):
+    np = sys.modules.get("numpy")  # no numpy value exists before numpy is imported
+    if isinstance(value, float) or (np is not None and isinstance(value, np.floating)):
         return declared_float(float(value))
     if isinstance(value, dict):
         return {k: declared(v) for k, v in value.items()}
@@ -126,13 +128,15 @@ def declared(value: Any) -> Any:
         return [declared(v) for v in value]
     if isinstance(value, tuple):
         return tuple(declared(v) for v in value)
-    if isinstance(value, np.ndarray) and value.dtype.kind in "fO":
+    if np is not None and isinstance(value, np.ndarray) and value.dtype.kind in "fO":
         return np.array([declared(v) for v in value.tolist()], dtype=value.dtype)
     return value
 
 
 def _holds_floats(column: pd.Series) -> bool:
     """An object column whose cells are floats or containers (lists of scores, dicts)."""
+    import numpy as np
+
     return any(
         isinstance(v, float | np.floating | list | tuple | dict | np.ndarray)
         for v in column.head(1000).tolist()
@@ -141,6 +145,9 @@ def _holds_floats(column: pd.Series) -> bool:
 
 def declared_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """A copy of ``frame`` whose float cells (also inside list/dict cells) are at FLOAT_DIGITS."""
+    import numpy as np
+    import pandas as pd
+
     out = frame.copy()
     for col in out.columns:
         column = out[col]
@@ -189,6 +196,8 @@ def write_csv(target: str | Path, frame: pd.DataFrame) -> Path:
 
 def read_table(path: str | Path) -> pd.DataFrame:
     """Read CSV, JSONL/JSON or Parquet by extension, turning decode errors into SourceErrors."""
+    import pandas as pd
+
     path = Path(path)
     if not path.exists():
         raise SourceError(path, "file not found")

@@ -19,12 +19,12 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
 from cultureqa.io import write_json, write_parquet
 from cultureqa.provenance import file_md5, git_revision
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pandas is imported where a table is read or built
+    import pandas as pd
+
     from cultureqa.llm.base import GenerateResponse, LoglikResponse
 
 log = logging.getLogger(__name__)
@@ -148,6 +148,8 @@ def read_run(out_dir: Path, project: Path | None = None) -> tuple[pd.DataFrame, 
 
     ``project`` is the repository whose revision stands in when the run log is missing.
     """
+    import pandas as pd
+
     predictions = pd.read_parquet(out_dir / "predictions.parquet")
     record: dict[str, Any] = json.loads((out_dir / "run.json").read_text(encoding="utf-8"))
     side = runlog_dir(out_dir)
@@ -191,6 +193,8 @@ def _report(out_dir: Path, problem: str) -> None:
 
 def _unknown(dtype: str, n: int) -> pd.Series:  # type: ignore[type-arg]
     """A column of ``n`` missing values that keeps its kind (NaN floats, NA ints/bools/str)."""
+    import pandas as pd
+
     if dtype == "float64":
         return pd.Series([float("nan")] * n, dtype="float64")
     nullable = {"bool": "boolean", "int64": "Int64", "str": "string"}

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from cultureqa.errors import ConfigTypeError
 from cultureqa.io import write_json
+from cultureqa.params_tree import lookup
 from cultureqa.runlock import LockInfo, stage_guard
 from cultureqa.runlog import runlog_dir
 
@@ -269,9 +270,7 @@ BUDGET = Budget()
 
 def budget_from(params: Any) -> float | None:
     """``spend.budget_usd`` from params: None (no cap) or a non-negative number of USD."""
-    from omegaconf import OmegaConf
-
-    value = OmegaConf.select(params, Budget.KEY, default=None)
+    value = lookup(params, Budget.KEY)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
@@ -288,9 +287,7 @@ def team_from(params: Any) -> str | None:
     Set, it makes ``spend.budget_usd`` the cap of every machine and run that charges this name
     together (so it needs a cap); each name is a budget of its own (a sweep, a month).
     """
-    from omegaconf import OmegaConf
-
-    value = OmegaConf.select(params, Budget.TEAM_KEY, default=None)
+    value = lookup(params, Budget.TEAM_KEY)
     if value is None:
         return None
     if not isinstance(value, str) or not value.strip():

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from cultureqa.benchmarks.sources import source_files
+from cultureqa.benchmarks.source_files import source_files
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.io import SourceError
 

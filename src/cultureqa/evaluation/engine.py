@@ -19,9 +19,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, Protocol, cast
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, cast
 
-import pandas as pd
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
@@ -48,6 +47,9 @@ from cultureqa.paths import project_root
 from cultureqa.provenance import provenance
 from cultureqa.runlog import write_run
 from cultureqa.spend import api_stats, guard, stopped_reason
+
+if TYPE_CHECKING:  # pandas only where a table is built: after the replies, never before
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -230,6 +232,8 @@ def evaluate(family: Family, run: RunSpec) -> Result:
     finally:
         bar.close()
         store.close()  # the client recorded itself in the ledger on closing (hop sums three)
+    import pandas as pd
+
     predictions = pd.DataFrame()
     if frames:
         predictions = family.finish(pd.concat(frames, ignore_index=True), run)

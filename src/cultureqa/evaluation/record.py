@@ -12,13 +12,14 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from cultureqa.evaluation.parsing import EMPTY, parse_cause
 from cultureqa.llm.base import NOT_SENT, GenerateResponse, LoglikResponse
 from cultureqa.runlog import call_columns
+
+if TYPE_CHECKING:  # pandas only where a table is built: after the replies, never before
+    import pandas as pd
 
 Reply = GenerateResponse | LoglikResponse
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from cultureqa.evaluation.engine import Batch, Decoding, ModelView, run_batch
 from cultureqa.evaluation.parsing import EMPTY, EMPTY_ERROR, is_empty_reply, read_reply
@@ -31,6 +30,9 @@ from cultureqa.records import (
     pick_best,
     scores_json,
 )
+
+if TYPE_CHECKING:  # pandas only where a table is built: after the replies, never before
+    import pandas as pd
 
 LocationFn = Callable[[McqItem, str], str]
 """Returns the location name for an item in a language ("" for no location)."""
@@ -112,6 +114,8 @@ def _setting_frame(
     items: Sequence[McqItem], rows: list[dict[str, object]], setting: Setting
 ) -> pd.DataFrame:
     """Scored rows with the item id first, then the setting and the items' metadata."""
+    import pandas as pd
+
     frame = pd.DataFrame(rows)
     frame.insert(0, "item_id", [i.id for i in items])
     frame["setting"] = setting.name

@@ -11,23 +11,25 @@ import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-from omegaconf import DictConfig
-
-from cultureqa.benchmarks.load import LoadedSource, load_benchmark
 from cultureqa.benchmarks.regions import RegionNamer, region_namer
-from cultureqa.benchmarks.sources import source_provenance
+from cultureqa.benchmarks.source_files import source_provenance
 from cultureqa.benchmarks.spec import BenchmarkSpec
+from cultureqa.benchmarks.stored_load import StoredLoad, load_key, read_stored, store
 from cultureqa.benchmarks.tracking import check_tracked
-from cultureqa.config import select, typed
+from cultureqa.config import Params, lookup, select, typed
 from cultureqa.evaluation.engine import Batch, ModelView, RunSpec, Skip
 from cultureqa.evaluation.prompts import find_template, style_skip_reason
 from cultureqa.evaluation.record import conform, group_metrics
 from cultureqa.evaluation.runner import SettingPlan, UnsupportedSetting, setting_batch
 from cultureqa.io import SourceError
 from cultureqa.records import PREDICTION_COLUMNS, McqItem, Setting
+
+if TYPE_CHECKING:  # the source is read through pandas only when no stored load fits
+    import pandas as pd
+
+    from cultureqa.benchmarks.load import LoadedSource
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +44,8 @@ def load_benchmark_items(
 
 def load_source(spec: BenchmarkSpec, root: Path) -> LoadedSource:
     """The benchmark's items under its row policy, with the metadata booleans checked."""
+    from cultureqa.benchmarks.load import load_benchmark
+
     loaded = load_benchmark(spec, root)
     for column in spec.columns.metadata:
         _check_boolean_column(loaded.source, column, spec.columns.id, loaded.origin, loaded.items)
@@ -76,6 +80,26 @@ def _check_boolean_column(
             )
 
 
+def stored_or_loaded(spec: BenchmarkSpec, root: Path) -> StoredLoad:
+    """The benchmark's load from the store when one fits it, else from the source (then stored).
+
+    Either way the stage's log says which, and why a load was not stored.
+    """
+    key = load_key(spec, root)
+    stored = read_stored(key) if key is not None else None
+    if stored is not None:
+        log.info("%s: items from the stored load of this source and code (%s)", spec.name, key)
+        return stored
+    loaded = load_source(spec, root)
+    load = StoredLoad(loaded.items, loaded.origin, loaded.counts.record())
+    why = "a hub source has no local files to key it on" if key is None else store(key, load)
+    if why is None:
+        log.info("%s: items loaded from the source and stored (%s)", spec.name, key)
+    else:
+        log.warning("%s: items loaded from the source, not stored: %s", spec.name, why)
+    return load
+
+
 @dataclass
 class McqFamily:
     """IndoCulture and every generic MCQ benchmark: one batch per setting of the spec.
@@ -91,15 +115,15 @@ class McqFamily:
     max_tokens_floor: int = 0
     items: dict[str, list[McqItem]] = field(init=False)
     namer: RegionNamer = field(init=False)
-    loaded: LoadedSource = field(init=False)
+    loaded: StoredLoad = field(init=False)
 
     def __post_init__(self) -> None:
-        self.loaded = load_source(self.spec, self.root)
+        self.loaded = stored_or_loaded(self.spec, self.root)
         self.items = self.loaded.items
         self.namer = region_namer(self.spec.location.region_names)
 
     @classmethod
-    def from_params(cls, params: DictConfig, root: Path, benchmark: str) -> McqFamily:
+    def from_params(cls, params: Params, root: Path, benchmark: str) -> McqFamily:
         """The family as the ``evaluate`` stage runs it (the cost dry run builds the same one).
 
         A source outside the project is refused here exactly as ``validate`` refuses it, so a
@@ -108,7 +132,7 @@ class McqFamily:
         spec = BenchmarkSpec.from_config(select(params, f"benchmarks.{benchmark}"))
         check_tracked(spec, root)
         floor = typed(params, "prompt.min_max_tokens", int)
-        return cls(spec, root, str(params.prompt.style), floor)
+        return cls(spec, root, str(lookup(params, "prompt.style")), floor)
 
     @property
     def benchmark(self) -> str:
@@ -178,7 +202,7 @@ class McqFamily:
             else 0.0
         )
         return {
-            "rows": self.loaded.counts.record(),
+            "rows": self.loaded.rows,
             "chance_accuracy": round(chance, 4),
             "validation": self._validation(),
         }

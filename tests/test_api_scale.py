@@ -188,10 +188,8 @@ def test_keys_never_reach_params_logs_mlflow_or_store(tmp_path: Path) -> None:
             [
                 sys.executable,
                 str(ROOT / "stages/track.py"),
-                "--benchmark",
-                "synthetic",
-                "--model",
-                "model",
+                "--only",
+                "synthetic/model",
             ],
         ):
             done = subprocess.run(stage, cwd=ws, env=env, capture_output=True, text=True)

@@ -27,6 +27,7 @@ from cultureqa.config import run_stage
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRY = ["--benchmark", "indoculture", "--model", "baselines.random"]
+TRACK = ["--only", "indoculture/baselines.random"]
 PREDICTIONS = Path("data/eval/indoculture/baselines.random/predictions.parquet")
 
 
@@ -76,7 +77,7 @@ def test_corrupt_response_store_is_one_line(
 def test_corrupt_mlflow_db_is_one_line(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (workspace / "mlflow.db").write_bytes(os.urandom(4096))
     capsys.readouterr()
-    assert _run("track", ENTRY) == 2
+    assert _run("track", TRACK) == 2
     line = _one_error_line(capsys)
     assert f"{workspace / 'mlflow.db'}: not an SQLite database" in line
     assert "rm -r data/track && dvc repro" in line

@@ -24,6 +24,7 @@ from cultureqa.runlog import read_run, runlog_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRY = ["--benchmark", "indoculture", "--model", "baselines.random"]
+TRACK = ["--only", "indoculture/baselines.random"]
 OUT = Path("data/eval/indoculture/baselines.random")
 MARKER = Path("data/track/indoculture/baselines.random.json")
 
@@ -75,11 +76,11 @@ def test_outputs_hash_the_same_on_a_fresh_run_and_a_rerun_in_another_experiment(
 
 def test_track_marker_holds_no_run_ids(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert _run("evaluate", ENTRY) == 0
-    assert _run("track", ENTRY) == 0
+    assert _run("track", TRACK) == 0
     first = MARKER.read_bytes()
     ids_first = json.loads((runlog_dir(MARKER.parent) / MARKER.name).read_text())["run_ids"]
     monkeypatch.setenv("DVC_EXP_NAME", "another-exp")  # re-tracked there: replaced, new run ids
-    assert _run("track", ENTRY) == 0
+    assert _run("track", TRACK) == 0
     ids_second = json.loads((runlog_dir(MARKER.parent) / MARKER.name).read_text())["run_ids"]
     assert MARKER.read_bytes() == first
     assert set(ids_first) == set(ids_second) and ids_first != ids_second
@@ -101,7 +102,7 @@ def test_a_missing_or_foreign_run_log_is_reported_not_guessed(
     shutil.rmtree(workspace / ".runlog")
     _, run = read_run(OUT)
     assert "no run log" in run["runlog"] and "no run log" in caplog.text
-    assert _run("track", ENTRY) == 0  # still logged to MLflow, with the gap recorded
+    assert _run("track", TRACK) == 0  # still logged to MLflow, with the gap recorded
 
 
 def test_git_dirty_ignores_the_pipeline_records_only(tmp_path: Path) -> None:

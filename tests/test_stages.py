@@ -48,7 +48,7 @@ def test_pipeline_end_to_end_with_baselines(workspace: Path) -> None:
         assert _stage("evaluate")(["--benchmark", "indoculture", "--model", entry]) == 0
     assert _stage("analyze")(["--benchmark", "indoculture"]) == 0
     for entry in ROSTER:
-        assert _stage("track")(["--benchmark", "indoculture", "--model", entry]) == 0
+        assert _stage("track")(["--only", f"indoculture/{entry}"]) == 0
 
     preds = pd.read_parquet(
         workspace / "data/eval/indoculture/baselines.first_option/predictions.parquet"
@@ -153,21 +153,25 @@ def test_wrong_type_in_config_names_the_key(
     assert "'evaluate.max_error_share' must be float, got 'a few'" in capsys.readouterr().err
 
 
-def test_build_counts_are_logged_to_mlflow(workspace: Path) -> None:
-    steps = {"ingest": {"input": 88, "kept": 71}, "judge": {"input": 852, "kept": 850}}
+def test_build_counts_are_logged_to_mlflow(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    steps = {"ingest": {"input": 88, "kept": 71}, "construct": {"input": 852, "kept": 850}}
+    steps |= {name: {"kept": 1} for name in ("annotate", "shuffle", "validate")}
     for name, doc in steps.items():
-        (workspace / f"metrics/mocqa/{name}.json").parent.mkdir(parents=True, exist_ok=True)
-        (workspace / f"metrics/mocqa/{name}.json").write_text(json.dumps(doc))
-    args = ["--build", "mocqa", "--params", "twohop", "generator", "--metrics",
-            "metrics/mocqa/ingest.json", "metrics/mocqa/judge.json"]  # fmt: skip
-    assert _stage("track_build")(args) == 0
+        (workspace / f"metrics/cases/{name}.json").parent.mkdir(parents=True, exist_ok=True)
+        (workspace / f"metrics/cases/{name}.json").write_text(json.dumps(doc))
+    assert _stage("track")(["--only", "build/cases"]) == 0
     import mlflow
 
     mlflow.set_tracking_uri(f"sqlite:///{workspace / 'mlflow.db'}")
-    runs = mlflow.search_runs(experiment_names=["cultureqa/mocqa-build"])
+    runs = mlflow.search_runs(experiment_names=["cultureqa/cases-build"])
     assert len(runs) == 1
-    assert runs["metrics.judge.kept"][0] == 850 and runs["params.generator.kind"][0] == "template"
-    assert _stage("track_build")(args) == 0  # the same build re-tracked: no second run
-    assert mlflow.search_runs(experiment_names=["cultureqa/mocqa-build"])["run_id"].tolist() == [
+    assert runs["metrics.construct.kept"][0] == 850
+    assert runs["params.cases.construct.max_attempts"][0] == "3"
+    assert _stage("track")(["--only", "build/cases"]) == 0  # unchanged: skipped, and says so
+    assert "skipped 1 of 1 part(s)" in capsys.readouterr().out
+    assert _stage("track")(["--only", "build/cases", "--force"]) == 0  # re-tracked: no new run
+    assert mlflow.search_runs(experiment_names=["cultureqa/cases-build"])["run_id"].tolist() == [
         runs["run_id"][0]
     ]

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]  # the module fixture runs 2 exps
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]  # the module fixture runs 2 exps
 
 ROOT = Path(__file__).resolve().parents[1]
 COPIED = ["Makefile", "dvc.yaml", "params.yaml", ".dvcignore", ".gitignore", ".dvc/config",
@@ -39,7 +39,7 @@ COPIED = ["Makefile", "dvc.yaml", "params.yaml", ".dvcignore", ".gitignore", ".d
 RESULTS = ["headline.json", "summary.json", "accuracy_by_setting.csv"]
 """IndoCulture's results are left out of the first commit: the experiments make their own."""
 EXPS = {"rnd": "random", "fst": "first_option"}
-TRACK = ["track@indoculture"]  # evaluate and analyze run for every slot on the way
+TRACK = ["track"]  # the whole pipeline: the one track stage logs every family
 SHOTS = ROOT / "docs" / "img"
 Browse = Callable[..., str]
 
@@ -57,7 +57,7 @@ def _env() -> dict[str, str]:
 
 def run(cwd: Path, *args: str) -> str:
     done = subprocess.run(args, cwd=cwd, env=_env(), capture_output=True, text=True,
-                          timeout=900, check=False)  # fmt: skip
+                          timeout=1800, check=False)  # fmt: skip
     assert done.returncode == 0, f"{args}: {done.stderr[-3000:]}"
     return done.stdout
 

@@ -224,7 +224,14 @@ def prune_markers(folder: Path, kept: set[Path]) -> list[Path]:
     return stale
 
 
-def write_marker(marker: Path, stable: dict[str, Any], run_ids: Any) -> None:
-    """A track stage's DVC output (stable: what was logged) and its MLflow run ids (run log)."""
+def write_marker(
+    marker: Path, stable: dict[str, Any], run_ids: Any, inputs: str | None = None
+) -> None:
+    """A track stage's DVC output (stable: what was logged) and its MLflow run ids (run log).
+
+    ``inputs`` (the run log's too) is what the part logged, with the DVC experiment it logged
+    into: the track stage skips a part whose inputs still match.
+    """
     write_json(marker, stable)
-    write_json(runlog_dir(marker.parent) / marker.name, {"run_ids": run_ids})
+    side = {"run_ids": run_ids} | ({"inputs": inputs} if inputs else {})
+    write_json(runlog_dir(marker.parent) / marker.name, side)

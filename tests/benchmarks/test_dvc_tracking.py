@@ -84,4 +84,7 @@ def test_adding_a_benchmark_changes_only_its_own_stages(project: Path) -> None:
     params.evaluate.benchmarks = [*params.evaluate.benchmarks, "capitals"]
     OmegaConf.save(params, project / "params.yaml")
     changed = set(json.loads(_dvc(project, "status", "--json", *targets)))
+    # the one track stage logs every benchmark: it runs again, and skips the others' parts
+    assert "track" in changed, changed
+    changed.discard("track")
     assert changed and all("@capitals" in s for s in changed), changed

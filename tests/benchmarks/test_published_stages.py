@@ -88,7 +88,7 @@ def test_a_dirty_file_is_validated_evaluated_and_tracked(
         (14 / 4 + 3 / 5 + 2 / 4 + 2 / 5) / 19, abs=1e-4
     )
 
-    assert _stage("track")(["--benchmark", NAME, "--model", "baselines.first_option"]) == 0
+    assert _stage("track")(["--only", f"{NAME}/baselines.first_option"]) == 0
     import mlflow
 
     mlflow.set_tracking_uri(f"sqlite:///{workspace / 'mlflow.db'}")

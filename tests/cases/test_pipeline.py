@@ -82,7 +82,7 @@ def test_pipeline_end_to_end_with_baselines(workspace: Path) -> None:
     assert _stage("cases_analyze")() == 0
     assert _stage("cases_report")() == 0
     for entry in ROSTER:
-        assert _stage("cases_track")(["--model", entry]) == 0
+        assert _stage("track")(["--only", f"cases/{entry}"]) == 0
 
     annotate = _json(workspace / "metrics/cases/annotate.json")
     assert len(annotate["continent_corrections"]) == 13  # the planted wrong labels

@@ -172,7 +172,7 @@ def test_evaluate_analyze_track_with_baselines_and_an_api_model(
     monkeypatch.setenv("DVC_EXP_NAME", "queued-exp")
     for entry in ROSTER:
         for prompt in PROMPTS:
-            assert _stage("mocqa_track")(["--model", entry, "--prompt", prompt]) == 0
+            assert _stage("track")(["--only", f"mocqa/{entry}/{prompt}"]) == 0
     import mlflow
 
     mlflow.set_tracking_uri(f"sqlite:///{workspace / 'mlflow.db'}")

@@ -4,8 +4,8 @@ Three identities decide where a result goes (DESIGN.md §7, idempotent tracking)
 
 - **group**: the DVC experiment running now (``DVC_EXP_NAME``), else the workspace at its git
   commit. Each MLflow experiment holds one *parent* run per group, found by its
-  ``cultureqa.group`` tag, so every track stage (one per benchmark × roster entry) finds the same
-  parent, also when one stage is re-run alone.
+  ``cultureqa.group`` tag, so every part of the track stage (one per benchmark × roster entry)
+  finds the same parent, also when one part is re-tracked alone (``--only``).
 - **slot**: group + roster slot + benchmark + setting/language/seed + prompt (``slot_key``).
 - **result**: slot + params + predictions MD5 (``result_key``). Re-tracking the same result
   updates that run (same id, so links keep working). A different result in the same slot (new
@@ -25,9 +25,10 @@ import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas comes with MLflow: the track stage decides what to log without it
+    import pandas as pd
 
 log = logging.getLogger(__name__)
 
@@ -166,6 +167,8 @@ def dataset_input(dataset: DatasetRef) -> Any:
 
 
 def _metrics(result: ResultRun) -> dict[str, float]:
+    import pandas as pd
+
     from cultureqa.runs.parent_summary import rounded
 
     return {k: rounded(float(v)) for k, v in result.metrics.items() if pd.notna(v)}

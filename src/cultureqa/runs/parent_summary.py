@@ -1,7 +1,7 @@
 """What a researcher opens a DVC experiment's parent run for, on the parent itself.
 
 MLflow's runs table opens on collapsed parent runs; without numbers on them a user has to expand
-each one and build a view. So every track stage adds, for its (benchmark, roster slot, prompt),
+each one and build a view. So the track stage adds, for each (benchmark, roster slot, prompt),
 the headline its children stand for to the parent: as the parent's own metrics
 (``indoculture.accuracy`` with ``.ci_low``/``.ci_high``/``.n_items``; ``mocqa.multi_hop.cot``;
 ``cases.accuracy``; other slots as ``indoculture.baselines.random.accuracy``), and as one row of

@@ -157,6 +157,24 @@ def configure(root: Path, experiment: str, uri: str | None = None) -> str:
     return str(found.experiment_id)
 
 
+def open_store(root: Path, uri: str | None = None) -> None:
+    """Import MLflow and open the tracking store once, before any part of the track stage logs.
+
+    MLflow keeps one store per tracking URI for the process, so every later client and fluent
+    call of the stage reuses this one; a server that does not answer ends the stage here, with
+    one line, before anything is read or logged.
+    """
+    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+    with server_errors(uri):
+        import mlflow
+        from mlflow import MlflowClient
+
+        if uri and urlsplit(uri).scheme in ("http", "https"):
+            check_reachable(uri)
+        mlflow.set_tracking_uri(uri or f"sqlite:///{root / 'mlflow.db'}")
+        MlflowClient()  # its service client resolves (and MLflow caches) the store at init
+
+
 RUNS_VIEW = "#/experiments/{id}/runs?workflowType=machine_learning"
 """The runs table of an experiment. MLflow 3.17's UI opens every experiment on its GenAI overview
 (empty for us) until the browser has switched to "Model training" once; this address switches."""

@@ -17,7 +17,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 # otherwise compile the project's modules (and pytest re-rewrite every test file) from source.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup lock lock-check repro test check lint format typecheck params ui bench clean exps compare plots exp sweep \
+.PHONY: setup lock lock-check repro dvc-deps test check lint format typecheck params ui bench clean exps compare plots exp sweep \
   labelstudio labelstudio-start labelstudio-lock
 
 # The environment is requirements.lock: every package, pinned with its sha256, compiled by uv
@@ -62,6 +62,7 @@ lock-check: $(UV) ## fail when requirements.lock is out of date with pyproject.t
 
 repro: setup ## rebuild datasets, evaluations and reports (offline, embedded defaults)
 	$(BIN)/python -m cultureqa.cli params check
+	$(BIN)/python -m cultureqa.dvc_deps prune-lock  # DVC rewrites the whole lock after each stage
 	dvc repro
 	@$(BIN)/python -m cultureqa.cli headline  # the run ends with its results table
 
@@ -81,6 +82,9 @@ format: setup
 
 typecheck: setup
 	$(BIN)/mypy
+
+dvc-deps: setup ## rewrite dvc.yaml's code deps from the stages' imports (tests/test_dvc_deps.py checks them)
+	$(BIN)/python -m cultureqa.dvc_deps write
 
 params: setup ## recompose params.yaml from conf/ (keeps an applied experiment's values unless FORCE=1)
 	$(BIN)/python -m cultureqa.cli params compose $(if $(FORCE),--force)

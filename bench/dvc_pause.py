@@ -1,25 +1,32 @@
 """DVC's own pause between the stages of ``make repro`` (issue 47 item 4, docs/measured.md).
 
 The pause is what ``dvc repro`` spends between one stage's command ending and the next one
-starting: reading ``dvc.yaml``, ``dvc.lock`` and the params of each stage, hashing deps and
-outputs, writing the lock. To see it without the stages' own work, this script builds a scratch
-DVC project that has the project's ``params.yaml`` and one stage for each stage of the
-project's pipeline, in the same order, each declaring the same params keys; the commands only
-write two timestamps (start, end) into their output, and each stage depends on the previous
-one's output so DVC runs them one after another. The pause before stage *i* is its start minus
-stage *i − 1*'s end.
+starting: reading ``dvc.yaml``, ``dvc.lock`` and ``params.yaml``, hashing the deps, committing
+the outputs to the cache, saving the run cache, writing the lock. To see it without the stages'
+own work, this script copies the project (its git-tracked files and the outputs checked out in
+the workspace, ``dvc checkout``) into a scratch git + DVC project with its own cache, keeps
+every stage's deps, outs and params as declared, and replaces each stage's command by one that
+writes a start timestamp, restores the stage's outputs from a saved copy (as the real command
+would leave them) and writes an end timestamp. ``dvc repro -f`` then runs every stage; the pause
+before stage *i* is its start minus stage *i − 1*'s end, with everything DVC does in between.
 
-It runs the scratch pipeline ``--rounds`` times with the environment as installed (ruamel's
-C parser) and, alternated, with the C parser hidden (ruamel falls back to pure Python), and
-prints the median pause of each with the load average.
+The current tree's ``dvc.lock`` is first pruned as ``make repro`` prunes it
+(``python -m cultureqa.dvc_deps prune-lock``). With ``--against REV`` it builds a second scratch
+project whose ``dvc.yaml``, ``.dvcignore`` and ``dvc.lock`` are those of git revision ``REV``
+(the rest of the tree, outputs included, is the same; nothing pruned) and alternates the two,
+round by round, so both meet the same machine load. ``--profile FILE``
+writes a cProfile (CPU clock) of one more ``dvc repro -f`` of five stages of the current tree
+(read it with ``python -m pstats FILE``).
 
-    .venv/bin/python bench/dvc_pause.py [--rounds 3]
+    .venv/bin/python bench/dvc_pause.py [--rounds 2] [--against main] [--profile dvc.prof]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -27,93 +34,177 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ruamel.yaml import YAML
-
 ROOT = Path(__file__).resolve().parents[1]
-DVC = str(Path(sys.executable).with_name("dvc"))
-HIDE_C_PARSER = "raise ImportError('the C parser is hidden by bench/dvc_pause.py')\n"
+PYTHON = sys.executable
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@localhost",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@localhost",
+}
+# The timed command of every stage: DVC sets DVC_STAGE to the stage's name.
+STAMP = """s=$(date +%s.%N)
+sh "{restore}/$DVC_STAGE.sh"
+echo "$DVC_STAGE $s $(date +%s.%N)" >> "{times}"
+"""
+# Five stages in a row (the case bank's build): enough pauses to see where they go.
+PROFILED = ["cases_ingest", "cases_weird", "cases_annotate", "cases_construct", "cases_shuffle"]
+PROFILE = (
+    "import cProfile, sys, time\n"
+    "from dvc.cli import main\n"
+    "p = cProfile.Profile(time.process_time)\n"
+    f"rc = p.runcall(main, ['repro', '-f', '-q', '-s', *{PROFILED!r}])\n"
+    "p.dump_stats(sys.argv[1])\n"
+    "raise SystemExit(rc)\n"
+)
 
 
-def project_stage_params() -> list[tuple[str, list[str]]]:
-    """(name, params keys) of every stage of the project's pipeline, in DVC's order."""
-    from dvc.dependency.param import ParamsDependency
+def _env() -> dict[str, str]:
+    env = {**os.environ, **GIT_ENV, "DVC_NO_ANALYTICS": "1"}
+    env.pop("DVC_ROOT", None)
+    return env
+
+
+def _run(cmd: list[str], cwd: Path) -> None:
+    subprocess.run(cmd, cwd=cwd, check=True, env=_env())
+
+
+def _dvc(*args: str) -> list[str]:
+    return [PYTHON, "-m", "dvc", *args]
+
+
+def _stage_outs(folder: Path) -> dict[str, list[str]]:
+    """Every stage's outputs (metrics and plots included), relative to ``folder``."""
     from dvc.repo import Repo
 
-    with Repo(str(ROOT)) as repo:
-        stages = list(repo.index.stages)
-        out: list[tuple[str, list[str]]] = []
-        for stage in stages:
-            keys: list[str] = []
-            for dep in stage.deps:
-                if isinstance(dep, ParamsDependency) and Path(dep.def_path).name == "params.yaml":
-                    keys.extend(str(k) for k in dep.params)
-            out.append((stage.addressing, keys))
-    return out
+    with Repo(str(folder)) as repo:
+        return {
+            stage.name: [os.path.relpath(o.fs_path, folder) for o in stage.outs]
+            for stage in repo.index.stages
+        }
 
 
-def write_scratch(folder: Path, stages: list[tuple[str, list[str]]]) -> None:
-    """A git + DVC project with the params file and one timestamp stage per project stage."""
-    shutil.copy(ROOT / "params.yaml", folder / "params.yaml")
-    pipeline: dict[str, object] = {}
-    previous = ""
-    for i, (name, keys) in enumerate(stages):
-        out = f"t/{i:02d}.txt"
-        cmd = f"mkdir -p t && date +%s.%N > {out} && date +%s.%N >> {out}"
-        stage: dict[str, object] = {"cmd": cmd, "outs": [out]}
-        if previous:
-            stage["deps"] = [previous]
-        if keys:
-            stage["params"] = keys
-        pipeline[f"s{i:02d}_{name.replace('@', '_')}"] = stage
-        previous = out
-    with (folder / "dvc.yaml").open("w") as fh:
-        YAML().dump({"stages": pipeline}, fh)
-    env = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@localhost"}
-    env |= {"GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@localhost"}
-    setup = (["git", "init", "-q"], [DVC, "init", "-q"], [DVC, "config", "core.analytics", "false"])
-    for cmd in setup:
-        subprocess.run(cmd, cwd=folder, check=True, env=env)
+def _replace_commands(dvc_yaml: Path, command: str) -> None:
+    """Every stage's ``cmd`` becomes ``command``; deps, outs and params stay as written."""
+    from ruamel.yaml import YAML
+
+    yaml = YAML()
+    data = yaml.load(dvc_yaml.read_text(encoding="utf-8"))
+    for stage in data["stages"].values():
+        stage.get("do", stage)["cmd"] = command
+    with dvc_yaml.open("w", encoding="utf-8") as fh:
+        yaml.dump(data, fh)
 
 
-def pauses(folder: Path, hide_c_parser: bool) -> list[float]:
-    """Run the scratch pipeline from scratch once and return the pause before each stage."""
-    shutil.rmtree(folder / "t", ignore_errors=True)
-    (folder / "dvc.lock").unlink(missing_ok=True)
-    env = dict(os.environ)
-    if hide_c_parser:
-        hide = folder.parent / "hide"
-        hide.mkdir(exist_ok=True)
-        (hide / "_ruamel_yaml.py").write_text(HIDE_C_PARSER)
-        env["PYTHONPATH"] = str(hide)
-    subprocess.run([DVC, "repro", "-q"], cwd=folder, check=True, env=env)
-    times = [
-        [float(x) for x in p.read_text().split()] for p in sorted((folder / "t").glob("*.txt"))
-    ]
-    return [times[i][0] - times[i - 1][1] for i in range(1, len(times))]
+def build(folder: Path, rev: str | None) -> None:
+    """A scratch copy of the project whose stages restore their outputs from a saved copy."""
+    folder.mkdir(parents=True)
+    tracked = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout.split("\0")
+    for name in filter(None, tracked):
+        src = ROOT / name
+        if src.is_file():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, folder / name)
+    if rev is not None:
+        for name in ("dvc.yaml", ".dvcignore", "dvc.lock"):
+            text = subprocess.run(
+                ["git", "show", f"{rev}:{name}"], cwd=ROOT, check=True, capture_output=True,
+                text=True,
+            ).stdout  # fmt: skip
+            (folder / name).write_text(text, encoding="utf-8")
+    saved, restore = (
+        folder.parent / f"{folder.name}-saved",
+        folder.parent / f"{folder.name}-restore",
+    )
+    restore.mkdir()
+    _run(["git", "init", "-q"], folder)
+    outs = _stage_outs(folder)
+    for stage, paths in outs.items():
+        lines = []
+        for rel in paths:
+            src = ROOT / rel
+            if not src.exists():
+                raise SystemExit(f"dvc_pause: {rel} ({stage}) is not checked out; run dvc checkout")
+            if src.is_dir():
+                shutil.copytree(src, folder / rel, dirs_exist_ok=True)
+                shutil.copytree(src, saved / rel, dirs_exist_ok=True)
+            else:
+                for base in (folder, saved):
+                    (base / rel).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(src, base / rel)
+            copy = f"cp -R '{saved / rel}' '{rel}'"
+            lines.append(f"rm -rf '{rel}' && mkdir -p \"$(dirname '{rel}')\" && {copy}")
+        (restore / f"{stage}.sh").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    stamp = folder.parent / f"{folder.name}-stamp.sh"
+    times = folder.parent / f"{folder.name}-times.txt"
+    stamp.write_text(STAMP.format(restore=restore, times=times), encoding="utf-8")
+    _replace_commands(folder / "dvc.yaml", f"sh {stamp}")
+    _run(["git", "add", "-A"], folder)
+    _run(["git", "commit", "-q", "-m", "scratch"], folder)
+    _run(_dvc("config", "--local", "core.analytics", "false"), folder)
+    if rev is None:  # as make repro does before dvc repro
+        _run([PYTHON, "-m", "cultureqa.dvc_deps", "prune-lock"], folder)
+    # Warms DVC's hash state, as a workspace in use has it; exits 1 (the commands changed).
+    subprocess.run(_dvc("status", "-q"), cwd=folder, check=False, env=_env())
+
+
+def pauses(folder: Path) -> tuple[list[float], float]:
+    """Run every stage once (``dvc repro -f``): the pause before each but the first, and CPU s.
+
+    The CPU seconds are the ``dvc repro`` process's with its commands' (a shell, ``date`` and
+    ``cp`` a stage): unlike the wall pause they barely move with the machine's load.
+    """
+    times = folder.parent / f"{folder.name}-times.txt"
+    times.unlink(missing_ok=True)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    _run(_dvc("repro", "-f", "-q"), folder)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    stamps = [line.split() for line in times.read_text(encoding="utf-8").splitlines()]
+    return [float(stamps[i][1]) - float(stamps[i - 1][2]) for i in range(1, len(stamps))], cpu
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--against", metavar="REV", help="also measure REV's dvc.yaml/.dvcignore")
+    parser.add_argument("--profile", metavar="FILE", help="cProfile (CPU clock) one more run")
     args = parser.parse_args(argv)
-    stages = project_stage_params()
-    with_params = sum(1 for _, keys in stages if keys)
-    print(f"{len(stages)} stages ({with_params} declare params.yaml keys); load {os.getloadavg()}")
-    results: dict[str, list[float]] = {"C parser": [], "pure-Python parser": []}
+    print(f"load at the start {os.getloadavg()}")
+    variants = {"current": None} | ({args.against: args.against} if args.against else {})
+    results: dict[str, list[list[float]]] = {label: [] for label in variants}
+    cpus: dict[str, list[float]] = {label: [] for label in variants}
     with tempfile.TemporaryDirectory(prefix="dvc-pause-") as tmp:
-        folder = Path(tmp) / "project"
-        folder.mkdir()
-        write_scratch(folder, stages)
+        folders = {label: Path(tmp) / f"p{i}" for i, label in enumerate(variants)}
+        for label, rev in variants.items():
+            build(folders[label], rev)
         for _ in range(args.rounds):
-            for label, hide in (("C parser", False), ("pure-Python parser", True)):
-                round_pauses = pauses(folder, hide)
-                results[label].append(statistics.median(round_pauses))
+            for label in variants:
+                got, cpu = pauses(folders[label])
+                results[label].append(got)
+                cpus[label].append(cpu)
+                median = statistics.median(got)
                 print(
-                    f"  {label}: median pause {statistics.median(round_pauses):.2f} s, "
-                    f"total {sum(round_pauses):.1f} s over {len(round_pauses)} stages"
+                    f"  {label}: {len(got) + 1} stages, median pause {median:.2f} s,"
+                    f" total {sum(got):.1f} s, {cpu:.1f} CPU s; load {os.getloadavg()[0]:.1f}",
+                    flush=True,
                 )
-    c, pure = (statistics.median(results[k]) for k in ("C parser", "pure-Python parser"))
-    print(f"median of rounds: C parser {c:.2f} s, pure Python {pure:.2f} s, ratio {c / pure:.2f}")
+        if args.profile:
+            code = folders["current"].parent / "dvc_pause_profiled.py"
+            code.write_text(PROFILE, encoding="utf-8")
+            _run([PYTHON, str(code), str(Path(args.profile).resolve())], folders["current"])
+    summary = {
+        label: {
+            "median_pause_s": round(statistics.median(p for r in rounds for p in r), 3),
+            "total_s_per_round": [round(sum(r), 1) for r in rounds],
+            "cpu_s_per_round": [round(c, 1) for c in cpus[label]],
+        }
+        for label, rounds in results.items()
+        if rounds
+    }
+    print(json.dumps(summary))
     print(f"load at the end {os.getloadavg()}")
     return 0
 

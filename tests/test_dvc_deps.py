@@ -4,12 +4,13 @@ Every stage depends on exactly the ``src/cultureqa`` subpackages and top-level m
 imports (transitively, lazy imports included), each path declared once; and real ``dvc status``
 in a temp copy shows that editing ID-MoCQA build code leaves the evaluation stages of
 every family, ID-MoCQA's own included, up to date, and editing its evaluation code leaves the
-build up to date (the shared types live in ``mocqa_shared``).
+build up to date (the shared types live in ``mocqa_shared``). ``python -m cultureqa.dvc_deps``
+(``make dvc-deps``) writes the lists from the imports and prunes ``dvc.lock`` of stages
+``dvc.yaml`` no longer defines.
 """
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import shutil
@@ -18,52 +19,17 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from cultureqa import dvc_deps
+from cultureqa.dvc_deps import code_deps
+
 ROOT = Path(__file__).resolve().parents[1]
-SRC = Path("src/cultureqa")
 COPIED = ["dvc.yaml", "params.yaml", ".dvcignore", "src", "stages", "prompts", "data/sources",
           "data/knowledge", "expectations", "conf", "metrics"]  # fmt: skip
 
 
-def _module_file(root: Path, name: str) -> Path | None:
-    path = root / SRC.joinpath(*name.split(".")[1:])
-    if path.is_dir():
-        return path / "__init__.py"
-    return path.with_suffix(".py") if path.with_suffix(".py").exists() else None
-
-
-def _imported(path: Path) -> set[str]:
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("cultureqa"):
-            names |= {str(node.module), *(f"{node.module}.{a.name}" for a in node.names)}
-        elif isinstance(node, ast.Import):
-            names |= {a.name for a in node.names if a.name.startswith("cultureqa")}
-    return names
-
-
-def code_deps(root: Path, script: str) -> set[str]:
-    """The subpackages (folders) and top-level modules (files) ``script`` imports, transitively."""
-    files: set[Path] = set()
-    todo = [root / script]
-    while todo:
-        for name in _imported(todo.pop()):
-            found = _module_file(root, name)
-            inits = [found.parent / "__init__.py"] if found and found.parent != root / SRC else []
-            for path in [p for p in (found, *inits, root / SRC / "__init__.py") if p]:
-                if path not in files:
-                    files.add(path)
-                    todo.append(path)
-    units = {f.relative_to(root / SRC).parts for f in files}
-    return {str(SRC / p[0]) for p in units}
-
-
 def missing_or_extra(deps: Iterable[str], script: str, root: Path = ROOT) -> list[str]:
     """What a stage's code deps lack (``-``) or list needlessly or twice (``+``)."""
-    listed = [d for d in deps if d.startswith(str(SRC))]
-    needed = code_deps(root, script)
-    problems = [f"- {p}" for p in sorted(needed - set(listed))]
-    problems += [f"+ {p}" for p in sorted(set(listed) - needed)]
-    return problems + [f"+ {p} (twice)" for p in sorted({p for p in listed if listed.count(p) > 1})]
+    return dvc_deps.missing_or_extra(list(deps), script, root)
 
 
 def _stages() -> list[object]:
@@ -135,14 +101,7 @@ def _placeholders(root: Path, targets: list[str]) -> None:
 
 
 def test_an_edit_in_two_hop_build_code_leaves_evaluation_up_to_date(tmp_path: Path) -> None:
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in COPIED:
-        src, dst = ROOT / name, tmp_path / name
-        if src.is_dir():
-            shutil.copytree(src, dst, ignore=ignore)
-        elif src.exists():
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dst)
+    _copy(tmp_path, COPIED)
     targets = ["evaluate", "cases_evaluate", "twohop_build", "mocqa_evaluate"]
     _dvc(tmp_path, "init", "--no-scm", "-q")
     _placeholders(tmp_path, targets)
@@ -164,3 +123,63 @@ def test_an_edit_in_two_hop_build_code_leaves_evaluation_up_to_date(tmp_path: Pa
     changed = set(json.loads(_dvc(tmp_path, "status", "--json", *targets)))
     assert any(s.startswith("mocqa_evaluate@") for s in changed), changed
     assert not any(s.startswith("twohop_build@") for s in changed), changed
+
+
+def _copy(tmp_path: Path, names: Iterable[str]) -> None:
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in names:
+        src, dst = ROOT / name, tmp_path / name
+        if src.is_dir():
+            shutil.copytree(src, dst, ignore=ignore)
+        elif src.exists():
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)
+
+
+def test_the_generator_leaves_dvc_yaml_as_it_is_and_repairs_planted_errors(tmp_path: Path) -> None:
+    assert dvc_deps.main(["check", "--root", str(ROOT)]) == 0
+    text, changes = dvc_deps.rewrite(ROOT)
+    assert changes == [] and text == (ROOT / "dvc.yaml").read_text(encoding="utf-8")
+    _copy(tmp_path, ["dvc.yaml", "src", "stages"])
+    original = (tmp_path / "dvc.yaml").read_text(encoding="utf-8")
+    # plant: cases_ingest loses llm/, which it imports, and gains analysis/, which it does not
+    planted = original.replace(
+        "      - stages/cases_ingest.py\n      - src/cultureqa/__init__.py\n",
+        "      - stages/cases_ingest.py\n      - src/cultureqa/analysis\n"
+        "      - src/cultureqa/__init__.py\n",
+    ).replace("      - src/cultureqa/llm\n      - src/cultureqa/params_schema.py\n"
+              "      - src/cultureqa/paths.py\n      - src/cultureqa/provenance.py\n"
+              "      - src/cultureqa/records.py\n      - src/cultureqa/runlock.py\n"
+              "      - src/cultureqa/runlog.py\n      - src/cultureqa/spend.py\n"
+              "      - data/sources/cases/case_bank.csv",
+              "      - src/cultureqa/params_schema.py\n"
+              "      - src/cultureqa/paths.py\n      - src/cultureqa/provenance.py\n"
+              "      - src/cultureqa/records.py\n      - src/cultureqa/runlock.py\n"
+              "      - src/cultureqa/runlog.py\n      - src/cultureqa/spend.py\n"
+              "      - data/sources/cases/case_bank.csv")  # fmt: skip
+    assert planted != original
+    (tmp_path / "dvc.yaml").write_text(planted, encoding="utf-8")
+    assert dvc_deps.main(["check", "--root", str(tmp_path)]) == 1
+    assert dvc_deps.rewrite(tmp_path)[1] == [
+        "cases_ingest: - src/cultureqa/llm, + src/cultureqa/analysis"
+    ]
+    assert dvc_deps.main(["write", "--root", str(tmp_path)]) == 0
+    assert (tmp_path / "dvc.yaml").read_text(encoding="utf-8") == original
+
+
+def test_prune_lock_drops_only_stages_dvc_yaml_no_longer_defines(tmp_path: Path) -> None:
+    from ruamel.yaml import YAML
+
+    _copy(tmp_path, ["dvc.yaml", "params.yaml", ".dvcignore"])
+    _dvc(tmp_path, "init", "--no-scm", "-q")
+    live = {"params_check": {"cmd": "python3 stages/params_check.py"}}
+    stale = {"mocqa_hop": {"cmd": "python3 stages/mocqa_hop.py"}}
+    (tmp_path / "dvc.lock").write_text(
+        "schema: '2.0'\nstages:\n  params_check:\n    cmd: python3 stages/params_check.py\n"
+        "  mocqa_hop:\n    cmd: python3 stages/mocqa_hop.py\n",
+        encoding="utf-8",
+    )
+    assert dvc_deps.prune_lock(tmp_path) == ["mocqa_hop"]
+    kept = YAML(typ="safe").load((tmp_path / "dvc.lock").read_text(encoding="utf-8"))
+    assert kept == {"schema": "2.0", "stages": live} and stale["mocqa_hop"] not in kept.values()
+    assert dvc_deps.prune_lock(tmp_path) == []

@@ -10,6 +10,13 @@ import pytest
 
 from cultureqa.config import OFFLINE_ENV
 from cultureqa.records import McqItem
+from cultureqa.testing.cpu_top import (  # noqa: F401  (hooks: `pytest --cpu-top N`)
+    pytest_addoption,
+    pytest_runtest_logreport,
+    pytest_runtest_makereport,
+    pytest_runtest_protocol,
+    pytest_terminal_summary,
+)
 from cultureqa.testing.postgres import NoServer, PgServer, temporary_server
 
 for _key, _value in OFFLINE_ENV.items():

@@ -21,7 +21,7 @@ from cultureqa.testing.postgres import NoServer, PgServer, temporary_server
 
 for _key, _value in OFFLINE_ENV.items():
     os.environ.setdefault(_key, _value)
-# `make test` runs 4 xdist workers on 2 cores: one torch/OpenMP thread per process, or their
+# xdist workers run beside stage processes: one torch/OpenMP thread per process, or their
 # threads spin against each other (a tiny model's 2-second training loop took 40 s under load).
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 # `make test ARGS=--durations=15` puts its command-line variables in the environment and in

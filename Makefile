@@ -66,9 +66,10 @@ repro: setup ## rebuild datasets, evaluations and reports (offline, embedded def
 	dvc repro
 	@$(BIN)/python -m cultureqa.cli headline  # the run ends with its results table
 
-# Tests run in parallel (pytest-xdist). Many wait on subprocesses and servers, so 4 workers keep
-# 2 cores busy; --dist worksteal evens out the long tests. TEST_WORKERS=0 runs in one process.
-TEST_WORKERS ?= 4
+# Tests run in parallel (pytest-xdist), one worker per core: each worker collects the whole suite
+# and imports its libraries (~20-30 CPU s), so 4 workers on 2 cores cost more CPU and no less wall
+# (docs/measured.md); --dist worksteal evens out the long tests. TEST_WORKERS=0: one process.
+TEST_WORKERS ?= 2
 test: setup ## the offline test suite (ARGS=--durations=15 lists the slowest tests)
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal $(ARGS)
 

@@ -10,11 +10,18 @@ import pytest
 
 from cultureqa.config import OFFLINE_ENV
 from cultureqa.records import McqItem
+from cultureqa.testing.cpu_top import (  # noqa: F401  (hooks: `pytest --cpu-top N`)
+    pytest_addoption,
+    pytest_runtest_logreport,
+    pytest_runtest_makereport,
+    pytest_runtest_protocol,
+    pytest_terminal_summary,
+)
 from cultureqa.testing.postgres import NoServer, PgServer, temporary_server
 
 for _key, _value in OFFLINE_ENV.items():
     os.environ.setdefault(_key, _value)
-# `make test` runs 4 xdist workers on 2 cores: one torch/OpenMP thread per process, or their
+# xdist workers run beside stage processes: one torch/OpenMP thread per process, or their
 # threads spin against each other (a tiny model's 2-second training loop took 40 s under load).
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 # `make test ARGS=--durations=15` puts its command-line variables in the environment and in
@@ -26,6 +33,21 @@ for _key in ("MAKEFLAGS", "MAKEOVERRIDES", "MFLAGS", "MAKELEVEL"):
     os.environ.pop(_key, None)
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Freeze the heap that collection built, so no garbage collection walks it again.
+
+    Each worker imports every test module's libraries (GX, torch, statsmodels, MLflow…) while
+    collecting: millions of long-lived objects. Every full collection afterwards, Python's own
+    and the explicit ``gc.collect()`` that statsmodels' ``multipletests`` runs on each call,
+    walked them all (60 ms a call in a loaded worker; 24 CPU s for one test). Frozen objects
+    stay alive as they would anyway; what tests allocate is still collected as before.
+    """
+    import gc
+
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.fixture

@@ -178,3 +178,31 @@ def test_accounting_sums_an_items_requests_into_the_call_columns() -> None:
     assert columns["server_latency_s"] == [0.9] and columns["wait_s"] == [0.75]
     assert columns["cached"] == [False] and columns["retries_by_cause"] == ['{"429": 2}']
     assert accounting(replies, per_item=1)["attempts"] == [1, 3]
+
+
+@pytest.mark.parametrize("frozen_before", [False, True], ids=["unfrozen", "caller-frozen"])
+def test_the_requests_run_with_fewer_collections_and_gc_is_restored_after(
+    frozen_before: bool, scripted: Any, tmp_path: Path
+) -> None:
+    import gc
+
+    seen: list[tuple[tuple[int, int, int], int]] = []
+
+    def generate(request: GenerateRequest) -> str:
+        seen.append((gc.get_threshold(), gc.get_freeze_count()))
+        return _pick(request.messages[-1].content)
+
+    gc.unfreeze()  # the suite's conftest freezes at start; it is frozen again below
+    try:
+        if frozen_before:
+            gc.freeze()
+        threshold = gc.get_threshold()
+        run = RunSpec("model", scripted(ScriptedModel("gen", generate)), tmp_path / "r.sqlite", 0.1)
+        evaluate(make_family("indoculture"), run)
+        assert seen, "the model was called"
+        assert seen[0][0][0] >= 20_000 and seen[0][0][1:] == threshold[1:]
+        assert seen[0][1] > 0  # what existed before the loop is out of the collector's reach
+        assert gc.get_threshold() == threshold  # as it was, after the run
+        assert (gc.get_freeze_count() > 0) is frozen_before  # a caller's freeze is left alone
+    finally:
+        gc.freeze()

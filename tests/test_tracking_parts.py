@@ -42,7 +42,8 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for hop_set in ("un_members", "indonesia"):
         for name in ("build", "hop"):
             _write(tmp_path / f"metrics/twohop/{hop_set}/{name}.json", {"kept": 5})
-        _items(tmp_path / f"data/build/twohop/{hop_set}/judged.parquet", JUDGED)
+        judged = JUDGED if hop_set == "indonesia" else LETTERED
+        _items(tmp_path / f"data/build/twohop/{hop_set}/judged.parquet", judged)
     _items(tmp_path / "data/build/cases/construct/items.parquet", CASES)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("DVC_ROOT", str(tmp_path))
@@ -53,11 +54,16 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 JUDGED = {
     "item_id": ["q1.direct.en", "q2.direct.en"], "question": ["Where?", "Which?"],
-    "options": ['{"A": "Bali", "B": "Aceh"}', '{"A": "Java", "B": "Riau"}'],
+    "options": [["Bali", "Aceh"], ["Java", "Riau"]],
     "answer": ["A", "B"], "clue_type": ["direct", "direct"], "language": ["en", "en"],
     "judge_keep": [True, False], "judge": ["rules", "rules"], "judge_reason": ["", "leaks"],
 }  # fmt: skip
-"""A two-hop set's judged questions: one kept, one removed by the judge."""
+"""A two-hop set's judged questions (options as listed, as Indonesia's set stores them): one
+kept, one removed by the judge."""
+LETTERED = {"item_id": ["CASE-1.direct.en"], "question": ["Why?"], "option_A": ["a"],
+            "option_B": ["b"], "answer": ["B"], "judge_keep": [True],
+            "judge": ["rules"]}  # fmt: skip
+"""The UN-member set's: one column per option letter."""
 CASES = {"case_id": ["CASE-001"], "question": ["Why?"], "type_A": ["correct"],
          "type_B": ["stereotype"], "model": ["m"], "attempts": [1]}  # fmt: skip
 
@@ -158,6 +164,11 @@ def test_each_build_run_holds_its_items_as_traces_and_default_goes(workspace: Pa
         kept[request["item"]] = verdict["kept"]
         assert verdict["gold"] == request["gold"]
     assert kept == {"q1.direct.en": True, "q2.direct.en": False}
+    first = next(json.loads(t.data.request) for t in traces if "q1" in t.data.request)
+    assert first["options"] == {"A": "Bali", "B": "Aceh"}
+    lettered = mlflow.search_experiments(filter_string="name = 'cultureqa/twohop-un_members-build'")
+    (one,) = mlflow.search_traces(locations=[lettered[0].experiment_id], return_type="list")
+    assert json.loads(one.data.request)["options"] == {"A": "a", "B": "b"}
     cases = mlflow.search_experiments(filter_string="name = 'cultureqa/cases-build'")
     (case,) = mlflow.search_traces(locations=[cases[0].experiment_id], return_type="list")
     assert json.loads(case.data.request)["options"] == {"A": "correct", "B": "stereotype"}

@@ -74,6 +74,8 @@ def _value(value: Any) -> Any:
         return None
     if isinstance(value, float) and math.isnan(value):
         return None
+    if getattr(value, "ndim", 0) > 0:  # a list cell of a parquet table (numpy array)
+        return value.tolist()
     return value.item() if hasattr(value, "item") else value
 
 
@@ -132,6 +134,8 @@ def build_item_record(row: Mapping[str, Any]) -> tuple[str, dict[str, Any], dict
     unit = "item_id" if "item_id" in row else "case_id"
     context = {c: _value(row[c]) for c in BUILD_CONTEXT if c in row and _value(row[c]) != ""}
     options = _scores(row["options"]) if "options" in row else None
+    if isinstance(options, list):  # the options in the order shown: A, B, C, …
+        options = {chr(ord("A") + k): text for k, text in enumerate(options)}
     if options is None:  # one column per letter: option_A…, or the cases' type_A…
         prefix = "option_" if any(str(k).startswith("option_") for k in row) else "type_"
         options = {str(k)[len(prefix):]: _value(v) for k, v in row.items()

@@ -2,10 +2,12 @@
 
 A result is one roster entry × setting/prompt/language/seed with its predictions. Each MLflow
 experiment is tagged "Machine learning" (``mlflow.experimentKind``) and described by where its
-numbers are (:func:`experiment_note`), holds one parent run per DVC experiment and, under it,
-one child run per result, named ``<model id> · <prompt> · <setting>``; re-tracking a result
-updates its run in place, nothing is deleted (:mod:`cultureqa.runs.mlflow_runs`). Each run logs
-its dataset as an MLflow dataset input; the report's figures go to the parent.
+numbers are (:mod:`cultureqa.runs.mlflow_home`), holds one parent run per DVC experiment and,
+under it, one child run per result, named ``<model id> · <prompt> · <setting>``; re-tracking a
+result updates its run in place, nothing is deleted (:mod:`cultureqa.runs.mlflow_runs`). Each run
+logs its dataset as an MLflow dataset input; the report's figures go to the parent. A child run
+of the model slot holds its items as traces, as a build's run does (MLflow opens every
+experiment on an overview of its traces: :mod:`cultureqa.runs.mlflow_home`).
 
 The URI is ``sqlite:///<DVC_ROOT>/mlflow.db`` with an explicit artifact root, so queued DVC
 experiments (which run in temp copies) log into the same database as the workspace; or, with

@@ -93,7 +93,7 @@ def _log(
     uri = tracking_uri(params["tracking"])
     open_store(project_root(), uri)  # MLflow imported and its store opened once, for every part
     from cultureqa.runlog import write_marker
-    from cultureqa.runs.mlflow_home import retire_default
+    from cultureqa.runs.mlflow_home import mark_modified, retire_default
 
     retired = retire_default(uri)  # MLflow would open it on an empty overview
     if retired:
@@ -103,7 +103,20 @@ def _log(
     for part in todo:
         stable, run_ids = loggers[part.family](part, params, uri)
         write_marker(part.marker, stable, run_ids, inputs[part.name])
+    mark_modified(_written(params, todo))  # the home page lists the last modified: results first
     return retired
+
+
+def _written(params: dict[str, Any], parts: list[Part]) -> list[str]:
+    """The MLflow experiments the parts wrote: builds, then families, then the results one."""
+    prefix = params["tracking"]["experiment_prefix"]
+    builds = [f"{prefix}/{p.args['build']}-build" for p in parts if p.family == "build"]
+    family = {"eval": lambda p: p.args["benchmark"], "mocqa": lambda p: "mocqa",
+              "cases": lambda p: "cases"}  # fmt: skip
+    families = [f"{prefix}/{family[p.family](p)}" for p in parts if p.family in family]
+    from cultureqa.runs.parent_summary import RESULTS
+
+    return builds + families + ([f"{prefix}/{RESULTS}"] if families else [])
 
 
 def _log_eval(part: Part, params: dict[str, Any], uri: str | None) -> tuple[dict[str, Any], Any]:

@@ -233,3 +233,28 @@ def test_tracking_off_marks_every_part_without_mlflow_and_prunes(workspace: Path
     assert len(markers) == len(plan(workspace, _params(workspace))) and not gone.exists()
     assert all(json.loads(m.read_text()) == {"enabled": False} for m in markers)
     assert not (workspace / "mlflow.db").exists()
+
+
+def test_the_experiments_written_last_lead_the_home_page(workspace: Path) -> None:
+    """MLflow's home page lists the 5 experiments modified last: the results one comes first."""
+    import mlflow
+
+    from cultureqa.runs.mlflow_home import mark_modified
+
+    assert _stage(["--only", "build"]) == 0
+    mlflow.set_tracking_uri(f"sqlite:///{workspace / 'mlflow.db'}")
+    recent = mlflow.search_experiments(order_by=["last_update_time DESC"], max_results=5)
+    assert [e.name for e in recent][:3] == [
+        "cultureqa/twohop-indonesia-build", "cultureqa/twohop-un_members-build",
+        "cultureqa/cases-build",
+    ]  # fmt: skip
+    for name in ("cultureqa/results", "cultureqa/a", "cultureqa/b", "cultureqa/c"):
+        mlflow.create_experiment(name)  # created before, as the first part creates it
+    assert mark_modified(["cultureqa/a", "cultureqa/results", "gone"]) == [
+        "cultureqa/a", "cultureqa/results"]  # fmt: skip
+    recent = mlflow.search_experiments(order_by=["last_update_time DESC"], max_results=5)
+    assert [e.name for e in recent][:2] == ["cultureqa/results", "cultureqa/a"]
+    track = runpy.run_path(str(ROOT / "stages" / "track.py"), run_name="stage")
+    written = track["_written"](_params(workspace), plan(workspace, _params(workspace)))
+    assert written[-1] == "cultureqa/results" and written[0] == "cultureqa/cases-build"
+    assert "cultureqa/indoculture" in written and "cultureqa/mocqa" in written

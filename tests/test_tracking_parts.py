@@ -181,6 +181,11 @@ def test_each_build_run_holds_its_items_as_traces_and_default_goes(workspace: Pa
     assert len(later) == 3 and all("no trace in the last 7 days" in v for v in later.values())
     mlflow.create_experiment("planted")  # an experiment without traces is named
     assert landing_gaps() == {"planted": "no traces"}
+    from cultureqa.runs.mlflow_home import ui_links
+
+    lines = ui_links(workspace, "http://h:5000")  # what `make ui` prints
+    assert len(lines) == 5 and lines[-1].startswith("note: planted opens on an empty overview")
+    assert "cultureqa/cases-build: http://h:5000/#/experiments/" in lines[0]
 
 
 def test_another_experiment_logs_every_part_again(

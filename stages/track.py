@@ -70,9 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         if skipped:
             print(f"track: skipped {len(skipped)} of {len(parts)} part(s), {SKIP_REASON}: "
                   f"{', '.join(skipped)}")  # fmt: skip
-        if todo:
-            _log(root, params, todo, inputs)
-        summary = {"enabled": True, "logged": [p.name for p in todo], "skipped": skipped}
+        retired = _log(root, params, todo, inputs) if todo else None
+        summary = {"enabled": True, "logged": [p.name for p in todo], "skipped": skipped,
+                   "default_experiment_deleted": retired}  # fmt: skip
     from cultureqa.io import write_json
     from cultureqa.runlog import prune_markers, runlog_dir
 
@@ -82,18 +82,41 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _log(root: Path, params: dict[str, Any], todo: list[Part], inputs: dict[str, str]) -> None:
-    """Log each part, then write its marker: a part that fails leaves no marker, and is retried."""
+def _log(
+    root: Path, params: dict[str, Any], todo: list[Part], inputs: dict[str, str]
+) -> str | None:
+    """Log each part, then write its marker: a part that fails leaves no marker, and is retried.
+
+    Returns the line saying the empty ``Default`` experiment was deleted, or None."""
     from cultureqa.runs.tracking import open_store, tracking_uri
 
     uri = tracking_uri(params["tracking"])
     open_store(project_root(), uri)  # MLflow imported and its store opened once, for every part
     from cultureqa.runlog import write_marker
+    from cultureqa.runs.mlflow_home import mark_modified, retire_default
+
+    retired = retire_default(uri)  # MLflow would open it on an empty overview
+    if retired:
+        print(retired)
 
     loggers = {"eval": _log_eval, "mocqa": _log_mocqa, "cases": _log_cases, "build": _log_build}
     for part in todo:
         stable, run_ids = loggers[part.family](part, params, uri)
         write_marker(part.marker, stable, run_ids, inputs[part.name])
+    mark_modified(_written(params, todo))  # the home page lists the last modified: results first
+    return retired
+
+
+def _written(params: dict[str, Any], parts: list[Part]) -> list[str]:
+    """The MLflow experiments the parts wrote: builds, then families, then the results one."""
+    prefix = params["tracking"]["experiment_prefix"]
+    builds = [f"{prefix}/{p.args['build']}-build" for p in parts if p.family == "build"]
+    family = {"eval": lambda p: p.args["benchmark"], "mocqa": lambda p: "mocqa",
+              "cases": lambda p: "cases"}  # fmt: skip
+    families = [f"{prefix}/{family[p.family](p)}" for p in parts if p.family in family]
+    from cultureqa.runs.parent_summary import RESULTS
+
+    return builds + families + ([f"{prefix}/{RESULTS}"] if families else [])
 
 
 def _log_eval(part: Part, params: dict[str, Any], uri: str | None) -> tuple[dict[str, Any], Any]:
@@ -155,15 +178,19 @@ def _log_cases(part: Part, params: dict[str, Any], uri: str | None) -> tuple[dic
 def _log_build(part: Part, params: dict[str, Any], uri: str | None) -> tuple[dict[str, Any], Any]:
     import json
 
+    import pandas as pd
+
     from cultureqa.runs.tracking import log_build
 
     build = part.args["build"]
     root = Path.cwd()
     steps = {Path(p).stem: json.loads((root / p).read_text(encoding="utf-8"))
              for p in part.args["metrics"]}  # fmt: skip
+    items = pd.read_parquet(root / part.args["items"])
     experiment = f"{params['tracking']['experiment_prefix']}/{build}-build"
-    run_id = log_build(project_root(), experiment, steps, part.args["recorded"], uri)
-    print(f"logged the {build} build ({len(steps)} steps) to MLflow run {run_id}")
+    run_id = log_build(project_root(), experiment, steps, part.args["recorded"], uri, items)
+    print(f"logged the {build} build ({len(steps)} steps, {len(items)} items as traces) "
+          f"to MLflow run {run_id}")  # fmt: skip
     return {"enabled": True, "experiment": experiment}, run_id
 
 

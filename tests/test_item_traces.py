@@ -67,3 +67,32 @@ def test_one_trace_per_row_idempotent_and_replaced(
     assert "removed 3 item traces" in caplog.text
     again = mlflow.search_traces(locations=[experiment], run_id=run, return_type="list")
     assert sorted(t.info.tags["correct"] for t in again) == ["False", "False"]
+
+
+@pytest.mark.timeout(300)
+def test_a_family_experiment_holds_its_items_on_each_setting_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MLflow opens every experiment on its trace overview: the family's own lands on its items."""
+    import mlflow
+
+    from cultureqa.runs.mlflow_home import landing_gaps
+    from cultureqa.runs.tracking import DatasetRef, evaluation_metrics, log_runs
+
+    monkeypatch.chdir(tmp_path)
+    preds = pd.concat([_predictions([True, False]),
+                       _predictions([True, True, False]).assign(setting="mcq-id")])  # fmt: skip
+    preds = preds.assign(benchmark="indoculture", model="m", prompt_tokens=1,
+                         completion_tokens=1, cost_usd=0.0)  # fmt: skip
+    provenance = {"git": {"commit": "c", "dirty": False}, "packages": {}, "dvc_exp_name": None}
+    run = {"benchmark": "indoculture", "roster_entry": "model", "model": {"id": "m"},
+           "prompt": "zero_shot", "templates": {}, "api": {}, "provenance": provenance}  # fmt: skip
+    dataset = DatasetRef("indoculture", "0" * 32, "data/sources/indoculture.jsonl")
+    runs = log_runs(tmp_path, "cultureqa/indoculture", run, preds, "setting",
+                    lambda p: evaluation_metrics(p, []), lambda _: dataset)  # fmt: skip
+    family = mlflow.get_experiment_by_name("cultureqa/indoculture").experiment_id
+    for setting, count in (("mcq-en", 2), ("mcq-id", 3)):
+        found = mlflow.search_traces(locations=[family], run_id=runs[setting], return_type="list")
+        assert len(found) == count
+        assert {t.info.tags["setting"] for t in found} == {setting}
+    assert set(landing_gaps()) == {"Default"}  # results and the family land on their items

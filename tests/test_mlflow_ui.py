@@ -5,19 +5,25 @@ sweep) are tracked through the stages' own function (:func:`cultureqa.runs.track
 group per ``DVC_EXP_NAME``) into a fresh ``mlflow.db``; ``mlflow ui`` serves it as ``make ui``
 does. Playwright drives Debian's Chromium in a new profile (MLflow 3.17 opens in its GenAI view
 there, whatever an experiment's kind tag): the home page shows each experiment's description,
-which names the way to the table (:func:`cultureqa.runs.tracking.experiment_note`); home page →
+which names the way to the table (:func:`cultureqa.runs.mlflow_home.experiment_note`); home page →
 click ``cultureqa/results`` (its GenAI overview, counting the item traces) →
 click "Evaluation runs", and every model × prompt × benchmark row shows accuracy and its CI,
 equal to what ``make compare`` computes from the same items
 (:func:`cultureqa.runs.compare.estimate`, to its printed digit). Then a result's items (one
 click) and one item's record (one more): its reply, parsed answer, scores and gold.
-``CULTUREQA_DOCS_IMG=1`` also writes the screenshots to
-``docs/img/mlflow_home.png``, ``docs/img/mlflow_results.png`` and ``docs/img/mlflow_item.png``.
+No click from the home page lands on an empty page: the sweep also tracks one dataset build (its
+items as traces) as the track stage does, which deletes MLflow's empty ``Default`` experiment;
+every experiment the home page lists is clicked in turn and its overview must count traces
+(the family experiment its items, the build its judged questions). An experiment planted without
+traces must fail that check. ``CULTUREQA_DOCS_IMG=1`` also writes the screenshots to
+``docs/img/mlflow_home.png``, ``docs/img/mlflow_results.png``, ``docs/img/mlflow_item.png`` and
+``docs/img/mlflow_family.png``.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -26,19 +32,29 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from cultureqa.runs.compare import estimate
+from cultureqa.runs.mlflow_home import experiment_note, retire_default
 from cultureqa.runs.parent_summary import RESULTS_NOTE
-from cultureqa.runs.tracking import benchmark_dataset, evaluation_metrics, experiment_note, log_runs
+from cultureqa.runs.tracking import benchmark_dataset, evaluation_metrics, log_build, log_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 SWEEP = [(m, p) for m in ("random", "first-option") for p in ("zero_shot", "cot")]
 ITEMS = 40
 """Prediction rows per experiment (20 items × 2 settings): one trace each."""
+BUILD = "cultureqa/twohop-demo-build"
+JUDGED = pd.DataFrame({
+    "item_id": [f"q{k}.direct.en" for k in range(6)], "question": "Which province?",
+    "options": '{"A": "Bali", "B": "Aceh"}', "answer": "A", "clue_type": "direct",
+    "language": "en", "judge_keep": [True] * 5 + [False], "judge": "rules",
+    "judge_reason": [""] * 5 + ["leaks the answer"],
+})  # fmt: skip
+"""A build's judged questions (five kept, one removed): its run's traces."""
 
 
 def _predictions(rng: np.random.Generator, model: str) -> pd.DataFrame:
@@ -78,7 +94,48 @@ def _sweep(root: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, tuple[float
                  sweep={"model": model, "prompt": prompt})  # fmt: skip
         found = estimate(preds.groupby("item_id")["correct"].mean().astype(float))
         expected[f"{model} · {prompt} · indoculture"] = (found.value, found.low, found.high)
+    log_build(root, BUILD, {"build": {"kept": 5, "removed": 1}}, {"judge": "rules"}, None, JUDGED)
+    assert retire_default() is not None  # as the track stage does: MLflow's empty Default goes
     return expected
+
+
+def _overview_traces(page: Any, base: str, name: str) -> int:
+    """From the home page, click ``name``: the trace count of the overview it lands on.
+
+    MLflow 3.17 lands on the GenAI overview ("Usage"): its "Traces" card shows the number of
+    traces in the default window (last 7 days), 0 with "No data available" when there are none.
+    """
+    page.goto(base)
+    page.get_by_role("link", name=name, exact=True).first.click()
+    page.wait_for_url(re.compile(r".*/overview/.*"))
+    card = re.compile(r"\nTraces\n([\d,]+)\n(No data available)?")  # the card, not the nav link
+    deadline, shown = time.monotonic() + 90, ""
+    while time.monotonic() < deadline:
+        shown = page.inner_text("body")
+        found = card.search(shown)
+        if found and (found[1] != "0" or found[2]):
+            return int(found[1].replace(",", ""))
+        time.sleep(1)
+    raise AssertionError(f"{name}: the overview's Traces card did not load: {shown[:400]!r}")
+
+
+def _home_experiments(page: Any, base: str) -> list[str]:
+    """The experiments MLflow's home page lists (its "Recent Experiments", at most 5)."""
+    page.goto(base)
+    page.get_by_text("Recent Experiments", exact=True).wait_for()
+    links = page.locator("a[href*='#/experiments/']")
+    links.first.wait_for()
+    return sorted({link.inner_text().strip() for link in links.all()})
+
+
+def _plant_experiment(root: Path) -> str:
+    """An experiment with a run and no trace, as an older version of the stage left them."""
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{root / 'mlflow.db'}")
+    found = mlflow.create_experiment("cultureqa/planted-build", (root / "art").as_uri())
+    mlflow.MlflowClient().create_run(found, run_name="build · workspace")
+    return "cultureqa/planted-build"
 
 
 def _serve(root: Path) -> tuple[subprocess.Popen[bytes], str]:
@@ -120,12 +177,29 @@ def test_the_sweep_table_is_two_clicks_from_mlflow_home(
     expected = _sweep(tmp_path, monkeypatch)
     server, base = _serve(tmp_path)
     shot, item_shot = tmp_path / "mlflow_results.png", tmp_path / "mlflow_item.png"
-    home_shot = tmp_path / "mlflow_home.png"
+    home_shot, family_shot = tmp_path / "mlflow_home.png", tmp_path / "mlflow_family.png"
     try:
         with sync_api.sync_playwright() as play:
             browser = play.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
             page = browser.new_context(viewport={"width": 1600, "height": 900}).new_page()
             page.set_default_timeout(90_000)
+            # no click from the home page lands on an empty page: every experiment listed there
+            # opens on an overview counting its items (4 experiments × 40 rows; the build's 6)
+            listed = _home_experiments(page, base)
+            assert listed == sorted([BUILD, "cultureqa/indoculture", "cultureqa/results"])
+            counts = {}
+            for name in listed:
+                counts[name] = _overview_traces(page, base, name)
+                if name == "cultureqa/indoculture":  # a family experiment: its own items
+                    tip = page.get_by_role("button", name="Got it")  # a one-time tip
+                    if tip.count():
+                        tip.first.click()
+                    page.screenshot(path=str(family_shot))
+            assert counts == {
+                "cultureqa/indoculture": ITEMS * len(SWEEP),
+                "cultureqa/results": ITEMS * len(SWEEP),
+                BUILD: len(JUDGED),
+            }
             page.goto(base)
             # beside each experiment, the home page shows its description: where the table is
             for experiment in ("cultureqa/indoculture", "cultureqa/results"):
@@ -160,6 +234,9 @@ def test_the_sweep_table_is_two_clicks_from_mlflow_home(
                 page.get_by_text(field, exact=True).first.wait_for()
             page.get_by_text("i19 · mcq_en · en", exact=True).first.wait_for()
             page.screenshot(path=str(item_shot))
+            planted = _plant_experiment(tmp_path)  # an experiment without data fails the check
+            assert planted in _home_experiments(page, base)
+            assert _overview_traces(page, base, planted) == 0
             browser.close()
     finally:
         _stop(server)
@@ -167,6 +244,7 @@ def test_the_sweep_table_is_two_clicks_from_mlflow_home(
         shutil.copy(shot, ROOT / "docs" / "img" / "mlflow_results.png")
         shutil.copy(item_shot, ROOT / "docs" / "img" / "mlflow_item.png")
         shutil.copy(home_shot, ROOT / "docs" / "img" / "mlflow_home.png")
+        shutil.copy(family_shot, ROOT / "docs" / "img" / "mlflow_family.png")
     assert set(shown) == set(expected)
     for name, numbers in expected.items():  # make compare prints 3 decimals
         assert [f"{v:.3f}" for v in shown[name]] == [f"{v:.3f}" for v in numbers], name

@@ -181,7 +181,7 @@ def _ui_links(args: argparse.Namespace, root: Path) -> int:
     if not (root / "mlflow.db").exists():
         print(f"no MLflow database at {root / 'mlflow.db'} yet: run `make repro` first")
         return 0
-    from cultureqa.runs.tracking import ui_links
+    from cultureqa.runs.mlflow_home import ui_links
 
     print("MLflow runs tables (each opens in the UI's Model training view):")
     for line in ui_links(root, args.base.rstrip("/")):

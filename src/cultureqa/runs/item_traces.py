@@ -1,4 +1,4 @@
-"""Every item of a result browsable in MLflow: one trace per prediction row, with assessments.
+"""Every item browsable in MLflow: one trace per prediction row (or built item), with assessments.
 
 MLflow 3's GenAI view lists, for a run of an experiment, the traces linked to it: "Evaluation
 runs" → a run opens its items, each with its request, response and assessments as columns,
@@ -22,6 +22,12 @@ once per result. Only the roster slots in :data:`ITEM_TRACE_SLOTS` get traces (t
 items are random or first-option picks), and a result whose predictions did not change since its
 traces were logged is skipped (``ITEMS_TAG`` holds their MD5). New predictions in the same cell
 replace its traces, and the log says how many were removed.
+
+The same traces also go to each family experiment's child run (one setting, language or seed of
+the model slot), and a dataset build's items (:func:`build_item_record`: the question, its
+options and gold, and the judge's verdict) to the build's run: MLflow 3.17 opens every experiment
+on its GenAI overview, which counts traces, so each experiment on MLflow's home page lands on its
+own items rather than on an empty page.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ import json
 import logging
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -45,6 +51,21 @@ CONTEXT = ("setting", "language", "clue_type", "seed", "location", "scoring", "p
 """Columns that say under which condition an item was asked, when the benchmark has them."""
 ANSWER = ("pred", "answer_pred")
 """The parsed answer (ID-MoCQA: ``answer_pred``; its province pick is ``province_pred``)."""
+FEEDBACK = ("correct", "first_hop_correct", "kept")
+"""Response fields logged as feedback assessments when a record has them (``kept``: a build
+judge's verdict)."""
+BUILD_CONTEXT = ("clue_type", "language", "region", "province", "topic", "origin")
+"""A built item's columns that say what kind of item it is, when the build has them."""
+BUILD_VERDICT = {"judge_keep": "kept", "judge": "judge", "judge_reason": "reason",
+                 "generator": "generator", "template_id": "template", "model": "model",
+                 "attempts": "attempts"}  # fmt: skip
+"""A built item's columns that say how it was made and judged, and their names in the record."""
+
+LONG_FIELDS = ("gold", "question", "options")
+"""Request fields not repeated as trace tags (the gold is an expectation; the rest is long)."""
+
+Record = Callable[[Mapping[str, Any]], tuple[str, dict[str, Any], dict[str, Any]]]
+"""A row's ``(name, request, response)``: :func:`item_record` or :func:`build_item_record`."""
 
 
 def _value(value: Any) -> Any:
@@ -53,6 +74,8 @@ def _value(value: Any) -> Any:
         return None
     if isinstance(value, float) and math.isnan(value):
         return None
+    if getattr(value, "ndim", 0) > 0:  # a list cell of a parquet table (numpy array)
+        return value.tolist()
     return value.item() if hasattr(value, "item") else value
 
 
@@ -101,17 +124,46 @@ def item_record(row: Mapping[str, Any]) -> tuple[str, dict[str, Any], dict[str, 
     return " · ".join(x for x in (str(request["item"]), label) if x), request, response
 
 
+def build_item_record(row: Mapping[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """``(name, request, response)`` of one item of a dataset build.
+
+    The request is the question as built (its options, by letter, and the gold answer); the
+    response what the build decided about it: the judge's verdict (``kept``, ``judge``,
+    ``reason``) where the build judges its items, else how it was made (``model``, ``attempts``).
+    """
+    unit = "item_id" if "item_id" in row else "case_id"
+    context = {c: _value(row[c]) for c in BUILD_CONTEXT if c in row and _value(row[c]) != ""}
+    options = _scores(row["options"]) if "options" in row else None
+    if isinstance(options, list):  # the options in the order shown: A, B, C, …
+        options = {chr(ord("A") + k): text for k, text in enumerate(options)}
+    if options is None:  # one column per letter: option_A…, or the cases' type_A…
+        prefix = "option_" if any(str(k).startswith("option_") for k in row) else "type_"
+        options = {str(k)[len(prefix):]: _value(v) for k, v in row.items()
+                   if str(k).startswith(prefix) and _value(v) is not None}  # fmt: skip
+    request = {"item": _value(row[unit]), **context, "question": _value(row.get("question")),
+               "options": options, "gold": _value(row.get("answer"))}  # fmt: skip
+    response = {name: _value(row[column]) for column, name in BUILD_VERDICT.items()
+                if column in row}  # fmt: skip
+    if "kept" in response:
+        response["kept"] = _truth(response["kept"])
+    label = " · ".join(str(context[c]) for c in ("clue_type", "language") if c in context)
+    return " · ".join(x for x in (str(request["item"]), label) if x), request, response
+
+
 def log_item_traces(
     experiment_id: str,
     run_id: str,
     predictions: pd.DataFrame,
     tags: Mapping[str, str],
     content_md5: str,
+    record: Record = item_record,
 ) -> int:
     """One trace per row of ``predictions``, linked to ``run_id``; returns how many were written.
 
-    ``tags`` (benchmark, slot, prompt, DVC experiment) go on every trace. Returns 0, with a log
-    line, when the run already holds the traces of these predictions.
+    ``tags`` (benchmark, slot, prompt, DVC experiment) go on every trace; ``record`` makes each
+    row's request and response (a prediction's by default, :func:`build_item_record` for a
+    build's items). Returns 0, with a log line, when the run already holds the traces of these
+    rows.
     """
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     import mlflow
@@ -133,19 +185,20 @@ def log_item_traces(
     written = 0
     with mlflow.start_run(run_id=run_id, experiment_id=experiment_id):
         for row in predictions.to_dict(orient="records"):
-            name, request, response = item_record(row)
+            name, request, response = record(row)
             with mlflow.start_span(name=name, span_type="LLM") as span:
                 span.set_inputs(request)
                 span.set_outputs(response)
-                trace_tags = {**tags, **{k: str(v) for k, v in request.items() if k != "gold"}}
-                trace_tags["correct"] = str(response["correct"])
+                shown = {k: str(v) for k, v in request.items() if k not in LONG_FIELDS}
+                trace_tags = {**tags, **shown}
+                trace_tags |= {k: str(response[k]) for k in FEEDBACK if k in response}
                 trace_tags["status"] = str(_value(row.get("status")) or "")
                 mlflow.update_current_trace(tags=trace_tags)
-                if request["gold"] is not None:
+                if request.get("gold") is not None:
                     mlflow.log_expectation(
                         trace_id=span.trace_id, name="gold", value=request["gold"], source=source
                     )
-                for key in ("correct", "first_hop_correct"):
+                for key in FEEDBACK:
                     if response.get(key) is not None:
                         mlflow.log_feedback(
                             trace_id=span.trace_id, name=key, value=response[key], source=source

@@ -2,10 +2,12 @@
 
 A result is one roster entry × setting/prompt/language/seed with its predictions. Each MLflow
 experiment is tagged "Machine learning" (``mlflow.experimentKind``) and described by where its
-numbers are (:func:`experiment_note`), holds one parent run per DVC experiment and, under it,
-one child run per result, named ``<model id> · <prompt> · <setting>``; re-tracking a result
-updates its run in place, nothing is deleted (:mod:`cultureqa.runs.mlflow_runs`). Each run logs
-its dataset as an MLflow dataset input; the report's figures go to the parent.
+numbers are (:mod:`cultureqa.runs.mlflow_home`), holds one parent run per DVC experiment and,
+under it, one child run per result, named ``<model id> · <prompt> · <setting>``; re-tracking a
+result updates its run in place, nothing is deleted (:mod:`cultureqa.runs.mlflow_runs`). Each run
+logs its dataset as an MLflow dataset input; the report's figures go to the parent. A child run
+of the model slot holds its items as traces, as a build's run does (MLflow opens every
+experiment on an overview of its traces: :mod:`cultureqa.runs.mlflow_home`).
 
 The URI is ``sqlite:///<DVC_ROOT>/mlflow.db`` with an explicit artifact root, so queued DVC
 experiments (which run in temp copies) log into the same database as the workspace; or, with
@@ -28,7 +30,8 @@ from urllib.parse import urlsplit
 import pandas as pd
 
 from cultureqa.config import ParamsError
-from cultureqa.runs.item_traces import ITEM_TRACE_SLOTS, log_item_traces
+from cultureqa.runs.item_traces import ITEM_TRACE_SLOTS, build_item_record, log_item_traces
+from cultureqa.runs.mlflow_home import EXPERIMENT_KIND, NOTE, NOTE_START, experiment_note
 from cultureqa.runs.mlflow_runs import DatasetRef as DatasetRef  # re-exported for the families
 from cultureqa.runs.mlflow_runs import ResultRun as ResultRun
 from cultureqa.runs.mlflow_runs import (
@@ -96,38 +99,6 @@ def _is_server(uri: str) -> bool:
     return uri == "databricks" or urlsplit(uri).scheme in ("http", "https", "databricks")
 
 
-EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
-"""The UI's own label for "Machine learning". MLflow 3.17.2's UI does not pick the landing page
-from it (its workflow toggle is always on, and makes the kind the browser's workflow type, GenAI
-in a new profile): the addresses of :func:`ui_links` carry ``workflowType=machine_learning`` for
-that, and every experiment's description (:func:`experiment_note`) says where its numbers are."""
-NOTE = "mlflow.note.content"
-"""An experiment's description: MLflow's home page shows it beside the experiment's name."""
-NOTE_START = "Sweep table: "
-"""How every description this project writes starts (one a user wrote is left alone)."""
-
-
-def experiment_note(experiment: str) -> str | None:
-    """The description of a project experiment other than the results one, which has its own.
-
-    A click on an experiment from MLflow's home page opens its GenAI overview (see
-    :data:`EXPERIMENT_KIND`), empty for an experiment without item traces; the home page shows
-    descriptions, so each one starts with where the sweep's table is and how to reach its runs.
-    """
-    from cultureqa.runs.parent_summary import RESULTS, results_experiment
-
-    results = results_experiment(experiment)
-    if experiment.rsplit("/", 1)[-1] == RESULTS:
-        return None
-    return (
-        f"{NOTE_START}{results} → Evaluation runs (accuracy ± 95% CI per model × prompt × "
-        f"benchmark; a run there opens its items). This experiment's runs (one parent per DVC "
-        "experiment, children per setting, language or seed) are in its runs table: switch "
-        'MLflow to "Model training" (top left); its GenAI overview stays empty, as it has no '
-        "traces."
-    )
-
-
 def configure(root: Path, experiment: str, uri: str | None = None) -> str:
     """Point MLflow at the project database (or the server at ``uri``); return the experiment id.
 
@@ -173,22 +144,6 @@ def open_store(root: Path, uri: str | None = None) -> None:
             check_reachable(uri)
         mlflow.set_tracking_uri(uri or f"sqlite:///{root / 'mlflow.db'}")
         MlflowClient()  # its service client resolves (and MLflow caches) the store at init
-
-
-RUNS_VIEW = "#/experiments/{id}/runs?workflowType=machine_learning"
-"""The runs table of an experiment. MLflow 3.17's UI opens every experiment on its GenAI overview
-(empty for us) until the browser has switched to "Model training" once; this address switches."""
-
-
-def ui_links(root: Path, base: str) -> list[str]:
-    """``<experiment>: <address of its runs table>`` for each experiment in the project database."""
-    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
-    import mlflow
-
-    mlflow.set_tracking_uri(f"sqlite:///{root / 'mlflow.db'}")
-    found = mlflow.search_experiments(order_by=["name ASC"])
-    return [f"{e.name}: {base}/{RUNS_VIEW.format(id=e.experiment_id)}" for e in found
-            if e.name != "Default"]  # fmt: skip
 
 
 def flatten_params(prefix: str, value: Any, out: dict[str, str]) -> dict[str, str]:
@@ -411,6 +366,11 @@ def _log_runs(
         tags = {"model": str(model["id"]), "packages": packages}
         result = ResultRun(name, identity, params, tags, metrics, frame, artifacts, dataset)
         runs[key] = upsert_result(experiment_id, group, parent, result)
+        if entry in ITEM_TRACE_SLOTS:  # the experiment's overview lands on its own items
+            traced = {"benchmark": str(run["benchmark"]), "slot": entry,
+                      "prompt": prompt or "own", "model": str(model["id"]),
+                      "dvc_experiment": group.label}  # fmt: skip
+            log_item_traces(experiment_id, runs[key], frame, traced, predictions_md5(frame))
     metrics, row = headline(str(run["benchmark"]), entry, prompt, predictions, str(model["id"]))
     swept = {"model.id": "model", "prompt.style": "prompt"}  # the experiment's, on its parent
     given = dict(sweep or {})
@@ -505,15 +465,17 @@ def log_build(
     step_metrics: Mapping[str, Any],
     params: Mapping[str, Any],
     uri: str | None = None,
+    items: pd.DataFrame | None = None,
 ) -> str:
     """One MLflow run for a dataset build: counts kept and removed at every step (DESIGN.md §7).
 
     Idempotent like evaluation runs: the same counts and params re-tracked by the same DVC
     experiment (or workspace commit) update that run; another experiment logs its own run, and
-    nothing is deleted.
+    nothing is deleted. ``items`` (the build's items with its judge's verdicts) are logged as
+    one trace each, linked to the run (:func:`cultureqa.runs.item_traces.build_item_record`).
     """
     with server_errors(uri):
-        return _log_build(root, experiment, step_metrics, params, uri)
+        return _log_build(root, experiment, step_metrics, params, uri, items)
 
 
 def _log_build(
@@ -522,6 +484,7 @@ def _log_build(
     step_metrics: Mapping[str, Any],
     params: Mapping[str, Any],
     uri: str | None,
+    items: pd.DataFrame | None = None,
 ) -> str:
     import mlflow
 
@@ -548,4 +511,10 @@ def _log_build(
             mlflow.log_params({k: v[:6000] for k, v in flat.items()})
         mlflow.log_metrics(metrics)
         mlflow.log_dict(dict(step_metrics), "build_metrics.json")
-        return str(run.info.run_id)
+        run_id = str(run.info.run_id)
+    if items is not None and len(items):
+        tags = {"pipeline": "build", "build": experiment.rsplit("/", 1)[-1],
+                "dvc_experiment": group.label}  # fmt: skip
+        log_item_traces(experiment_id, run_id, items, tags, predictions_md5(items),
+                        build_item_record)  # fmt: skip
+    return run_id

@@ -131,17 +131,29 @@ def plan(root: Path, params: Mapping[str, Any]) -> list[Part]:
     builds = dict(BUILDS) | {f"twohop-{s}": twohop_build(s) for s in params["twohop"]["hop_sets"]}
     for build, (keys, metrics) in builds.items():
         recorded = {key: _select(params, key) for key in keys}
+        items = build_items(params, build)
         parts.append(
             _part(
                 root,
                 f"build/{build}",
                 "build",
-                tuple(root / m for m in metrics),
+                (*(root / m for m in metrics), root / items),
                 {"tracking": tracking, "recorded": recorded},
-                {"build": build, "metrics": metrics, "recorded": recorded},
+                {"build": build, "metrics": metrics, "recorded": recorded, "items": items},
             )
         )
     return parts
+
+
+def build_items(params: Mapping[str, Any], build: str) -> str:
+    """A build's items, logged as traces of its run.
+
+    The cases as constructed; a two-hop set's judged questions with the judge's verdicts (kept
+    and removed ones).
+    """
+    if build == "cases":
+        return f"{params['cases']['paths']['build']}/construct/items.parquet"
+    return f"{params['twohop']['paths']['build']}/{build.removeprefix('twohop-')}/judged.parquet"
 
 
 def select(parts: Sequence[Part], only: Iterable[str] | None) -> list[Part]:

@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from cultureqa.compose import compose_params
+from cultureqa.config import load_params
 from cultureqa.params_digest import DigestError, check, digest
 from cultureqa.regions.config import RegionSet, RegionSetError
 
@@ -35,6 +36,10 @@ def test_params_yaml_carries_each_sets_digest_as_conf_composes_it() -> None:
     for name, values in params["region_sets"].items():
         check(values, name)
         assert values["digest"] == composed["region_sets"][name]["digest"] == digest(values)
+    node = load_params(ROOT / "params.yaml")["region_sets"]  # OmegaConf, as some callers read it
+    assert {name: digest(node[name]) for name in node} == {
+        name: values["digest"] for name, values in params["region_sets"].items()
+    }
 
 
 def test_an_override_of_a_set_changes_its_digest_and_no_other() -> None:

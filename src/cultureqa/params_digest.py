@@ -27,7 +27,14 @@ class DigestError(ValueError):
 
 
 def digest(values: Mapping[str, Any]) -> str:
-    """SHA-256 (16 hex digits) of every value but ``digest`` itself, as canonical JSON."""
+    """SHA-256 (16 hex digits) of every value but ``digest`` itself, as canonical JSON.
+
+    ``values`` is a plain mapping or an OmegaConf node (``load_params``), resolved first.
+    """
+    if type(values).__module__.startswith("omegaconf"):  # not imported where params are plain
+        from omegaconf import OmegaConf
+
+        values = OmegaConf.to_container(values, resolve=True)  # type: ignore[assignment]
     rest = {str(k): v for k, v in values.items() if k != KEY}
     text = json.dumps(rest, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

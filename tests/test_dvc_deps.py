@@ -203,3 +203,23 @@ def test_params_declarations_keep_long_values_out_of_the_lock(tmp_path: Path) ->
         (tmp_path / "dvc.yaml").write_text(planted, encoding="utf-8")
         assert any(p.startswith(problem) for p in dvc_deps.params_problems(tmp_path)), problem
         assert dvc_deps.main(["check", "--root", str(tmp_path)]) == 1
+
+
+def test_an_override_of_one_region_set_reruns_exactly_its_stages(tmp_path: Path) -> None:
+    """The set reaches its stages as a digest, yet an override still reruns them, and only them."""
+    from omegaconf import OmegaConf
+
+    from cultureqa.compose import compose_params
+
+    _copy(tmp_path, COPIED)
+    targets = ["params_check", "twohop_build", "twohop_validate", "twohop_hop", "evaluate"]
+    _dvc(tmp_path, "init", "--no-scm", "-q")
+    _placeholders(tmp_path, targets)
+    _dvc(tmp_path, "commit", "-f", "-q", *targets)
+    assert json.loads(_dvc(tmp_path, "status", "--json", *targets)) == {}
+    composed = compose_params(ROOT / "conf", ["region_sets.un_members.noun.en=nation"])
+    (tmp_path / "params.yaml").write_text(OmegaConf.to_yaml(composed), encoding="utf-8")
+    assert set(json.loads(_dvc(tmp_path, "status", "--json", *targets))) == {
+        "params_check", "twohop_build@un_members", "twohop_validate@un_members",
+        "twohop_hop@un_members",
+    }  # fmt: skip

@@ -177,3 +177,49 @@ def test_prune_lock_drops_only_stages_dvc_yaml_no_longer_defines(tmp_path: Path)
     kept = YAML(typ="safe").load((tmp_path / "dvc.lock").read_text(encoding="utf-8"))
     assert kept == {"schema": "2.0", "stages": live} and stale["mocqa_hop"] not in kept.values()
     assert dvc_deps.prune_lock(tmp_path) == []
+
+
+def test_params_declarations_keep_long_values_out_of_the_lock(tmp_path: Path) -> None:
+    """params_check hashes params.yaml as a file; region sets reach stages as their digest."""
+    assert dvc_deps.params_problems(ROOT) == []
+    _copy(tmp_path, ["dvc.yaml", "src", "stages"])
+    original = (tmp_path / "dvc.yaml").read_text(encoding="utf-8")
+    digest = "        - region_sets.${item}.digest"
+    assert original.count(digest) == 3
+    plants = {
+        # the set's values declared again: 8-9 KB of dvc.lock per stage
+        "values": (original.replace(digest, "        - region_sets.${item}", 1),
+                   "twohop_build: declares region_sets.${item}, a region set's values"),
+        # a stage that reads a set but would not rerun when it changes
+        "missing": (original.replace(digest + " ", "        - twohop.seed # ", 1),
+                    "twohop_build: reads a region set but declares no region_sets.<set>.digest"),
+        "params_check": (
+            original.replace("    deps:\n      - conf\n      - params.yaml\n",
+                             "    params:\n      - params.yaml:\n    deps:\n      - conf\n", 1),
+            "params_check: params.yaml must be a file dep, not params (['params.yaml'])"),
+    }  # fmt: skip
+    for planted, problem in plants.values():
+        assert planted != original
+        (tmp_path / "dvc.yaml").write_text(planted, encoding="utf-8")
+        assert any(p.startswith(problem) for p in dvc_deps.params_problems(tmp_path)), problem
+        assert dvc_deps.main(["check", "--root", str(tmp_path)]) == 1
+
+
+def test_an_override_of_one_region_set_reruns_exactly_its_stages(tmp_path: Path) -> None:
+    """The set reaches its stages as a digest, yet an override still reruns them, and only them."""
+    from omegaconf import OmegaConf
+
+    from cultureqa.compose import compose_params
+
+    _copy(tmp_path, COPIED)
+    targets = ["params_check", "twohop_build", "twohop_validate", "twohop_hop", "evaluate"]
+    _dvc(tmp_path, "init", "--no-scm", "-q")
+    _placeholders(tmp_path, targets)
+    _dvc(tmp_path, "commit", "-f", "-q", *targets)
+    assert json.loads(_dvc(tmp_path, "status", "--json", *targets)) == {}
+    composed = compose_params(ROOT / "conf", ["region_sets.un_members.noun.en=nation"])
+    (tmp_path / "params.yaml").write_text(OmegaConf.to_yaml(composed), encoding="utf-8")
+    assert set(json.loads(_dvc(tmp_path, "status", "--json", *targets))) == {
+        "params_check", "twohop_build@un_members", "twohop_validate@un_members",
+        "twohop_hop@un_members",
+    }  # fmt: skip

@@ -32,6 +32,10 @@ from typing import Any
 from hydra.errors import ConfigCompositionException, HydraException, MissingConfigException
 from omegaconf import OmegaConf
 
+from cultureqa.params_digest import register as register_digest
+
+register_digest()  # conf/region_set/*.yaml: ``digest: ${cultureqa_digest:}``
+
 SHOWN_OPTIONS = 8
 """Options listed when none is near the mistyped one."""
 

@@ -16,6 +16,11 @@ the lock's size. Two things keep it small:
   that was renamed or removed, and each stale entry is read and written again after every
   stage. ``prune-lock`` removes them, naming each (``make repro`` runs it first).
 
+- Params declarations stay short: each declared key is stored in the lock with its values, so
+  ``params_check`` depends on ``params.yaml`` as a file and a region set reaches its stages as
+  ``region_sets.<set>.digest`` (``params_problems``; ``check`` fails on a violation, which
+  ``write`` names but leaves to be fixed by hand).
+
     python -m cultureqa.dvc_deps check | write | prune-lock
 """
 
@@ -106,6 +111,33 @@ def _bodies(pipeline: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {name: s.get("do", s) for name, s in pipeline["stages"].items()}
 
 
+def params_problems(root: Path) -> list[str]:
+    """Params declarations that would put long values back into ``dvc.lock``, or miss a digest.
+
+    DVC stores every declared params key with its values in the lock, so ``params_check`` depends
+    on ``params.yaml`` as a file (one hash) rather than every key, and a region set reaches a
+    stage through ``region_sets.<set>.digest`` (``cultureqa.params_digest``): a stage that
+    imports ``cultureqa.regions`` must declare it, and no stage may declare a set's values.
+    """
+    pipeline = _yaml().load((root / "dvc.yaml").read_text(encoding="utf-8"))
+    problems: list[str] = []
+    for name, body in _bodies(pipeline).items():
+        params = [str(next(iter(p)) if isinstance(p, dict) else p) for p in body.get("params", [])]
+        if name == "params_check":
+            if params or "params.yaml" not in [str(d) for d in body.get("deps", [])]:
+                problems.append(f"{name}: params.yaml must be a file dep, not params ({params})")
+            continue
+        sets = [p for p in params if p == "region_sets" or p.startswith("region_sets.")]
+        problems += [
+            f"{name}: declares {p}, a region set's values; declare region_sets.<set>.digest"
+            for p in sets
+            if not p.endswith(".digest")
+        ]
+        if str(SRC / "regions") in code_deps(root, _script(body)) and not sets:
+            problems.append(f"{name}: reads a region set but declares no region_sets.<set>.digest")
+    return problems
+
+
 def rewrite(root: Path) -> tuple[str, list[str]]:
     """``dvc.yaml``'s text with every stage's code deps as its imports give them, and the changes.
 
@@ -170,10 +202,13 @@ def main(argv: list[str] | None = None) -> int:
     text, changes = rewrite(root)
     for change in changes:
         print(f"dvc.yaml code deps: {change}")
+    problems = params_problems(root)
+    for problem in problems:
+        print(f"dvc.yaml params: {problem}", file=sys.stderr)
     if args.verb == "check":
         if changes:
             print("dvc.yaml code deps are out of date; run: make dvc-deps", file=sys.stderr)
-        return 1 if changes else 0
+        return 1 if changes or problems else 0
     if changes:
         from cultureqa.io import write_text
 

@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cultureqa.params_digest import DigestError
+from cultureqa.params_digest import check as check_digest
+
 GENERATED_TYPES = (
     "comparison", "intersection", "geographical", "entity", "temporal", "commonsense",
 )  # fmt: skip
@@ -271,6 +274,10 @@ class RegionSet:
         sets = params.get("region_sets") or {}
         if name not in sets:
             raise RegionSetError(f"twohop.region_set: no region set '{name}' in region_sets")
+        try:  # the stages declare only the digest in dvc.yaml: it must be the values'
+            check_digest(sets[name], f"region_sets.{name}")
+        except DigestError as exc:
+            raise RegionSetError(str(exc)) from None
         return cls.from_params(sets[name], root, params.get("benchmarks"))
 
     @classmethod

@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from functools import cache
 
 import pytest
 
@@ -71,7 +72,9 @@ def score(kernels: str) -> dict[str, object]:
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
+@cache
 def best_kernels() -> str:
+    """This CPU's widest kernels, read once per test process (a torch import each time)."""
     done = subprocess.run(
         [sys.executable, "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())"],
         capture_output=True, text=True, timeout=120, check=True,

@@ -20,9 +20,9 @@ never replaced nor counted as leaks; the item records them (:func:`frame_terms`)
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from cultureqa.regions.generation.tables import Region, Term
 
@@ -66,14 +66,30 @@ def _found_pattern(term: Term) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w]){body}(?:e?s)?(?![\w])", flags)
 
 
-@lru_cache(maxsize=4096)
+# Unbounded: a set's terms (8,367 for the UN members) are scanned in the same order for
+# every item, so a bounded LRU smaller than that evicted each pattern just before its next use
+# and recompiled them for every item.
+@cache
 def _found(term: Term) -> re.Pattern[str]:
     return _found_pattern(term)
 
 
-@lru_cache(maxsize=4096)
+@cache
 def _compiled(term: Term) -> re.Pattern[str]:
     return _pattern(term)
+
+
+def _matches(term: Term, text: str, pattern: Callable[[Term], re.Pattern[str]]) -> bool:
+    """Whether ``pattern(term)`` matches ``text``, compiling it only where it might.
+
+    A term with a capital letter matches only as written (a phrase's head in either case), so
+    where the rest of it is not a substring no pattern is compiled: a set has thousands of
+    terms and each text holds a few of them. A term in lower case matches in any case, which
+    only its regex decides.
+    """
+    if term.text != term.text.lower() and term.text[1:] not in text:
+        return False
+    return pattern(term).search(text) is not None
 
 
 DETERMINERS = frozenset(
@@ -90,10 +106,10 @@ _MODIFIERS = (
 )
 
 
-@lru_cache(maxsize=4096)
+@cache
 def _slot_pattern(term: Term) -> re.Pattern[str]:
     """The term with the English article and place modifier before it, when present."""
-    bare = _pattern(term).pattern
+    bare = _compiled(term).pattern
     flags = 0 if term.text != term.text.lower() else re.IGNORECASE
     return re.compile(
         rf"(?:(?<![\w'’-])(?P<art>(?i:{_ARTICLES}))\s+)?"
@@ -240,7 +256,7 @@ def scrub(text: str, region: Region, language: str = "en") -> Scrubbed:
     """
     replaced: list[Lost] = []
     for term in ordered_terms(region, language):
-        if term.replacement is None or term.kind == FRAME:
+        if term.replacement is None or term.kind == FRAME or not _matches(term, text, _compiled):
             continue
         pattern = _slot_pattern(term) if language == "en" else _compiled(term)
 
@@ -317,7 +333,7 @@ def leaks(
     joined = "\n".join(texts)
     skip = frozenset(allowed) | {FRAME}
     for term in ordered_terms(region, language):
-        if term.kind not in skip and _found(term).search(joined):
+        if term.kind not in skip and _matches(term, joined, _found):
             found.append(f"{term.text} ({term.kind})")
     return found
 

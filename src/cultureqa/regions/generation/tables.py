@@ -194,8 +194,9 @@ def load_leak_table(
     rel = _relative(path, root)
     frames = frozenset(columns.frame_terms)
     out: dict[str, list[Term]] = {}
-    for index, record in frame.iterrows():
-        row = int(str(index)) + 2
+    # plain dicts, not ``iterrows``: a Series per row cost seconds on thousands of rows
+    for position, record in enumerate(frame.to_dict("records")):
+        row = position + 2
         rid, text = record[columns.leak_id_column].strip(), record["term"].strip()
         if rid not in known:
             raise SourceError(
@@ -242,8 +243,8 @@ def load_regions(
     extra = load_leak_table(columns, root, replacements, ids)
     regions: list[Region] = []
     seen: set[str] = set()
-    for index, record in frame.iterrows():
-        row = int(str(index)) + 2
+    for position, record in enumerate(frame.to_dict("records")):
+        row = position + 2
         rid = record[columns.id].strip()
         if not rid or rid in seen:
             raise SourceError(columns.file, f"blank or repeated id '{rid}'", row, columns.id)

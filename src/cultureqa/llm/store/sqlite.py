@@ -72,6 +72,8 @@ class SqliteStore(ResponseStore):
         OPENED.add(self.path)  # an error line names the databases this stage opened
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
+        # WAL with synchronous=NORMAL: a killed process loses no committed row; a power cut may
+        # lose the last commits (a rerun sends them again) but never corrupts the file.
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute(_SCHEMA)

@@ -34,7 +34,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeGuard
 
 from cultureqa.errors import StoreLocationError as StoreLocationError  # re-exported
 from cultureqa.errors import StoreSchemaError as StoreSchemaError
@@ -167,7 +167,7 @@ def payload_text(payload: Mapping[str, Any]) -> str:
     return _PAYLOAD_ENCODER.encode(payload)
 
 
-def _is_mapping(value: object) -> bool:
+def _is_mapping(value: object) -> TypeGuard[Mapping[str, Any]]:
     return isinstance(value, dict) or isinstance(value, Mapping)  # noqa: SIM101 (dict first: fast)
 
 

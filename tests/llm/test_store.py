@@ -99,3 +99,31 @@ def test_a_backend_missing_a_storage_method_cannot_be_built(tmp_path: Path) -> N
     with pytest.raises(TypeError, match=r"abstract methods .*claim.*leases"):
         LookupOnly()  # type: ignore[abstract]
     assert isinstance(open_store(tmp_path / "s.sqlite"), SqliteStore)
+
+
+def test_a_batch_of_puts_stores_each_payload_as_json_dumps_would(tmp_path: Path) -> None:
+    """One batch of several puts: each row's stored text is ``json.dumps``'s (sorted keys, non-ASCII
+    kept), each gets one send with its cost, and only the owner's leases are released."""
+    import json
+    import os
+
+    from cultureqa.llm.store import StoredResponse
+
+    store = open_store(tmp_path / "s.sqlite")
+    payloads = [
+        {"text": "jawaban é", "usage": {"cost_usd": 0.25, "a": 1}, "b": [1.5, None]},
+        {"text": None, "status": "error", "usage": None},
+    ]
+    rows = [StoredResponse(f"k{i}", "generate", "m", "ok", p) for i, p in enumerate(payloads)]
+    store.claim(["k0", "k1"], "me", 0.0)
+    store._put_groups([(rows[:1], "me"), (rows[1:], None)])
+    stored = {r.key: r.payload for r in store.rows()}
+    assert stored == {
+        f"k{i}": json.dumps(p, sort_keys=True, ensure_ascii=False) for i, p in enumerate(payloads)
+    }
+    assert [(s.key, s.pid, s.cost_usd) for s in store.sends()] == [
+        ("k0", os.getpid(), 0.25),
+        ("k1", os.getpid(), 0.0),
+    ]
+    assert store.leases() == 1  # k1 was put without an owner: its lease stays
+    store.close()

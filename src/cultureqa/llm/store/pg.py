@@ -234,12 +234,12 @@ class PostgresStore(ResponseStore):
 
     def _put_groups(self, groups: Sequence[tuple[Sequence[StoredResponse], str | None]]) -> None:
         """Several ``put`` calls' rows in one transaction: answers, send log, lease release."""
-        now = time.time()
+        now, machine, pid = time.time(), self._machine, os.getpid()
         values, sends, released = [], [], []
         for rows, owner in groups:
             for r in rows:
                 values.append((r.key, r.kind, r.model, r.status, payload_text(r.payload), now))
-                sends.append(send_of(r, self._machine, now))
+                sends.append(send_of(r, machine, now, pid))
                 if owner is not None:
                     released.append((r.key, owner))
         if not values:

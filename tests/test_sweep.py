@@ -34,6 +34,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]  # the module fixture
 
 ROOT = Path(__file__).resolve().parents[1]
 COPIED = ["Makefile", "dvc.yaml", "params.yaml", ".dvcignore", ".gitignore", ".dvc/config",
+          "dvc_hydra_plugins",  # DVC composes conf/ through it (the region sets' digest resolver)
           ".dvc/.gitignore", ".dvc/plots", "src", "stages", "prompts", "data/sources",
           "data/knowledge", "expectations", "conf", "metrics"]  # fmt: skip
 RESULTS = ["headline.json", "summary.json", "accuracy_by_setting.csv"]

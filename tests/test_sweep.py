@@ -36,7 +36,8 @@ ROOT = Path(__file__).resolve().parents[1]
 COPIED = ["Makefile", "dvc.yaml", "params.yaml", ".dvcignore", ".gitignore", ".dvc/config",
           "dvc_hydra_plugins",  # DVC composes conf/ through it (the region sets' digest resolver)
           ".dvc/.gitignore", ".dvc/plots", "src", "stages", "prompts", "data/sources",
-          "data/knowledge", "expectations", "conf", "metrics"]  # fmt: skip
+          "data/knowledge", "expectations", "conf", "metrics",  # tests/gold: mocqa_analyze reads it
+          "tests/gold"]  # fmt: skip
 RESULTS = ["headline.json", "summary.json", "accuracy_by_setting.csv"]
 """IndoCulture's results are left out of the first commit: the experiments make their own."""
 EXPS = {"rnd": "random", "fst": "first_option"}

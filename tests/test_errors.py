@@ -298,14 +298,14 @@ def test_a_full_disk_under_a_healthy_store_is_not_called_damage(
     store = workspace / ".cultureqa" / "responses.sqlite"
     for path in store.parent.glob("responses.sqlite*"):
         path.unlink()  # every answer is a miss, so the run writes
-    real = SqliteStore._put_rows
+    real = SqliteStore._put_groups
 
     def no_room(self: SqliteStore, *args: Any) -> None:
         pages = self._conn.execute("PRAGMA page_count").fetchone()[0]
         self._conn.execute(f"PRAGMA max_page_count = {pages}")  # what a full disk leaves
         real(self, *args)
 
-    monkeypatch.setattr(SqliteStore, "_put_rows", no_room)
+    monkeypatch.setattr(SqliteStore, "_put_groups", no_room)
     capsys.readouterr()
     assert _run("evaluate", ENTRY) == 2
     line = _one_error_line(capsys)

@@ -51,10 +51,19 @@ def test_an_override_of_a_set_changes_its_digest_and_no_other() -> None:
     assert over["indonesia"]["digest"] == base["indonesia"]["digest"]
 
 
-def test_dvc_exp_run_composition_writes_the_same_digest(tmp_path: Path) -> None:
-    """DVC's ``compose_and_dump`` (what ``dvc exp run -S`` calls), with the plugin it loads."""
-    from dvc.utils.hydra import compose_and_dump
+def test_dvc_exp_run_composition_writes_the_same_digest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DVC's ``compose_and_dump`` (what ``dvc exp run -S`` calls), with the plugin it loads.
 
+    The plugin wraps Hydra's config loader for the whole process (DVC's override checks, API keys
+    included): the wrap is undone after this test, so later compositions in the same worker are
+    the project's own.
+    """
+    from dvc.utils.hydra import compose_and_dump
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+
+    monkeypatch.setattr(ConfigLoaderImpl, "load_configuration", ConfigLoaderImpl.load_configuration)
     sys.path.insert(0, str(ROOT / "dvc_hydra_plugins"))
     try:
         importlib.import_module("hydra_plugins.cultureqa_overrides")

@@ -116,7 +116,9 @@ class OverlapGate:
 
 def _queue_workspace(ws: Path) -> None:
     """A git + DVC repo whose only stage is the real evaluate stage on 6 IndoCulture items."""
-    for folder in ("conf", "prompts", "data/knowledge", "data/sources/indoculture"):
+    # dvc_hydra_plugins: DVC composes conf/ through it (the region sets' digest resolver)
+    for folder in ("conf", "prompts", "data/knowledge", "data/sources/indoculture",
+                   "dvc_hydra_plugins"):  # fmt: skip
         shutil.copytree(ROOT / folder, ws / folder)
     with (ws / "conf" / "benchmark" / "indoculture.yaml").open("a", encoding="utf-8") as fh:
         fh.write(f"limit: {LIMIT}\n")
@@ -147,6 +149,7 @@ def _queue_workspace(ws: Path) -> None:
     _sh(ws, "git", "init", "-q")
     _sh(ws, "dvc", "init", "-q")
     _sh(ws, "dvc", "config", "hydra.enabled", "true")
+    _sh(ws, "dvc", "config", "hydra.plugins_path", "dvc_hydra_plugins")
     _git_commit(ws, "workspace")
 
 

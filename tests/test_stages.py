@@ -161,6 +161,19 @@ def test_build_counts_are_logged_to_mlflow(
     for name, doc in steps.items():
         (workspace / f"metrics/cases/{name}.json").parent.mkdir(parents=True, exist_ok=True)
         (workspace / f"metrics/cases/{name}.json").write_text(json.dumps(doc))
+    import pandas as pd  # the cases as constructed: the build run's items, logged as traces
+
+    items = workspace / "data/build/cases/construct/items.parquet"
+    items.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(
+        {
+            "case_id": ["c1", "c2"],
+            "question": ["Where?", "Which?"],
+            "type_A": ["x", "y"],
+            "type_B": ["z", "w"],
+            "answer": ["A", "B"],
+        }
+    ).to_parquet(items)
     assert _stage("track")(["--only", "build/cases"]) == 0
     import mlflow
 
@@ -169,6 +182,8 @@ def test_build_counts_are_logged_to_mlflow(
     assert len(runs) == 1
     assert runs["metrics.construct.kept"][0] == 850
     assert runs["params.cases.construct.max_attempts"][0] == "3"
+    traces = mlflow.search_traces(locations=[runs["experiment_id"][0]])
+    assert len(traces) == 2  # one per constructed case
     assert _stage("track")(["--only", "build/cases"]) == 0  # unchanged: skipped, and says so
     assert "skipped 1 of 1 part(s)" in capsys.readouterr().out
     assert _stage("track")(["--only", "build/cases", "--force"]) == 0  # re-tracked: no new run

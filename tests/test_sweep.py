@@ -245,9 +245,11 @@ def test_mlflow_parent_runs_show_the_headline_without_expanding(
         (experiment,) = db.execute(
             "select experiment_id from experiments where name = 'cultureqa/indoculture'"
         ).fetchone()
-        parents = dict(db.execute(
+        parents = dict(db.execute(  # IndoCulture's: every family's experiment has its parents
             "select t.value, t.run_uuid from tags t join tags g on g.run_uuid = t.run_uuid "
-            "where t.key = 'dvc.exp_name' and g.key = 'cultureqa.group'"))  # fmt: skip
+            "join runs r on r.run_uuid = t.run_uuid "
+            "where t.key = 'dvc.exp_name' and g.key = 'cultureqa.group' and r.experiment_id = ?",
+            (experiment,)))  # fmt: skip
         parent = (parents["fst"],)
         metrics = dict(db.execute("select key, value from latest_metrics where run_uuid = ?",
                                   parent))  # fmt: skip

@@ -19,6 +19,8 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+import pytest
+
 from cultureqa import dvc_deps
 from cultureqa.dvc_deps import code_deps
 
@@ -100,27 +102,51 @@ def _placeholders(root: Path, targets: list[str]) -> None:
                 (path / "placeholder").write_text("x\n")
 
 
-def test_an_edit_in_two_hop_build_code_leaves_evaluation_up_to_date(tmp_path: Path) -> None:
-    _copy(tmp_path, COPIED)
-    targets = ["evaluate", "cases_evaluate", "twohop_build", "mocqa_evaluate"]
-    _dvc(tmp_path, "init", "--no-scm", "-q")
-    _placeholders(tmp_path, targets)
-    _dvc(tmp_path, "commit", "-f", "-q", *targets)
-    assert json.loads(_dvc(tmp_path, "status", "--json", *targets)) == {}
-    with (tmp_path / "src/cultureqa/regions/build.py").open("a", encoding="utf-8") as f:
+EDIT_TARGETS = ["evaluate", "cases_evaluate", "twohop_build", "mocqa_evaluate"]
+OVERRIDE_TARGETS = ["params_check", "twohop_build", "twohop_validate", "twohop_hop", "evaluate"]
+
+
+@pytest.fixture(scope="module")
+def committed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the tree whose stages (both tests' targets) DVC has committed as up to date.
+
+    Built once per test process: ``dvc commit`` of these stages parses ``params.yaml`` and
+    ``dvc.yaml`` once per stage (about 5 CPU s); each test works on its own copy of it.
+    """
+    root = tmp_path_factory.mktemp("committed")
+    _copy(root, COPIED)
+    targets = sorted({*EDIT_TARGETS, *OVERRIDE_TARGETS})
+    _dvc(root, "init", "--no-scm", "-q")
+    _placeholders(root, targets)
+    _dvc(root, "commit", "-f", "-q", *targets)
+    return root
+
+
+def _copy_of(committed: Path, dst: Path) -> Path:
+    shutil.copytree(committed, dst, symlinks=True)
+    return dst
+
+
+def test_an_edit_in_two_hop_build_code_leaves_evaluation_up_to_date(
+    committed: Path, tmp_path: Path
+) -> None:
+    build, evaluation = _copy_of(committed, tmp_path / "b"), _copy_of(committed, tmp_path / "e")
+    targets = EDIT_TARGETS
+    assert json.loads(_dvc(build, "status", "--json", *targets)) == {}
+    with (build / "src/cultureqa/regions/build.py").open("a", encoding="utf-8") as f:
         f.write("# an edit in two-hop build code\n")
-    changed = set(json.loads(_dvc(tmp_path, "status", "--json", *targets)))
+    changed = set(json.loads(_dvc(build, "status", "--json", *targets)))
     assert "twohop_build@indonesia" in changed
     # ID-MoCQA evaluation code lives in mocqa/, apart from the build: a build edit reaches it
     # only through the dataset, never as a code dep.
     assert not any(
         s.startswith(("evaluate@", "cases_evaluate@", "mocqa_evaluate@")) for s in changed
     ), changed
-    # and the other way: an edit in evaluation code leaves the build up to date
-    _dvc(tmp_path, "commit", "-f", "-q", *targets)
-    with (tmp_path / "src/cultureqa/mocqa/evaluate.py").open("a", encoding="utf-8") as f:
+    # and the other way (on a copy without the build edit): an edit in evaluation code leaves
+    # the build up to date
+    with (evaluation / "src/cultureqa/mocqa/evaluate.py").open("a", encoding="utf-8") as f:
         f.write("# an edit in ID-MoCQA evaluation code\n")
-    changed = set(json.loads(_dvc(tmp_path, "status", "--json", *targets)))
+    changed = set(json.loads(_dvc(evaluation, "status", "--json", *targets)))
     assert any(s.startswith("mocqa_evaluate@") for s in changed), changed
     assert not any(s.startswith("twohop_build@") for s in changed), changed
 
@@ -205,21 +231,20 @@ def test_params_declarations_keep_long_values_out_of_the_lock(tmp_path: Path) ->
         assert dvc_deps.main(["check", "--root", str(tmp_path)]) == 1
 
 
-def test_an_override_of_one_region_set_reruns_exactly_its_stages(tmp_path: Path) -> None:
+def test_an_override_of_one_region_set_reruns_exactly_its_stages(
+    committed: Path, tmp_path: Path
+) -> None:
     """The set reaches its stages as a digest, yet an override still reruns them, and only them."""
     from omegaconf import OmegaConf
 
     from cultureqa.compose import compose_params
 
-    _copy(tmp_path, COPIED)
-    targets = ["params_check", "twohop_build", "twohop_validate", "twohop_hop", "evaluate"]
-    _dvc(tmp_path, "init", "--no-scm", "-q")
-    _placeholders(tmp_path, targets)
-    _dvc(tmp_path, "commit", "-f", "-q", *targets)
-    assert json.loads(_dvc(tmp_path, "status", "--json", *targets)) == {}
+    ws = _copy_of(committed, tmp_path / "ws")
+    targets = OVERRIDE_TARGETS
+    assert json.loads(_dvc(ws, "status", "--json", *targets)) == {}
     composed = compose_params(ROOT / "conf", ["region_sets.un_members.noun.en=nation"])
-    (tmp_path / "params.yaml").write_text(OmegaConf.to_yaml(composed), encoding="utf-8")
-    assert set(json.loads(_dvc(tmp_path, "status", "--json", *targets))) == {
+    (ws / "params.yaml").write_text(OmegaConf.to_yaml(composed), encoding="utf-8")
+    assert set(json.loads(_dvc(ws, "status", "--json", *targets))) == {
         "params_check", "twohop_build@un_members", "twohop_validate@un_members",
         "twohop_hop@un_members",
     }  # fmt: skip

@@ -41,8 +41,9 @@ def _main(script: Path) -> Callable[[list[str]], int]:
 def _in(cwd: Path, env: Mapping[str, str]) -> Iterator[None]:
     """``cwd`` and exactly ``env`` as the process's, both restored after."""
     before_env, before_cwd = dict(os.environ), Path.cwd()
+    wanted = dict(env)  # a copy: ``env`` may be os.environ itself
     os.environ.clear()
-    os.environ.update(env)
+    os.environ.update(wanted)
     os.chdir(cwd)
     try:
         yield
@@ -61,7 +62,22 @@ def run_stage_inprocess(
     (log records go to the test process's own logging, as in any in-process call).
     """
     main = _main(script.resolve())
+    return call_inprocess(lambda: run_stage(lambda: main(argv)), [str(script), *argv], cwd, env)
+
+
+def call_inprocess(
+    call: Callable[[], int], args: list[str], cwd: Path, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``call()``'s exit code and what it printed, run in ``cwd`` (and ``env``, when given).
+
+    For an entry point whose ``main`` already turns errors into exit codes (``cultureqa.cli``'s
+    ``main`` goes through :func:`run_stage`); ``args`` only names the call in the result.
+    """
     out, err = io.StringIO(), io.StringIO()
-    with _in(cwd, env), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = run_stage(lambda: main(argv))
-    return subprocess.CompletedProcess([str(script), *argv], code, out.getvalue(), err.getvalue())
+    with (
+        _in(cwd, dict(os.environ) if env is None else env),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
+        code = call()
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())

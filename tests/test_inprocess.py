@@ -2,11 +2,13 @@
 
 The exit code and the one ``error:`` line come from the same wrapper as the script's
 ``__main__``; the call sees the workspace as cwd and exactly the environment it is given, and the
-test process gets both back afterwards, also when the stage fails.
+test process gets both back afterwards (and the ``cultureqa`` logger's level that the stage's
+``setup_stage`` sets), also when the stage fails.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -20,6 +22,9 @@ from pathlib import Path
 
 
 def main(argv):
+    from cultureqa.config import setup_stage
+
+    setup_stage()  # the cultureqa logger at CULTUREQA_LOG_LEVEL, as in every stage
     Path("seen.txt").write_text(os.environ.get("ONLY_HERE", "unset") + " " + " ".join(argv))
     print("wrote seen.txt")
     if argv == ["--missing"]:
@@ -39,8 +44,10 @@ def test_a_stage_in_process_returns_what_its_process_returns(tmp_path: Path) -> 
     script.parent.mkdir()
     script.write_text(STAGE, encoding="utf-8")
     ws.mkdir()
-    env = {**os.environ, "ONLY_HERE": "yes"}
+    env = {**os.environ, "ONLY_HERE": "yes", "CULTUREQA_LOG_LEVEL": "ERROR"}
     before_cwd, before_env = Path.cwd(), dict(os.environ)
+    before_level = logging.getLogger("cultureqa").level
+    assert before_level != logging.ERROR
     for argv in (["--ok"], ["--missing"]):
         inproc = run_stage_inprocess(script, argv, ws, env)
         seen_inproc = (ws / "seen.txt").read_text()
@@ -51,6 +58,7 @@ def test_a_stage_in_process_returns_what_its_process_returns(tmp_path: Path) -> 
         assert inproc.stderr == proc.stderr, (inproc.stderr, proc.stderr)
     assert proc.returncode == 2 and proc.stderr.startswith("error: ")
     assert Path.cwd() == before_cwd and dict(os.environ) == before_env
+    assert logging.getLogger("cultureqa").level == before_level
 
 
 def test_a_call_without_env_keeps_the_callers_environment(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import logging
 import os
 import runpy
 import subprocess
@@ -39,7 +40,14 @@ def _main(script: Path) -> Callable[[list[str]], int]:
 
 @contextlib.contextmanager
 def _in(cwd: Path, env: Mapping[str, str]) -> Iterator[None]:
-    """``cwd`` and exactly ``env`` as the process's, both restored after."""
+    """``cwd`` and exactly ``env`` as the process's, both restored after.
+
+    Also the ``cultureqa`` logger's level and the root logger's handlers, which
+    :func:`cultureqa.config.setup_stage` sets for a stage process (``CULTUREQA_LOG_LEVEL``):
+    left set, a later test in this process would see the stage's level, not its own.
+    """
+    ours, root = logging.getLogger("cultureqa"), logging.getLogger()
+    before_level, before_handlers = ours.level, list(root.handlers)
     before_env, before_cwd = dict(os.environ), Path.cwd()
     wanted = dict(env)  # a copy: ``env`` may be os.environ itself
     os.environ.clear()
@@ -48,6 +56,8 @@ def _in(cwd: Path, env: Mapping[str, str]) -> Iterator[None]:
     try:
         yield
     finally:
+        ours.setLevel(before_level)
+        root.handlers[:] = before_handlers
         os.chdir(before_cwd)
         os.environ.clear()
         os.environ.update(before_env)

@@ -17,6 +17,7 @@ from cultureqa.testing.cpu_top import (  # noqa: F401  (hooks: `pytest --cpu-top
     pytest_runtest_protocol,
     pytest_terminal_summary,
 )
+from cultureqa.testing.mlflow_template import install as install_mlflow_template
 from cultureqa.testing.postgres import NoServer, PgServer, temporary_server
 
 for _key, _value in OFFLINE_ENV.items():
@@ -33,6 +34,10 @@ for _key in ("MAKEFLAGS", "MAKEOVERRIDES", "MFLAGS", "MAKELEVEL"):
     os.environ.pop(_key, None)
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# in-process track stages: MLflow's migrations run once per test process, later empty SQLite
+# stores are copies of that one (see the module's docstring)
+install_mlflow_template()
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

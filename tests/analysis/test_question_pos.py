@@ -138,6 +138,33 @@ def test_the_indonesian_tagger_is_fitted_once_and_reports_its_agreement() -> Non
     assert counts["verbs"] >= 1 and counts["proper_nouns"] == 1
 
 
+def test_the_fitted_tagger_is_read_once_per_process_and_again_when_its_file_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+    import os
+
+    import joblib
+
+    from cultureqa.mocqa import pos
+
+    # a stand-in for the fitted file (a real one takes 1 CPU s to read): reading is the subject
+    fitted = tmp_path / f"pos-id-{pos._cache_key(pos._nlp_id_corpus())}.joblib"
+    joblib.dump({"stand-in": "model"}, fitted)
+    fitted.with_suffix(".json").write_text(json.dumps({"heldout_accuracy": 0.95}))
+    read: list[Path] = []
+    load = joblib.load
+    monkeypatch.setattr(joblib, "load", lambda path: read.append(Path(path)) or load(path))
+
+    first, second = pos.indonesian_tagger(tmp_path), pos.indonesian_tagger(tmp_path)
+    assert read == [fitted] and first is not second  # the second reuses the model read once
+    assert first.notes == second.notes == {"heldout_accuracy": 0.95}
+    later = fitted.stat().st_mtime_ns + 10**9
+    os.utime(fitted, ns=(later, later))  # as a refit would leave it
+    pos.indonesian_tagger(tmp_path)
+    assert read == [fitted, fitted]
+
+
 def test_analysis_report_has_the_table_and_says_what_is_not_counted() -> None:
     data = pd.DataFrame({
         "item_id": ["a", "b"], "clue_type": ["entity", "entity"], "language": ["en", "id"],

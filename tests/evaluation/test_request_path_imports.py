@@ -18,7 +18,7 @@ from cultureqa.testing.workspace import make_api_workspace, stage_env
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("pandas", "numpy", "pyarrow", "omegaconf", "scipy", "mlflow", "great_expectations",
-         "transformers", "litellm", "statsmodels", "tqdm")  # fmt: skip
+         "transformers", "litellm", "statsmodels", "tqdm", "unittest.mock")  # fmt: skip
 
 WRAPPER = """
 import json, runpy, sys

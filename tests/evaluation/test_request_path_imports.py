@@ -2,7 +2,8 @@
 
 The real stage against the fake server, twice in fresh workspaces on one user cache: the first
 run reads the benchmark from its source (pandas) and stores the load; the second finds it
-stored, and by its first request has imported none of :data:`HEAVY`. Both write the same bytes.
+stored, and by its first request has imported none of :data:`HEAVY`, tqdm included although
+its progress bar is on (the bar is built at the first reply). Both write the same bytes.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from cultureqa.testing.workspace import make_api_workspace, stage_env
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("pandas", "numpy", "pyarrow", "omegaconf", "scipy", "mlflow", "great_expectations",
-         "transformers", "litellm", "statsmodels")  # fmt: skip
+         "transformers", "litellm", "statsmodels", "tqdm", "unittest.mock")  # fmt: skip
 
 WRAPPER = """
 import json, runpy, sys
@@ -50,6 +51,8 @@ def test_a_stored_benchmark_load_keeps_heavy_libraries_off_the_request_path(
         for k in range(2):
             ws = make_api_workspace(ROOT, tmp_path / f"ws{k}", 12, server.api_base, 4,
                                     "CULTUREQA_TEST_KEY", transport="wire")  # fmt: skip
+            params = ws / "params.yaml"  # the bar on: its import still waits for a reply
+            params.write_text(params.read_text().replace("progress: false", "progress: true"))
             env = {**stage_env(ws), "CULTUREQA_CACHE_DIR": str(tmp_path / "cache"),
                    "CULTUREQA_TEST_KEY": "sk-test", "CULTUREQA_LOG_LEVEL": "INFO"}  # fmt: skip
             cmd = [sys.executable, "-c", wrapper, str(probe), str(ROOT / "stages/evaluate.py")]

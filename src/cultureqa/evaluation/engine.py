@@ -23,11 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, cast
 
-from tqdm import tqdm
-from tqdm.contrib.logging import logging_redirect_tqdm
-
 from cultureqa.config import print_error
 from cultureqa.evaluation.failures import over_limit_line
+from cultureqa.evaluation.progress import Progress
 from cultureqa.evaluation.record import (
     Reply,
     RunRecord,
@@ -216,20 +214,20 @@ def evaluate(family: Family, run: RunSpec) -> Result:
     plan = list(family.plan(view))
     total = sum(len(p.requests) if isinstance(p, Batch) else p.requests for p in plan)
     label = "/".join(x for x in (family.benchmark, view.model_id, run.prompt) if x)
-    bar = tqdm(total=total, desc=label, disable=not run.progress, unit="req")
-    client.on_progress = _progress_hook(bar)
+    bar = Progress(total, label, run.progress)  # tqdm imported at the first reply
+    client.on_progress = bar.hook
 
     async def run_all() -> list[pd.DataFrame]:
         for step in plan:
             if isinstance(step, Skip):
-                bar.update(step.requests)
+                bar.skip(step.requests)
         try:
             return await run_settings(client, [s for s in plan if isinstance(s, Batch)])
         finally:
             await client.aclose()
 
     try:
-        with logging_redirect_tqdm(), _fewer_collections():  # log lines print above the bar
+        with _fewer_collections():  # log lines print above the bar once it shows
             frames = asyncio.run(run_all())
     finally:
         bar.close()
@@ -287,35 +285,6 @@ def _fewer_collections() -> Iterator[None]:
         gc.set_threshold(*thresholds)
         if frozen_here:
             gc.unfreeze()
-
-
-def _progress_hook(bar: tqdm) -> Callable[[Sequence[Any]], None] | None:  # type: ignore[type-arg]
-    """Advance the bar per reply and show errors, tokens and cost so far.
-
-    The postfix is set without a redraw of its own: ``update`` redraws at tqdm's refresh rate,
-    showing it. A disabled bar (``evaluate.progress: false``) gets no hook: formatting a
-    postfix per reply that nobody sees cost 0.02 ms of CPU per request.
-    """
-    if bar.disable:
-        return None
-    state = {"errors": 0, "tokens": 0, "cost": 0.0}
-
-    def hook(responses: Sequence[Any]) -> None:
-        for r in responses:
-            state["errors"] += int(getattr(r, "status", "ok") != "ok")
-            usage = getattr(r, "usage", None)
-            if usage is not None:
-                state["tokens"] += usage.prompt_tokens + usage.completion_tokens
-                state["cost"] += usage.cost_usd
-        bar.set_postfix(
-            errors=state["errors"],
-            tokens=state["tokens"],
-            cost=f"${state['cost']:.4f}",
-            refresh=False,
-        )
-        bar.update(len(responses))
-
-    return hook
 
 
 def summary_line(record: RunRecord) -> str:

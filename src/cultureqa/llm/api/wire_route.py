@@ -29,7 +29,6 @@ import logging
 import os
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 from cultureqa.io import atomic_path
 from cultureqa.llm.api.transport import ChatConfig
@@ -148,7 +147,13 @@ def _context(litellm: Any, model: str) -> int | None:
 
 
 def _credentials(litellm: Any, model: str) -> tuple[list[str], bool | None, str | None]:
-    """The variables litellm checks and reads, found in an emptied environment (names only)."""
+    """The variables litellm checks and reads, found in an emptied environment (names only).
+
+    ``unittest.mock`` is imported here, where litellm is loaded anyway, not by a stage whose
+    route is stored (about 0.03 CPU s before its first request).
+    """
+    from unittest import mock
+
     with mock.patch.dict(os.environ, {}, clear=True):
         names = list(litellm.validate_environment(model=model).get("missing_keys") or [])
         key_env = None

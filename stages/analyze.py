@@ -13,14 +13,14 @@ from cultureqa.analysis.headline import indoculture_headline
 from cultureqa.analysis.plotdata import slot_accuracy
 from cultureqa.analysis.roster import key_by_roster, roster_slots
 from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.config import load_params, run_stage, select, setup_stage
+from cultureqa.core.config import load_params, run_stage, select, setup_stage
+from cultureqa.core.io import write_csv, write_json
 from cultureqa.evaluation.report import (
     ReportPaths,
     analyze_benchmark,
     collect_predictions,
     collect_records,
 )
-from cultureqa.io import write_csv, write_json
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,8 +13,8 @@ from cultureqa.analysis.plotdata import slot_accuracy
 from cultureqa.analysis.roster import key_by_roster, roster_slots
 from cultureqa.cases.analysis import AnalysisOptions, analyze, prepare
 from cultureqa.cases.report import human_predictions, summary, write_analysis
-from cultureqa.config import load_params, run_stage, select, setup_stage
-from cultureqa.io import write_csv, write_json
+from cultureqa.core.config import load_params, run_stage, select, setup_stage
+from cultureqa.core.io import write_csv, write_json
 
 
 def main(argv: list[str] | None = None) -> int:

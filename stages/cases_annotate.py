@@ -18,8 +18,8 @@ import pandas as pd
 from cultureqa.cases.country_levels import read_levels
 from cultureqa.cases.ingest import annotate_cases, split_unannotated
 from cultureqa.cases.topics import analysis_categories, category_counts, load_topic_rules
-from cultureqa.config import ConfigTypeError, load_params, run_stage, select, setup_stage
-from cultureqa.io import write_json, write_parquet
+from cultureqa.core.config import ConfigTypeError, load_params, run_stage, select, setup_stage
+from cultureqa.core.io import write_json, write_parquet
 
 POLICIES = ("exclude", "keep", "error")
 

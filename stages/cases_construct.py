@@ -22,12 +22,12 @@ from cultureqa.cases.construct import (
     load_construct_template,
 )
 from cultureqa.cases.ingest import load_sample_items
-from cultureqa.config import load_params, run_stage, select, setup_stage
-from cultureqa.io import write_json, write_parquet
+from cultureqa.core.config import load_params, run_stage, select, setup_stage
+from cultureqa.core.io import write_json, write_parquet
+from cultureqa.core.runlog import VOLATILE_COLUMNS, runlog_dir
+from cultureqa.core.spend import LEDGER, budget_from, build_guard, team_from
 from cultureqa.llm.door import open_client
 from cultureqa.llm.store import open_store, store_location
-from cultureqa.runlog import VOLATILE_COLUMNS, runlog_dir
-from cultureqa.spend import LEDGER, budget_from, build_guard, team_from
 
 
 def construct_with_model(
@@ -102,7 +102,7 @@ def construct_metrics(
 def write_attempts(out: Path, attempts: pd.DataFrame, calls: int) -> None:
     """Attempts (a DVC output) without what differs between a fresh run and a cached rerun.
 
-    Latencies, cache flags and the call count go to the run log (:mod:`cultureqa.runlog`), so the
+    Latencies, cache flags and the call count go to the run log (:mod:`cultureqa.core.runlog`), so the
     output and ``metrics/cases/construct.json`` hash the same on every rerun.
     """
     volatile = [c for c in VOLATILE_COLUMNS if c in attempts.columns]

@@ -8,9 +8,9 @@ from pathlib import Path
 import _environment  # noqa: F401  (before pandas, cultureqa: one line outside the env)
 
 from cultureqa.cases.ingest import load_cases
-from cultureqa.config import load_params, run_stage, select, setup_stage
-from cultureqa.io import write_json, write_parquet
-from cultureqa.provenance import file_md5
+from cultureqa.core.config import load_params, run_stage, select, setup_stage
+from cultureqa.core.io import write_json, write_parquet
+from cultureqa.core.provenance import file_md5
 
 
 def main(argv: list[str] | None = None) -> int:

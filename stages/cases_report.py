@@ -8,7 +8,7 @@ from pathlib import Path
 import _environment  # noqa: F401  (before pandas, cultureqa: one line outside the env)
 
 from cultureqa.cases.report import read_analysis, write_report
-from cultureqa.config import load_params, run_stage, select, setup_stage
+from cultureqa.core.config import load_params, run_stage, select, setup_stage
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,8 +9,8 @@ import _environment  # noqa: F401  (before pandas, cultureqa: one line outside t
 import pandas as pd
 
 from cultureqa.cases.shuffle import answer_position_counts, shuffle_items
-from cultureqa.config import load_params, run_stage, select, setup_stage
-from cultureqa.io import write_json, write_parquet
+from cultureqa.core.config import load_params, run_stage, select, setup_stage
+from cultureqa.core.io import write_json, write_parquet
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,8 +13,8 @@ from pathlib import Path
 import _environment  # noqa: F401  (before pandas, cultureqa: one line outside the env)
 import pandas as pd
 
-from cultureqa.config import load_params, run_stage, select, setup_stage
-from cultureqa.io import write_json
+from cultureqa.core.config import load_params, run_stage, select, setup_stage
+from cultureqa.core.io import write_json
 
 
 def main(argv: list[str] | None = None) -> int:

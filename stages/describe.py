@@ -26,8 +26,8 @@ from cultureqa.benchmarks.describe import (
 )
 from cultureqa.benchmarks.load import items_frame
 from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.config import load_params, run_stage, select, setup_stage
-from cultureqa.io import write_csv, write_text
+from cultureqa.core.config import load_params, run_stage, select, setup_stage
+from cultureqa.core.io import write_csv, write_text
 
 
 def main(argv: list[str] | None = None) -> int:

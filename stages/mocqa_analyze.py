@@ -12,14 +12,14 @@ import pandas as pd
 from cultureqa.analysis.headline import mocqa_headline
 from cultureqa.analysis.plotdata import slot_accuracy
 from cultureqa.analysis.roster import roster_slots
-from cultureqa.config import load_params, run_stage, select, setup_stage
-from cultureqa.io import write_csv, write_json
+from cultureqa.core.config import load_params, run_stage, select, setup_stage
+from cultureqa.core.io import write_csv, write_json
+from cultureqa.core.spend import budget_from, build_guard, team_from
 from cultureqa.mocqa.answers import read_answer_sheets, score_human_sheets
 from cultureqa.mocqa.evaluate import load_dataset
 from cultureqa.mocqa.question_analysis import analyze_questions
 from cultureqa.mocqa.report import ReportPaths, collect_predictions, write_report
 from cultureqa.mocqa_shared.schema import CLUE_TYPES
-from cultureqa.spend import budget_from, build_guard, team_from
 
 
 def human_sheets(root: Path, setting: str | None) -> list[Path]:

@@ -9,12 +9,12 @@ from pathlib import Path
 import _environment  # noqa: F401  (before pandas, cultureqa: one line outside the env)
 from omegaconf import OmegaConf
 
-from cultureqa.config import load_params, run_stage, select, setup_stage
+from cultureqa.core.config import load_params, run_stage, select, setup_stage
+from cultureqa.core.spend import budget_from, team_from
 from cultureqa.evaluation.engine import RunSpec, run_and_write
 from cultureqa.llm.store import store_location
 from cultureqa.mocqa.answers import PROMPT_STYLES
 from cultureqa.mocqa.evaluate import MocqaFamily
-from cultureqa.spend import budget_from, team_from
 
 
 def main(argv: list[str] | None = None) -> int:

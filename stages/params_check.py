@@ -4,7 +4,7 @@ Every stage checks the keys it loads, but when no stage needs to run DVC only sa
 and a misspelt key passes. This stage is ``always_changed`` and feeds no other stage, so it runs
 on every ``dvc repro`` / ``dvc exp run`` without invalidating anything: unknown keys, out-of-range
 values, a params.yaml older than conf/ and a region set whose ``digest`` is not its values'
-(``cultureqa.params_digest``) fail it (rc 2); an applied experiment's values are named.
+(``cultureqa.core.params_digest``) fail it (rc 2); an applied experiment's values are named.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import _environment  # noqa: F401  (before pandas, cultureqa: one line outside the env)
 
-from cultureqa.config import ParamsError, run_stage, setup_stage
-from cultureqa.params_digest import DigestError
-from cultureqa.params_digest import check as check_digest
+from cultureqa.core.config import ParamsError, run_stage, setup_stage
+from cultureqa.core.params_digest import DigestError
+from cultureqa.core.params_digest import check as check_digest
 from cultureqa.params_state import params_state
 
 

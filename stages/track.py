@@ -22,8 +22,8 @@ from typing import Any
 
 import _environment  # noqa: F401  (before pandas, cultureqa: one line outside the env)
 
-from cultureqa.config import load_params, run_stage, setup_stage
-from cultureqa.paths import project_root
+from cultureqa.core.config import load_params, run_stage, setup_stage
+from cultureqa.core.paths import project_root
 from cultureqa.runs.tracking_parts import TRACK_DIR, Part, digest, plan, select, up_to_date
 
 SKIP_REASON = "inputs unchanged since logged into this DVC experiment"
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     parts = select(planned, args.only)
     tracking = params["tracking"]
     if not tracking.get("enabled", True):
-        from cultureqa.io import write_json
+        from cultureqa.core.io import write_json
 
         for part in parts:
             write_json(part.marker, {"enabled": False})
@@ -73,8 +73,8 @@ def main(argv: list[str] | None = None) -> int:
         retired = _log(root, params, todo, inputs) if todo else None
         summary = {"enabled": True, "logged": [p.name for p in todo], "skipped": skipped,
                    "default_experiment_deleted": retired}  # fmt: skip
-    from cultureqa.io import write_json
-    from cultureqa.runlog import prune_markers, runlog_dir
+    from cultureqa.core.io import write_json
+    from cultureqa.core.runlog import prune_markers, runlog_dir
 
     if not args.only:  # every part: markers of parts that left the params go
         prune_markers(root / TRACK_DIR, {part.marker for part in planned})
@@ -92,7 +92,7 @@ def _log(
 
     uri = tracking_uri(params["tracking"])
     open_store(project_root(), uri)  # MLflow imported and its store opened once, for every part
-    from cultureqa.runlog import write_marker
+    from cultureqa.core.runlog import write_marker
     from cultureqa.runs.mlflow_home import mark_modified, retire_default
 
     retired = retire_default(uri)  # MLflow would open it on an empty overview
@@ -120,7 +120,7 @@ def _written(params: dict[str, Any], parts: list[Part]) -> list[str]:
 
 
 def _log_eval(part: Part, params: dict[str, Any], uri: str | None) -> tuple[dict[str, Any], Any]:
-    from cultureqa.runlog import read_run
+    from cultureqa.core.runlog import read_run
     from cultureqa.runs.tracking import (
         benchmark_dataset,
         evaluation_metrics,
@@ -150,8 +150,8 @@ def _log_eval(part: Part, params: dict[str, Any], uri: str | None) -> tuple[dict
 
 
 def _log_mocqa(part: Part, params: dict[str, Any], uri: str | None) -> tuple[dict[str, Any], Any]:
+    from cultureqa.core.runlog import read_run
     from cultureqa.mocqa.report import log_runs
-    from cultureqa.runlog import read_run
     from cultureqa.runs.tracking import sweep_tags
 
     predictions, run = read_run(part.args["run_dir"], project_root())
@@ -164,7 +164,7 @@ def _log_mocqa(part: Part, params: dict[str, Any], uri: str | None) -> tuple[dic
 
 def _log_cases(part: Part, params: dict[str, Any], uri: str | None) -> tuple[dict[str, Any], Any]:
     from cultureqa.cases.report import log_entry_runs
-    from cultureqa.runlog import read_run
+    from cultureqa.core.runlog import read_run
     from cultureqa.runs.tracking import sweep_tags
 
     predictions, run_info = read_run(part.args["run_dir"], project_root())

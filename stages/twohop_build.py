@@ -17,13 +17,13 @@ from pathlib import Path
 
 import _environment  # noqa: F401  (before pandas, cultureqa: one line outside the env)
 
-from cultureqa.config import load_params, run_stage, select, setup_stage
-from cultureqa.io import write_json, write_parquet, write_text
+from cultureqa.core.config import load_params, run_stage, select, setup_stage
+from cultureqa.core.io import write_json, write_parquet, write_text
+from cultureqa.core.spend import budget_from, build_guard, team_from
 from cultureqa.regions.config import RegionSet, set_dirs
 from cultureqa.regions.judges.checks import CheckConfig
 from cultureqa.regions.models import ModelSteps
 from cultureqa.regions.pipeline import card_markdown, run_build
-from cultureqa.spend import budget_from, build_guard, team_from
 
 
 def main() -> int:

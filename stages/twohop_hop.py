@@ -17,16 +17,16 @@ from pathlib import Path
 import _environment  # noqa: F401  (before pandas, cultureqa: one line outside the env)
 import pandas as pd
 
-from cultureqa.config import load_params, run_stage, select, setup_stage
-from cultureqa.io import write_csv, write_json
+from cultureqa.core.config import load_params, run_stage, select, setup_stage
+from cultureqa.core.io import write_csv, write_json
+from cultureqa.core.runlog import write_predictions
+from cultureqa.core.spend import budget_from, build_guard, team_from
 from cultureqa.knowledge.provinces import load_knowledge_base
 from cultureqa.llm.store import store_location
 from cultureqa.mocqa import hop as statement_hop
 from cultureqa.mocqa.hop import HopConfig
 from cultureqa.regions.config import RegionSet, set_dirs
 from cultureqa.regions.hop import region_names, run_hop
-from cultureqa.runlog import write_predictions
-from cultureqa.spend import budget_from, build_guard, team_from
 
 
 def main() -> int:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cultureqa.config import OFFLINE_ENV
-from cultureqa.records import McqItem
+from cultureqa.core.config import OFFLINE_ENV
+from cultureqa.core.records import McqItem
 from cultureqa.testing.cpu_top import (  # noqa: F401  (hooks: `pytest --cpu-top N`)
     pytest_addoption,
     pytest_runtest_logreport,

@@ -18,12 +18,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from cultureqa.core.runlog import runlog_dir
 from cultureqa.llm.api.chat_client import ChatClient, ChatConfig
 from cultureqa.llm.api.retry import RetryConfig
 from cultureqa.llm.base import GenerateRequest, Message
 from cultureqa.llm.cached import CachedClient
 from cultureqa.llm.store import open_store
-from cultureqa.runlog import runlog_dir
 from cultureqa.testing import FakeOpenAIServer, FaultPlan
 from cultureqa.testing.workspace import make_api_workspace, stage_env
 

@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from cultureqa.runlog import runlog_dir
+from cultureqa.core.runlog import runlog_dir
 from cultureqa.testing import FakeOpenAIServer, FaultPlan
 from cultureqa.testing.inprocess import run_stage_inprocess
 from cultureqa.testing.workspace import make_api_workspace, stage_env

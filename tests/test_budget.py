@@ -18,10 +18,10 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
+from cultureqa.core.runlog import runlog_dir
+from cultureqa.core.spend import BUDGET, ApiStopped, budget_from
 from cultureqa.llm.base import GenerateRequest, Message
 from cultureqa.mocqa_shared.models import run_models
-from cultureqa.runlog import runlog_dir
-from cultureqa.spend import BUDGET, ApiStopped, budget_from
 from cultureqa.testing import FakeOpenAIServer
 from cultureqa.testing.workspace import make_api_workspace, stage_env
 
@@ -187,7 +187,7 @@ def test_reservations_keep_hundreds_of_concurrent_requests_under_the_cap() -> No
     import asyncio
     import random
 
-    from cultureqa.spend import Budget
+    from cultureqa.core.spend import Budget
 
     budget, rng = Budget(), random.Random(0)
     budget.reset(1.0)

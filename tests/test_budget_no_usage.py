@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 from omegaconf import OmegaConf
 
+from cultureqa.core.runlog import runlog_dir
 from cultureqa.llm.api.chat_client import ChatClient, ChatConfig
 from cultureqa.llm.api.transport import ChatReply
 from cultureqa.llm.base import GenerateRequest, Message
 from cultureqa.llm.pricing import BYTE_BOUND
-from cultureqa.runlog import runlog_dir
 from cultureqa.runs.tracking import api_metrics, metric_key
 from cultureqa.testing import FakeOpenAIServer, FaultPlan
 from cultureqa.testing.workspace import make_api_workspace, stage_env

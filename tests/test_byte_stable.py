@@ -3,7 +3,7 @@
 The cross-cultural analysis fits logistic regressions (statsmodels GLM); OpenBLAS picks its kernel
 by CPU, and the kernels differ in the last bits of a fit (ECOSYSTEM-NOTES §10: thread counts do
 not, ``OPENBLAS_CORETYPE`` does). Each variant runs in its own process, since OpenBLAS reads the
-variable once at load, and writes the analysis tables through ``cultureqa.io`` (the declared
+variable once at load, and writes the analysis tables through ``cultureqa.core.io`` (the declared
 precision) and, for the proof that the gate bites, the same tables straight through pandas.
 """
 
@@ -27,7 +27,7 @@ sys.path.insert(0, sys.argv[1])
 from tests.cases.test_analysis import OPTIONS, predictions
 from cultureqa.cases.analysis import analyze
 from cultureqa.cases.report import summary, write_analysis
-from cultureqa.io import write_json
+from cultureqa.core.io import write_json
 
 out, shuffled = Path(sys.argv[2]), sys.argv[3] == "shuffled"
 frames = []

@@ -10,7 +10,7 @@ from omegaconf import OmegaConf
 
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.compose import compose_params
-from cultureqa.params_schema import check_keys, conf_schema
+from cultureqa.core.params_schema import check_keys, conf_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 CONF = ROOT / "conf"

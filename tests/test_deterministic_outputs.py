@@ -2,7 +2,7 @@
 
 A log-likelihood score depends on the CPU, the thread count and, for the embedded model, on the
 other items of its padded batch (~1e-5). predictions.parquet keeps each item's per-option scores
-(at :data:`cultureqa.records.SCORE_SIGNIFICANT` digits, with their normalisation) so researchers
+(at :data:`cultureqa.core.records.SCORE_SIGNIFICANT` digits, with their normalisation) so researchers
 can compare scoring rules and harnesses; run.json and every column decided from the scores (pick,
 correctness) stay byte-identical under noise, and the scores move by the noise alone.
 """
@@ -19,12 +19,12 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from cultureqa.core.records import pick_best
+from cultureqa.core.runlog import NEAR_TIE, read_run, runlog_dir, write_run
 from cultureqa.evaluation.engine import RunSpec, evaluate
 from cultureqa.llm import registry
 from cultureqa.llm.base import LoglikRequest
 from cultureqa.llm.fake import ScriptedModel
-from cultureqa.records import pick_best
-from cultureqa.runlog import NEAR_TIE, read_run, runlog_dir, write_run
 from tests.evaluation.test_engine import FAMILIES, make_family
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -143,7 +143,7 @@ def test_every_module_path_and_name_quoted_in_the_pages_exists() -> None:
 def test_a_moved_module_in_a_page_is_found() -> None:
     planted = (
         "The store is `llm/store_pg.py` (`src/cultureqa/llm/store.py`), see "
-        "`cultureqa.llm.store_sqlite` and `cultureqa.records.NO_SUCH_CONSTANT`; "
+        "`cultureqa.llm.store_sqlite` and `cultureqa.core.records.NO_SUCH_CONSTANT`; "
         "`mocqa/schema.py` (`LANGUAGES`), `mocqa_shared/schema.py` (`NO_SUCH_NAME`)."
     )
     assert stale_references(planted) == [
@@ -151,12 +151,12 @@ def test_a_moved_module_in_a_page_is_found() -> None:
         "path src/cultureqa/llm/store.py",
         "path mocqa/schema.py",
         "module cultureqa.llm.store_sqlite",
-        "module cultureqa.records.NO_SUCH_CONSTANT",
+        "module cultureqa.core.records.NO_SUCH_CONSTANT",
         "NO_SUCH_NAME not defined in mocqa_shared/schema.py",
     ]
     fine = (
         "`llm/store/pg.py`, `src/cultureqa/benchmarks/load/`, "
-        "`cultureqa.records.SCORE_SIGNIFICANT`, the `cultureqa.group` tag, "
+        "`cultureqa.core.records.SCORE_SIGNIFICANT`, the `cultureqa.group` tag, "
         "`~/.cache/cultureqa/vega`, `mocqa_shared/schema.py` "
         "(`LANGUAGES`), git@host:nlp/cultureqa.git"
     )

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cultureqa.runlock import lock_path
+from cultureqa.core.runlock import lock_path
 from tests.test_dvc_clone import INDOCULTURE, ROOT, _baseline_clone, _sh
 
 COMMIT = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm"]

@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from cultureqa.config import run_stage
+from cultureqa.core.config import run_stage
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRY = ["--benchmark", "indoculture", "--model", "baselines.random"]
@@ -205,7 +205,7 @@ def test_unknown_benchmark_says_make_params(
 def test_composed_sweeps_pass_the_key_check() -> None:
     """The README's overrides compose params the check accepts (no false alarms)."""
     from cultureqa.compose import compose_params
-    from cultureqa.params_schema import check_keys, conf_schema
+    from cultureqa.core.params_schema import check_keys, conf_schema
 
     schema = conf_schema(ROOT / "conf")
     for overrides in (
@@ -235,7 +235,7 @@ def test_blank_boolean_cell_names_row_and_column(
 
 @pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
 def test_outputs_keep_the_umask(tmp_path: Path, mask: int) -> None:
-    from cultureqa.io import write_json, write_parquet
+    from cultureqa.core.io import write_json, write_parquet
 
     old = os.umask(mask)
     try:
@@ -253,7 +253,7 @@ def test_error_lines_for_database_and_os_failures(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The boundary's wording for failures the stage tests cannot plant cheaply."""
-    from cultureqa.errors import describe_database_error, one_line
+    from cultureqa.core.errors import describe_database_error, one_line
 
     monkeypatch.setenv("CULTUREQA_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setenv("DVC_ROOT", str(tmp_path))
@@ -292,7 +292,7 @@ def test_a_full_disk_under_a_healthy_store_is_not_called_damage(
     stored = lambda cfg: dataclasses.replace(baseline(cfg), stored=True)  # noqa: E731
     monkeypatch.setitem(registry._FACTORIES, "random", stored)
 
-    from cultureqa.errors import integrity
+    from cultureqa.core.errors import integrity
     from cultureqa.llm.store.sqlite import SqliteStore
 
     store = workspace / ".cultureqa" / "responses.sqlite"
@@ -319,7 +319,7 @@ def test_an_io_error_or_an_unrunnable_check_never_advises_moving_the_store(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Only a check that ran and failed is damage; a check that could not run says nothing."""
-    from cultureqa import errors
+    from cultureqa.core import errors
 
     store = workspace / ".cultureqa" / "responses.sqlite"
     monkeypatch.setattr(errors, "OPENED", {store})
@@ -346,7 +346,7 @@ def test_an_io_error_on_a_nearly_full_disk_says_the_disk_is_full(
     import shutil
     from collections import namedtuple
 
-    from cultureqa import errors
+    from cultureqa.core import errors
 
     store = workspace / ".cultureqa" / "responses.sqlite"
     monkeypatch.setattr(errors, "OPENED", {store})

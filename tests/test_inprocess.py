@@ -22,7 +22,7 @@ from pathlib import Path
 
 
 def main(argv):
-    from cultureqa.config import setup_stage
+    from cultureqa.core.config import setup_stage
 
     setup_stage()  # the cultureqa logger at CULTUREQA_LOG_LEVEL, as in every stage
     Path("seen.txt").write_text(os.environ.get("ONLY_HERE", "unset") + " " + " ".join(argv))
@@ -33,7 +33,7 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    from cultureqa.config import run_stage
+    from cultureqa.core.config import run_stage
 
     sys.exit(run_stage(lambda: main(sys.argv[1:])))
 """

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-import cultureqa.params_schema as params_schema
-from cultureqa.config import ParamsError, read_params
+import cultureqa.core.params_schema as params_schema
+from cultureqa.core.config import ParamsError, read_params
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -20,8 +20,8 @@ import pytest
 import yaml
 
 from cultureqa.compose import compose_params
-from cultureqa.config import load_params
-from cultureqa.params_digest import DigestError, check, digest
+from cultureqa.core.config import load_params
+from cultureqa.core.params_digest import DigestError, check, digest
 from cultureqa.regions.config import RegionSet, RegionSetError
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -18,8 +18,8 @@ import pytest
 from omegaconf import OmegaConf
 
 from cultureqa.compose import compose_params
-from cultureqa.config import ConfigTypeError, load_params
-from cultureqa.params_schema import RANGES, Node, check_values, conf_schema
+from cultureqa.core.config import ConfigTypeError, load_params
+from cultureqa.core.params_schema import RANGES, Node, check_values, conf_schema
 from cultureqa.testing import FakeOpenAIServer
 from cultureqa.testing.workspace import make_api_workspace, stage_env
 

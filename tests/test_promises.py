@@ -19,8 +19,8 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from cultureqa.config import run_stage
-from cultureqa.runlog import read_run, runlog_dir
+from cultureqa.core.config import run_stage
+from cultureqa.core.runlog import read_run, runlog_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRY = ["--benchmark", "indoculture", "--model", "baselines.random"]
@@ -109,7 +109,7 @@ def test_git_dirty_ignores_the_pipeline_records_only(tmp_path: Path) -> None:
     """DVC deletes a running stage's metrics and rewrites dvc.lock: not a dirty checkout."""
     import subprocess
 
-    from cultureqa.provenance import git_revision
+    from cultureqa.core.provenance import git_revision
 
     def git(*args: str) -> None:
         subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)

@@ -20,8 +20,8 @@ import pytest
 from omegaconf import OmegaConf
 
 from cultureqa.benchmarks.fields import FieldError, resolve
-from cultureqa.config import run_stage
-from cultureqa.io import SourceError
+from cultureqa.core.config import run_stage
+from cultureqa.core.io import SourceError
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {"PYTHONPATH": str(ROOT / "src"), "CULTUREQA_LOG_LEVEL": "INFO"}

@@ -7,7 +7,7 @@ import sys
 
 STAGE = """
 import logging
-from cultureqa.config import setup_stage
+from cultureqa.core.config import setup_stage
 setup_stage()
 chatty = logging.getLogger("great_expectations.data_context.types.base")
 chatty.setLevel(logging.INFO)  # as GX does on import

@@ -39,7 +39,7 @@ import pytest
 
 from cultureqa.cli import _parser
 from cultureqa.compose import compose_params
-from cultureqa.params_schema import check_keys, conf_schema
+from cultureqa.core.params_schema import check_keys, conf_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

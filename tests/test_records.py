@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from cultureqa.records import scores_json
+from cultureqa.core.records import scores_json
 
 
 def test_scores_are_written_at_ten_significant_digits() -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from cultureqa.provenance import file_md5
-from cultureqa.runlog import runlog_dir, write_predictions
+from cultureqa.core.provenance import file_md5
+from cultureqa.core.runlog import runlog_dir, write_predictions
 
 
 def test_latency_and_cache_flags_leave_the_hashed_output(
@@ -34,7 +34,7 @@ def test_outputs_restored_by_dvc_are_said_once_at_info(
     import logging
     import shutil
 
-    from cultureqa import runlog
+    from cultureqa.core import runlog
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(runlog, "_said", set())
@@ -42,7 +42,7 @@ def test_outputs_restored_by_dvc_are_said_once_at_info(
     for name in ("one", "two"):
         runlog.write_run(tmp_path / name, answers, {"model": "m"}, tmp_path)
     shutil.rmtree(tmp_path / runlog.RUNLOG)
-    with caplog.at_level(logging.INFO, logger="cultureqa.runlog"):
+    with caplog.at_level(logging.INFO, logger="cultureqa.core.runlog"):
         records = [runlog.read_run(tmp_path / name)[1] for name in ("one", "two")]
     said = [r for r in caplog.records if "run log" in r.getMessage()]
     assert [r.levelname for r in said] == ["INFO"]

@@ -32,7 +32,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from cultureqa.compose import compose_params
-from cultureqa.provenance import file_md5
+from cultureqa.core.provenance import file_md5
 from cultureqa.runs.tracking import TrackingConfigError, tracking_uri
 from cultureqa.testing import FakeOpenAIServer
 from cultureqa.testing.workspace import make_api_workspace
@@ -213,7 +213,7 @@ def test_a_relative_state_dir_is_the_project_roots_not_the_temp_copys(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What a queued experiment sees: DVC_ROOT is the workspace, the cwd its temp copy."""
-    from cultureqa.paths import state_dir
+    from cultureqa.core.paths import state_dir
 
     copy = tmp_path / ".dvc" / "tmp" / "exps" / "tmpabc"
     copy.mkdir(parents=True)

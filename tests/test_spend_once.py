@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from cultureqa.runlock import output_lock, stage_guard
-from cultureqa.runlog import runlog_dir
+from cultureqa.core.runlock import output_lock, stage_guard
+from cultureqa.core.runlog import runlog_dir
 from cultureqa.testing import FakeOpenAIServer, FaultPlan
 from cultureqa.testing.workspace import hold_output_lock, make_api_workspace, stage_env
 
@@ -359,11 +359,11 @@ def test_the_ledger_sums_every_client_of_a_job_and_keeps_the_first_stop(tmp_path
 
     from omegaconf import OmegaConf
 
+    from cultureqa.core.spend import ApiLedger, ApiStopped, stopped_reason
     from cultureqa.llm.base import GenerateRequest, Message
     from cultureqa.llm.cached import CachedClient
     from cultureqa.llm.registry import build_model
     from cultureqa.llm.store import open_store
-    from cultureqa.spend import ApiLedger, ApiStopped, stopped_reason
 
     cfg = OmegaConf.to_container(OmegaConf.load(ROOT / "params.yaml").baselines.random)
     built = build_model(cfg)  # type: ignore[arg-type]

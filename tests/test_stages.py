@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from cultureqa.config import run_stage
-from cultureqa.runlog import read_run
+from cultureqa.core.config import run_stage
+from cultureqa.core.runlog import read_run
 
 ROOT = Path(__file__).resolve().parents[1]
 ROSTER = ["baselines.random", "baselines.first_option"]

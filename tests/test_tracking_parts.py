@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from cultureqa.config import ParamsError, run_stage
-from cultureqa.runlog import RUNLOG, runlog_dir
+from cultureqa.core.config import ParamsError, run_stage
+from cultureqa.core.runlog import RUNLOG, runlog_dir
 from cultureqa.runs import tracking_parts
 from cultureqa.runs.tracking_parts import TRACK_DIR, digest, plan, select, up_to_date
 

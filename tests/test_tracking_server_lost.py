@@ -16,7 +16,7 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from cultureqa.provenance import file_md5
+from cultureqa.core.provenance import file_md5
 from cultureqa.runs.tracking_server import wait_bound
 from tests.test_scale_out import TRACK, _stage, _tracked_workspace
 

@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script."""
     parser = _parser()
     args = parser.parse_args(argv)
-    from cultureqa.config import print_error, run_stage
+    from cultureqa.core.config import print_error, run_stage
     from cultureqa.human.cli import HumanError
 
     def run() -> int:
@@ -239,7 +239,7 @@ def _cost(args: argparse.Namespace, root: Path) -> int:
 def _add(args: argparse.Namespace, root: Path) -> int:
     from cultureqa.authoring.add import add
     from cultureqa.compose import compose_params
-    from cultureqa.io import write_text
+    from cultureqa.core.io import write_text
 
     if not args.name.isidentifier():
         raise UserError(f"benchmark name {args.name!r} must be a Python-style identifier")
@@ -274,7 +274,7 @@ def _contract_test(root: Path, name: str) -> int:
 
 
 def _check(args: argparse.Namespace, root: Path) -> int:
-    from cultureqa.config import load_params
+    from cultureqa.core.config import load_params
     from cultureqa.validation.benchmark import validate_benchmark
 
     state = _params_fresh(root)
@@ -345,7 +345,7 @@ def _params_fresh(root: Path) -> ParamsState:
 def _params_compose(root: Path, force: bool) -> int:
     """Write params.yaml from conf/; an applied experiment's values are kept unless ``force``."""
     from cultureqa.compose import compose_params
-    from cultureqa.io import write_text
+    from cultureqa.core.io import write_text
     from cultureqa.params_state import params_state
 
     path = root / "params.yaml"

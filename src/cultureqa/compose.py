@@ -32,7 +32,7 @@ from typing import Any
 from hydra.errors import ConfigCompositionException, HydraException, MissingConfigException
 from omegaconf import OmegaConf
 
-from cultureqa.params_digest import register as register_digest
+from cultureqa.core.params_digest import register as register_digest
 
 register_digest()  # conf/region_set/*.yaml: ``digest: ${cultureqa_digest:}``
 
@@ -163,7 +163,7 @@ def _unknown_key(override: Any, conf_dir: Path) -> str | None:
     """``model.temprature=0.5`` or ``modle=random``: a key no option of conf/ defines."""
     if override.is_add() or override.package is not None:
         return None
-    from cultureqa.params_schema import check_keys, conf_schema
+    from cultureqa.core.params_schema import check_keys, conf_schema
 
     parts = str(override.key_or_group).split(".")
     nested: dict[str, Any] = {}
@@ -188,7 +188,7 @@ def _deeper(schema: Any, path: str) -> list[str]:
     ``model.temprature`` finds ``model.decoding.temperature``: the user skipped a level.
     """
     *known, wrong = path.split(".")
-    from cultureqa.params_schema import WILDCARD
+    from cultureqa.core.params_schema import WILDCARD
 
     node = schema
     for part in known:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from cultureqa.config import select
+from cultureqa.core.config import select
 from cultureqa.cost import Group, Recorder, estimate
 from cultureqa.llm.store import StoreLocation, store_location
 
@@ -79,7 +79,7 @@ def plan(
     Without ``-S`` the committed params.yaml is planned (what ``dvc repro`` runs); with it,
     ``conf/`` is composed with each experiment's overrides (what ``dvc exp run`` runs).
     """
-    from cultureqa.config import load_params
+    from cultureqa.core.config import load_params
 
     groups: list[Group] = []
     notes: dict[str, list[str]] = {}  # note → experiments it applies to

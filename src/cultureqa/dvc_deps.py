@@ -116,7 +116,7 @@ def params_problems(root: Path) -> list[str]:
 
     DVC stores every declared params key with its values in the lock, so ``params_check`` depends
     on ``params.yaml`` as a file (one hash) rather than every key, and a region set reaches a
-    stage through ``region_sets.<set>.digest`` (``cultureqa.params_digest``): a stage that
+    stage through ``region_sets.<set>.digest`` (``cultureqa.core.params_digest``): a stage that
     imports ``cultureqa.regions`` must declare it, and no stage may declare a set's values.
     """
     pipeline = _yaml().load((root / "dvc.yaml").read_text(encoding="utf-8"))
@@ -166,7 +166,7 @@ def prune_lock(root: Path) -> list[str]:
     """Drop the ``dvc.lock`` entries of stages ``dvc.yaml`` no longer defines; their names."""
     from dvc.repo import Repo
 
-    from cultureqa.io import write_text
+    from cultureqa.core.io import write_text
 
     lock = root / "dvc.lock"
     if not lock.exists():
@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
             print("dvc.yaml code deps are out of date; run: make dvc-deps", file=sys.stderr)
         return 1 if changes or problems else 0
     if changes:
-        from cultureqa.io import write_text
+        from cultureqa.core.io import write_text
 
         write_text(root / "dvc.yaml", text)
     return 0

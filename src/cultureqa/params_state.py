@@ -23,7 +23,7 @@ from typing import Any
 from omegaconf import OmegaConf
 
 from cultureqa.compose import compose_params
-from cultureqa.config import load_params
+from cultureqa.core.config import load_params
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import itertools
 from omegaconf import OmegaConf
 
 from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.paths import project_root
+from cultureqa.core.paths import project_root
 
 
 def test_indoculture_runs_every_context_for_both_strategies() -> None:

@@ -13,13 +13,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from cultureqa.core.paths import project_root
 from cultureqa.mocqa.question_analysis import (
     analyze_questions,
     item_lexical,
     lexical_table,
     parse_semantic,
 )
-from cultureqa.paths import project_root
 
 ROWS = [
     {"item_id": "1", "clue_type": "entity", "language": "en", "answer": "A",

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
+from cultureqa.core.paths import project_root
 from cultureqa.mocqa import pos
 from cultureqa.mocqa.pos import AUX, PUNCT, Tagger, corrections, english_tagger
 from cultureqa.mocqa.question_analysis import analyze_questions
 from cultureqa.mocqa.question_gold import agreement, gold_agreement, load_gold
-from cultureqa.paths import project_root
 
 GOLD = "tests/gold/question_pos"
 

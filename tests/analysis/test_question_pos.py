@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from cultureqa.core.paths import project_root
 from cultureqa.mocqa.pos import Tagger, count_classes, english_tagger, read_corpus
 from cultureqa.mocqa.question_analysis import analyze_questions, default_taggers
 from cultureqa.mocqa.question_pos import (
@@ -16,7 +17,6 @@ from cultureqa.mocqa.question_pos import (
     person_pattern,
     word_class_table,
 )
-from cultureqa.paths import project_root
 
 TAGS = {
     "big": "JJ", "red": "JJ", "baru": "JJ", "Kecak": "NNP", "Saman": "NNP", "Lake": "NNP",

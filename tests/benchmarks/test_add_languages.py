@@ -17,7 +17,7 @@ from cultureqa.authoring.add import Drafted, draft
 from cultureqa.authoring.sniff.languages import language_code
 from cultureqa.benchmarks.load import load_benchmark
 from cultureqa.cli import main
-from cultureqa.records import McqItem
+from cultureqa.core.records import McqItem
 
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = {  # language: (question, options A-C, gold letter)

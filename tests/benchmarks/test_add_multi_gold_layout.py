@@ -17,8 +17,8 @@ import pytest
 from cultureqa.authoring.add import Drafted, draft
 from cultureqa.authoring.sniff.fields import is_answer_like, is_options_name
 from cultureqa.benchmarks.load import LoadCounts, load_benchmark
-from cultureqa.io import SourceError
-from cultureqa.records import McqItem
+from cultureqa.core.io import SourceError
+from cultureqa.core.records import McqItem
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADER = ["Prompt", "Corresponding Questions", "Ans", "Candidate Ans", "Context", "GPT-3 Pred"]

@@ -16,7 +16,7 @@ import pytest
 from cultureqa.authoring.add import Drafted, draft
 from cultureqa.authoring.sniff.answers import find_format
 from cultureqa.benchmarks.load import load_benchmark
-from cultureqa.records import McqItem
+from cultureqa.core.records import McqItem
 
 ROOT = Path(__file__).resolve().parents[2]
 QUESTIONS = {  # language: (question, four options), gold B, C, D, A, B, C in turn

@@ -22,8 +22,8 @@ from cultureqa.authoring.add import Drafted, draft
 from cultureqa.authoring.sniff.ids import find_id
 from cultureqa.authoring.sniff.instruction import find_instruction
 from cultureqa.benchmarks.load import LoadCounts, load_benchmark
-from cultureqa.io import SourceError
-from cultureqa.records import McqItem
+from cultureqa.core.io import SourceError
+from cultureqa.core.records import McqItem
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYOUTS = ROOT / "tests" / "fixtures" / "benchmarks" / "add_layouts"

@@ -15,7 +15,7 @@ import pytest
 
 from cultureqa.authoring.add import draft
 from cultureqa.benchmarks.load import load_benchmark
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADER = ["Kalimat-1", "Kalimat-2", "Kalimat-3", "Kalimat-4", "Correct Ending", "Incorrect Ending"]

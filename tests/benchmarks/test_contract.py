@@ -18,13 +18,13 @@ from cultureqa.benchmarks.fixture import fixture_size
 from cultureqa.benchmarks.load import items_frame
 from cultureqa.benchmarks.regions import region_namer
 from cultureqa.benchmarks.spec import BenchmarkSpec
+from cultureqa.core.records import PREDICTION_COLUMNS
 from cultureqa.evaluation.engine import Decoding
 from cultureqa.evaluation.prompts import find_template
 from cultureqa.evaluation.record import conform
 from cultureqa.evaluation.runner import SettingPlan, run_setting
 from cultureqa.evaluation.task import load_benchmark_items
 from cultureqa.llm.baselines import RandomBaseline
-from cultureqa.records import PREDICTION_COLUMNS
 from cultureqa.validation import run_suite
 from cultureqa.validation.benchmark import suite_overrides
 

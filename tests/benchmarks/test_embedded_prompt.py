@@ -17,7 +17,7 @@ import pytest
 from cultureqa.authoring.add import draft
 from cultureqa.benchmarks.load import load_benchmark
 from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTRUCTION = ("Without any explanation, choose only one from the given alphabet choices(e.g., A, "

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from cultureqa.config import run_stage
+from cultureqa.core.config import run_stage
 from cultureqa.validation import run_suite
 from cultureqa.validation.mcq_expectations import gold_balance
 

@@ -11,7 +11,7 @@ from cultureqa.benchmarks.checks import check_slices, check_templates
 from cultureqa.benchmarks.describe import language_distribution
 from cultureqa.benchmarks.load import items_frame, load_benchmark
 from cultureqa.benchmarks.spec import BenchmarkSpec, SpecError
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = {

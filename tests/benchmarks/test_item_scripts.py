@@ -18,7 +18,7 @@ from cultureqa.benchmarks.load import items_frame, load_benchmark
 from cultureqa.benchmarks.scripts import guess_language, mismatch, text_script
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.cli import main
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 from cultureqa.validation.mcq_expectations import script_problems
 from cultureqa.validation.suites import run_suite
 

@@ -15,10 +15,10 @@ from cultureqa.benchmarks.checks import check_templates, load_checked
 from cultureqa.benchmarks.fields import options_from
 from cultureqa.benchmarks.sources import sample_record, source_provenance
 from cultureqa.benchmarks.spec import BenchmarkSpec, SpecError
+from cultureqa.core.io import SourceError
+from cultureqa.core.records import McqItem, Setting
 from cultureqa.evaluation.prompts import Template, TemplateError
 from cultureqa.evaluation.runner import SettingPlan, render_prompt
-from cultureqa.io import SourceError
-from cultureqa.records import McqItem, Setting
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,7 @@ import pytest
 
 from cultureqa.benchmarks.load import load_benchmark
 from cultureqa.benchmarks.spec import BenchmarkSpec, SourceSpec, SpecError
-from cultureqa.io import SourceError, read_table
+from cultureqa.core.io import SourceError, read_table
 
 HEADER = "id,province,topic,is_province_specific,context,options,answer\n"
 GOOD = (

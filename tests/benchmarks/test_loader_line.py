@@ -14,7 +14,7 @@ import pytest
 
 from cultureqa.benchmarks.load import LoadedSource, load_benchmark
 from cultureqa.benchmarks.spec import BenchmarkSpec, SpecError
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 
 
 def _spec(path: str, **over: Any) -> BenchmarkSpec:

@@ -17,7 +17,7 @@ import pytest
 
 from cultureqa.benchmarks.load import LoadedSource, load_benchmark
 from cultureqa.benchmarks.spec import BenchmarkSpec, SpecError
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 
 
 def _spec(path: str, **over: Any) -> BenchmarkSpec:
@@ -170,9 +170,9 @@ def test_a_gold_list_column_needs_the_declaration(tmp_path: Path) -> None:
 
 
 def test_scoring_counts_any_gold_right() -> None:
+    from cultureqa.core.records import McqItem
     from cultureqa.evaluation.runner import _score_generation, _score_loglik
     from cultureqa.llm.base import GenerateResponse, LoglikResponse
-    from cultureqa.records import McqItem
 
     item = McqItem("m", "Q?", ("feet", "kg", "inch"), 0, "en", {}, (0, 2))
     assert _score_generation(item, GenerateResponse(text="C", status="ok"))["correct"]

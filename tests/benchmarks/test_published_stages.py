@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from omegaconf import OmegaConf
 
-from cultureqa.config import run_stage
-from cultureqa.runlog import read_run
+from cultureqa.core.config import run_stage
+from cultureqa.core.runlog import read_run
 
 ROOT = Path(__file__).resolve().parents[2]
 NAME = "kuis_budaya"

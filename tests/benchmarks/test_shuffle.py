@@ -17,7 +17,7 @@ from omegaconf import OmegaConf
 from cultureqa.benchmarks.checks import check_slices
 from cultureqa.benchmarks.load import load_benchmark
 from cultureqa.benchmarks.spec import BenchmarkSpec, SpecError
-from cultureqa.config import run_stage
+from cultureqa.core.config import run_stage
 from cultureqa.runs.tracking import source_metrics
 
 ROOT = Path(__file__).resolve().parents[2]

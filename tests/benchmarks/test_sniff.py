@@ -13,8 +13,8 @@ from cultureqa.authoring import scaffold
 from cultureqa.authoring.add import Drafted, draft
 from cultureqa.authoring.sniff import propose, read_sample, sample
 from cultureqa.benchmarks.load import load_benchmark
-from cultureqa.io import SourceError
-from cultureqa.records import McqItem
+from cultureqa.core.io import SourceError
+from cultureqa.core.records import McqItem
 
 ROOT = Path(__file__).resolve().parents[2]
 DISHES = [  # dish, options, gold index, origin (as in data/sources/examples/LAYOUTS.md)

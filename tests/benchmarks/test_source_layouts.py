@@ -17,7 +17,7 @@ import pytest
 from cultureqa.authoring.add import draft
 from cultureqa.benchmarks.load import load_benchmark
 from cultureqa.benchmarks.spec import BenchmarkSpec, SpecError
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 
 ROOT = Path(__file__).resolve().parents[2]
 QUESTIONS = {

@@ -9,8 +9,8 @@ import pytest
 
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.benchmarks.stored_load import StoredLoad, entry_path, load_key, read_stored, store
+from cultureqa.core.records import McqItem
 from cultureqa.evaluation.task import load_source, stored_or_loaded
-from cultureqa.records import McqItem
 
 SPEC = {
     "name": "tiny",

@@ -11,7 +11,7 @@ import pytest
 
 from cultureqa.benchmarks.load import LoadCounts, load_benchmark, parse_letter, strip_labels
 from cultureqa.benchmarks.spec import BenchmarkSpec, SourceSpec, SpecError
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 
 
 def _spec(**columns: Any) -> BenchmarkSpec:

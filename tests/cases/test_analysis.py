@@ -26,7 +26,7 @@ from cultureqa.cases.analysis import (
     weird_trends,
 )
 from cultureqa.cases.report import human_predictions, summary, write_plots
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 
 #        case   domain     continent  bin  m1@60 m1@40 m2@60 m2@40 base (both seeds)
 CASES = [

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from omegaconf import OmegaConf
 
-from cultureqa.config import run_stage
-from cultureqa.runlog import read_run, runlog_dir
-from cultureqa.spend import API_LOG
+from cultureqa.core.config import run_stage
+from cultureqa.core.runlog import read_run, runlog_dir
+from cultureqa.core.spend import API_LOG
 from cultureqa.testing import FakeOpenAIServer, FaultPlan
 from cultureqa.testing.workspace import hold_output_lock
 

@@ -20,7 +20,7 @@ from omegaconf import OmegaConf
 
 from cultureqa.cases.country_levels import LevelSettings, build_levels
 from cultureqa.cases.source_files import derive_freedom_house, extract_hdr
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -364,7 +364,7 @@ def test_the_stage_writes_the_table_and_fails_in_one_line(
 ) -> None:
     import runpy
 
-    from cultureqa.config import run_stage
+    from cultureqa.core.config import run_stage
 
     settings = _write_fixture(tmp_path / "files")
     files = {k: str(v) for k, v in settings.files.items()}

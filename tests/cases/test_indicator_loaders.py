@@ -18,7 +18,7 @@ from cultureqa.cases.indicator_loaders import (
     load_worldbank_income,
     load_worldbank_indicator,
 )
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 
 WB_CSV = (
     '"Data Source","World Development Indicators",\n'

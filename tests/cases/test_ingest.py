@@ -11,7 +11,7 @@ import pytest
 from cultureqa.cases.construct import TYPES
 from cultureqa.cases.geography import continent_of
 from cultureqa.cases.ingest import CASE_COLUMNS, DOMAINS, load_cases, load_sample_items
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 
 ROOT = Path(__file__).resolve().parents[2]
 BANK = ROOT / "data" / "sources" / "cases" / "case_bank.csv"

@@ -19,7 +19,7 @@ import pytest
 import yaml
 from omegaconf import OmegaConf
 
-from cultureqa.runlog import read_run, runlog_dir
+from cultureqa.core.runlog import read_run, runlog_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 ROSTER = ["baselines.random", "baselines.first_option"]

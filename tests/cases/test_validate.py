@@ -20,7 +20,7 @@ from cultureqa.cases.country_levels import LevelSettings, build_levels
 from cultureqa.cases.ingest import annotate_cases, load_cases, load_sample_items, split_unannotated
 from cultureqa.cases.shuffle import shuffle_items
 from cultureqa.cases.topics import load_topic_rules
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 from cultureqa.validation import SuiteReport, run_suite
 from cultureqa.validation.cases_expectations import (
     answer_problem,

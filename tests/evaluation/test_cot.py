@@ -15,12 +15,12 @@ import pytest
 from omegaconf import OmegaConf
 
 from cultureqa.compose import compose_params
-from cultureqa.config import run_stage
+from cultureqa.core.config import run_stage
+from cultureqa.core.records import Setting
 from cultureqa.evaluation.engine import Decoding
 from cultureqa.evaluation.prompts import TemplateError, find_template, style_skip_reason
 from cultureqa.evaluation.runner import SettingPlan, run_setting
 from cultureqa.llm.fake import ScriptedModel
-from cultureqa.records import Setting
 from tests.conftest import make_item
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,7 +110,7 @@ def test_cot_generation_budget_floor_reaches_a_chat_model(
 ) -> None:
     """A chat model configured for 16-token letters gets the CoT floor (1024) to reason in."""
     from cultureqa.benchmarks.spec import BenchmarkSpec
-    from cultureqa.config import select
+    from cultureqa.core.config import select
     from cultureqa.evaluation.engine import RunSpec, evaluate
     from cultureqa.evaluation.task import McqFamily
     from cultureqa.llm import registry
@@ -140,7 +140,7 @@ def _none(item, level):  # type: ignore[no-untyped-def]
 def test_skipped_settings_are_one_warning_per_reason(caplog: pytest.LogCaptureFixture) -> None:
     """Under cot, IndoCulture's 3 completion settings are one line, not three; all in the plan."""
     from cultureqa.benchmarks.spec import BenchmarkSpec
-    from cultureqa.config import select
+    from cultureqa.core.config import select
     from cultureqa.evaluation.engine import ModelView, Skip
     from cultureqa.evaluation.task import McqFamily
 

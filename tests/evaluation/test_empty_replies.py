@@ -18,13 +18,13 @@ import pytest
 from cultureqa.analysis.tables import metrics_tree, overall_table
 from cultureqa.cases.analysis import overall_table as cases_overall_table
 from cultureqa.cases.evaluate import CasesFamily, score_generation
+from cultureqa.core.records import Setting
 from cultureqa.evaluation.parsing import EMPTY, is_empty_reply
 from cultureqa.evaluation.prompts import Template
 from cultureqa.evaluation.record import Counts, count, error_share, group_metrics
 from cultureqa.evaluation.runner import Decoding, SettingPlan, run_setting
 from cultureqa.llm.base import GenerateResponse
 from cultureqa.llm.fake import ScriptedModel
-from cultureqa.records import Setting
 from tests.conftest import make_item
 
 MCQ = Template(Path("mcq.txt"), "{location_clause}Q: {question}\n{options}\nAnswer:")

@@ -22,7 +22,8 @@ from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.cases.construct import TYPES
 from cultureqa.cases.evaluate import CasesFamily, load_prompt
 from cultureqa.cases.shuffle import shuffle_items
-from cultureqa.config import select
+from cultureqa.core.config import select
+from cultureqa.core.runlog import CALL_COLUMNS, read_run, write_run
 from cultureqa.evaluation.engine import Family, RunSpec, evaluate, exit_code
 from cultureqa.evaluation.record import RunRecord, accounting
 from cultureqa.evaluation.task import McqFamily
@@ -31,7 +32,6 @@ from cultureqa.llm import registry
 from cultureqa.llm.base import GenerateRequest, GenerateResponse, LoglikRequest
 from cultureqa.llm.fake import ScriptedModel
 from cultureqa.mocqa.evaluate import EvalConfig, MocqaFamily
-from cultureqa.runlog import CALL_COLUMNS, read_run, write_run
 from tests.mocqa_eval.conftest import synthetic_dataset
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from cultureqa.core.records import PREDICTION_COLUMNS, Setting
 from cultureqa.evaluation.engine import Decoding
 from cultureqa.evaluation.prompts import Template, TemplateError, find_template
 from cultureqa.evaluation.record import conform
 from cultureqa.evaluation.runner import SettingPlan, UnsupportedSetting, run_setting
 from cultureqa.llm.base import GenerateResponse
 from cultureqa.llm.fake import ScriptedModel
-from cultureqa.records import PREDICTION_COLUMNS, Setting
 from tests.conftest import make_item
 
 MCQ = Template(Path("mcq.txt"), "{location_clause}Q: {question}\n{options}\nAnswer:")

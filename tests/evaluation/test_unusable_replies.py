@@ -18,7 +18,7 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from cultureqa.runlog import runlog_dir
+from cultureqa.core.runlog import runlog_dir
 from cultureqa.runs.tracking import api_metrics
 from cultureqa.testing import FakeOpenAIServer, FaultPlan
 from cultureqa.testing.workspace import make_api_workspace, stage_env

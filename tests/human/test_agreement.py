@@ -16,10 +16,10 @@ import statsmodels.formula.api as smf
 from sklearn.metrics import cohen_kappa_score, precision_score, recall_score
 from statsmodels.stats.anova import anova_lm
 
+from cultureqa.core.io import SourceError
 from cultureqa.human import agreement
 from cultureqa.human import items as human_items
 from cultureqa.human.items import SCALES
-from cultureqa.io import SourceError
 from cultureqa.knowledge.gazetteer import normalize_province
 
 

@@ -18,9 +18,9 @@ import yaml
 from omegaconf import OmegaConf
 from sklearn.metrics import precision_score, recall_score
 
+from cultureqa.core.io import SourceError, write_parquet
 from cultureqa.human import agreement, commands
 from cultureqa.human.datasets import Target, load_target
-from cultureqa.io import SourceError, write_parquet
 from cultureqa.regions.config import RegionSet
 from cultureqa.regions.judges.checks import CheckConfig
 from cultureqa.regions.pipeline import run_build

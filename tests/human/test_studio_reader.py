@@ -10,11 +10,11 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from cultureqa.core.io import SourceError
 from cultureqa.human import agreement, commands, interface
 from cultureqa.human import items as human_items
 from cultureqa.human.datasets import Target
 from cultureqa.human.studio import Studio, StudioError, labels_from_tasks
-from cultureqa.io import SourceError
 from cultureqa.knowledge.gazetteer import normalize_province
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 from cultureqa.knowledge import country_facts, country_sources
 from cultureqa.knowledge.country_terms import KINDS, TERM_COLUMNS
 

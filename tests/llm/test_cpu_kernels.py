@@ -16,7 +16,7 @@ from functools import cache
 
 import pytest
 
-from cultureqa.config import load_params
+from cultureqa.core.config import load_params
 from cultureqa.llm.local.cpu_kernels import KernelPinError, pin
 
 torch = pytest.importorskip("torch")

@@ -88,9 +88,9 @@ def _api_model(api_base: str, **extra: object) -> dict[str, object]:
 
 
 def test_a_five_million_token_prompt_is_an_item_error_and_never_sent(tmp_path: Path) -> None:
+    from cultureqa.core.spend import LEDGER
     from cultureqa.llm.base import GenerateRequest, Message
     from cultureqa.mocqa_shared.models import run_models
-    from cultureqa.spend import LEDGER
     from cultureqa.testing import FakeOpenAIServer
 
     huge = GenerateRequest(messages=(Message("user", "word " * 5_000_000),), max_tokens=4)
@@ -110,9 +110,9 @@ def test_a_five_million_token_prompt_is_an_item_error_and_never_sent(tmp_path: P
 
 def test_a_configured_maximum_refuses_before_pricing_and_is_counted(tmp_path: Path) -> None:
     """``max_prompt_tokens`` on the model; the refused prompt is not priced by the budget either."""
+    from cultureqa.core.spend import BUDGET
     from cultureqa.llm.base import GenerateRequest, Message
     from cultureqa.mocqa_shared.models import run_models
-    from cultureqa.spend import BUDGET
     from cultureqa.testing import FakeOpenAIServer
 
     long = GenerateRequest(messages=(Message("user", "x" * 4_000),), max_tokens=4)

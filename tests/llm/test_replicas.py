@@ -12,6 +12,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from cultureqa.compose import compose_params
+from cultureqa.core.spend import api_stats
 from cultureqa.llm.api.replicas import ReplicaPool
 from cultureqa.llm.api.retry import RetryConfig
 from cultureqa.llm.base import GenerateRequest, Message, ModelConfigError
@@ -20,7 +21,6 @@ from cultureqa.llm.fake import ScriptedModel
 from cultureqa.llm.registry import build_model
 from cultureqa.llm.store import open_store
 from cultureqa.runs.tracking import api_metrics
-from cultureqa.spend import api_stats
 from cultureqa.testing import FakeOpenAIServer, FaultPlan
 
 ROOT = Path(__file__).resolve().parents[2]

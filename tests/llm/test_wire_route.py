@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from cultureqa.core.runlog import runlog_dir
 from cultureqa.llm.api.chat_client import ChatClient, ChatConfig, MissingKey
 from cultureqa.llm.api.retry import RetryConfig
 from cultureqa.llm.api.wire_route import PRICE_CHECKED_TOKENS, load_route, route_path
 from cultureqa.llm.api.wire_transport import WireTransport
 from cultureqa.llm.base import GenerateRequest, Message
-from cultureqa.runlog import runlog_dir
 from cultureqa.testing import FakeOpenAIServer
 from cultureqa.testing.workspace import make_api_workspace, stage_env
 

@@ -113,8 +113,8 @@ def test_hop_proportions_use_the_same_wilson_interval_as_the_analysis_package() 
 def test_every_condition_has_a_prompt_that_tells_the_truth_about_it(
     style: str, language: str
 ) -> None:
+    from cultureqa.core.paths import project_root
     from cultureqa.mocqa.answers import load_template
-    from cultureqa.paths import project_root
 
     config = HopConfig()
     texts = {

@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from cultureqa.core.io import SourceError
 from cultureqa.evaluation.prompts import TemplateError
-from cultureqa.io import SourceError
 from cultureqa.mocqa.answers import (
     PROMPT_STYLES,
     load_template,

@@ -11,12 +11,12 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
+from cultureqa.core.runlog import read_run
 from cultureqa.llm import registry
 from cultureqa.llm.base import GenerateRequest
 from cultureqa.llm.fake import ScriptedModel
 from cultureqa.mocqa import metrics
 from cultureqa.mocqa.report import run_metrics
-from cultureqa.runlog import read_run
 from cultureqa.testing import FakeOpenAIServer
 from tests.mocqa_eval.test_mocqa_eval_stages import (  # noqa: F401
     DATASET,

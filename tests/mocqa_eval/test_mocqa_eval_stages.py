@@ -19,7 +19,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from cultureqa.compose import compose_params
-from cultureqa.runlog import read_run
+from cultureqa.core.runlog import read_run
 from cultureqa.testing import FakeOpenAIServer, FaultPlan
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -198,7 +198,7 @@ def test_evaluate_analyze_track_with_baselines_and_an_api_model(
 def test_stage_errors_are_one_readable_line(
     workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from cultureqa.config import run_stage
+    from cultureqa.core.config import run_stage
 
     main = _stage("mocqa_evaluate")
     english_only = pd.read_parquet(workspace / DATASET).query("language == 'en'")

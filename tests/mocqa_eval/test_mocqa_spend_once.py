@@ -17,8 +17,8 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from cultureqa.config import run_stage
-from cultureqa.runlog import read_run
+from cultureqa.core.config import run_stage
+from cultureqa.core.runlog import read_run
 from cultureqa.testing import FakeOpenAIServer, FaultPlan
 from cultureqa.testing.workspace import hold_output_lock
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from nltk import CFG, ChartParser
 
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 from cultureqa.regions.config import RegionColumns, RegionSet
 from cultureqa.regions.generation.clues import Clues, possessive
 from cultureqa.regions.generation.tables import Region, Term, load_knowledge, load_leak_table
@@ -216,7 +216,7 @@ def _un_members() -> Clues:
 
 
 def _params() -> dict[str, Any]:
-    from cultureqa.config import load_params
+    from cultureqa.core.config import load_params
 
     params = load_params(ROOT / "params.yaml")
     params["twohop"]["region_set"] = "un_members"

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from cultureqa.compose import compose_params
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 from cultureqa.knowledge.provinces import CANONICAL_PROVINCES
 from cultureqa.regions.config import RegionSet
 from cultureqa.regions.generation.clues import ClueBook, Clues

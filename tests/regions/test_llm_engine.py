@@ -263,7 +263,7 @@ def test_the_conf_switch_selects_the_model_steps(tmp_path: Path) -> None:
 def test_a_refused_key_stops_the_llm_build_with_the_cause(tmp_path: Path) -> None:
     """A 401 on every request stops the build (ApiStopped, the cause named), not a set of
     rejected clues: the client's breaker opens after 10 consecutive refusals."""
-    from cultureqa.spend import ApiStopped
+    from cultureqa.core.spend import ApiStopped
     from cultureqa.testing import FaultPlan
 
     mp = pytest.MonkeyPatch()

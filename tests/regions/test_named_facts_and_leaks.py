@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 from cultureqa.regions.config import RegionSet
 from cultureqa.regions.generation.clues import CLUE_LEAK_REASON
 from cultureqa.regions.judges.checks import CheckConfig

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 from cultureqa.regions.config import RegionSet, RegionSetError
 from cultureqa.regions.generation.clues import Clues
 from cultureqa.regions.generation.conditions import decide

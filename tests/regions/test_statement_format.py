@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from cultureqa.io import SourceError, write_parquet
+from cultureqa.core.io import SourceError, write_parquet
 from cultureqa.mocqa.evaluate import balanced_subset, load_dataset
 from cultureqa.mocqa_shared.schema import DATASET_COLUMNS
 from cultureqa.regions.config import RegionSet, RegionSetError

@@ -18,7 +18,7 @@ from typing import Any
 import openpyxl
 import pytest
 
-from cultureqa.config import load_params, select
+from cultureqa.core.config import load_params, select
 from cultureqa.mocqa.hop import HopConfig
 from cultureqa.regions.config import RegionSet
 from cultureqa.regions.hop import region_names, run_hop

@@ -12,7 +12,7 @@ import ast
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src"
-WATCHED = ("cultureqa.errors", "cultureqa.spend", "cultureqa.llm.store")
+WATCHED = ("cultureqa.core.errors", "cultureqa.core.spend", "cultureqa.llm.store")
 
 
 def module_graph(src: Path) -> dict[str, set[str]]:
@@ -71,5 +71,7 @@ def test_a_planted_lazy_import_back_is_a_circle(tmp_path: Path) -> None:
         (init / "__init__.py").write_text("")
     (pkg / "spend.py").write_text("def f():\n    from cultureqa.llm.store.pg_budget import x\n")
     (pkg / "llm" / "store" / "pg_budget.py").write_text("from cultureqa.llm.store.team import y\n")
-    (pkg / "llm" / "store" / "team.py").write_text("from cultureqa.spend import Budget\n")
-    assert circles(module_graph(tmp_path), WATCHED) == [("cultureqa.llm.store", "cultureqa.spend")]
+    (pkg / "llm" / "store" / "team.py").write_text("from cultureqa.core.spend import Budget\n")
+    assert circles(module_graph(tmp_path), WATCHED) == [
+        ("cultureqa.llm.store", "cultureqa.core.spend")
+    ]

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
+from cultureqa.core.runlog import runlog_dir
 from cultureqa.llm.store import open_store
 from cultureqa.llm.store.admin import report
-from cultureqa.runlog import runlog_dir
 from cultureqa.testing import FakeOpenAIServer
 from cultureqa.testing.postgres import PgServer
 from cultureqa.testing.workspace import make_api_workspace, stage_env

@@ -18,7 +18,7 @@ import psycopg
 import pytest
 
 from cultureqa.cli import main as cli
-from cultureqa.errors import one_line
+from cultureqa.core.errors import one_line
 from cultureqa.llm.store import (
     StoredResponse,
     StoreLocationError,

@@ -18,11 +18,11 @@ import psycopg
 import pytest
 from omegaconf import OmegaConf
 
-from cultureqa.errors import ConfigTypeError, TeamCapMismatch, one_line
+from cultureqa.core.errors import ConfigTypeError, TeamCapMismatch, one_line
+from cultureqa.core.spend import Budget, team_from
 from cultureqa.llm.store import pg_budget
 from cultureqa.llm.store.pg_budget import EXPIRED, GONE, PgTeamBudget, open_team_budget
 from cultureqa.runs.tracking import api_metrics
-from cultureqa.spend import Budget, team_from
 
 ROOT = Path(__file__).resolve().parents[2]
 

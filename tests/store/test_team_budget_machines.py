@@ -21,10 +21,10 @@ import psycopg
 import pytest
 from omegaconf import OmegaConf
 
+from cultureqa.core.runlog import runlog_dir
 from cultureqa.llm.store import shown
 from cultureqa.llm.store.admin import report
 from cultureqa.llm.store.pg_budget import GONE
-from cultureqa.runlog import runlog_dir
 from cultureqa.testing import FakeOpenAIServer
 from cultureqa.testing.workspace import make_api_workspace, stage_env
 

@@ -15,7 +15,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from cultureqa.io import atomic_path
+from cultureqa.core.io import atomic_path
 
 MAX_WIDTH_PX = 1400
 """The page width report images must fit (a README or MLflow artifact view at 1400 px)."""

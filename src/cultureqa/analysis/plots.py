@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from cultureqa.analysis.figures import colour_of, save_png
-from cultureqa.io import declared_frame
+from cultureqa.core.io import declared_frame
 
 
 def _pyplot() -> Any:

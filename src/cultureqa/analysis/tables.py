@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from cultureqa.analysis.stats import accuracy_table
-from cultureqa.io import declared_frame
+from cultureqa.core.io import declared_frame
 
 KEYS = ["benchmark", "model", "setting"]
 

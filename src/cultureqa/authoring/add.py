@@ -17,7 +17,7 @@ from cultureqa.authoring.sniff import Proposal, Sample, propose, read_sample
 from cultureqa.authoring.sniff.trial import Trial, trial_load
 from cultureqa.benchmarks.fixture import ROWS, fixture_size, write_fixture
 from cultureqa.benchmarks.spec import BenchmarkSpec, RowPolicy
-from cultureqa.io import SourceError, write_text
+from cultureqa.core.io import SourceError, write_text
 
 MAX_PROPOSED_DROP = 0.25
 """Largest share of sampled rows ``add`` proposes to drop; more means its proposal is wrong."""

@@ -17,7 +17,7 @@ import yaml
 
 from cultureqa.authoring.sniff import Proposal, Sample
 from cultureqa.benchmarks.sources import is_pattern, split_pattern
-from cultureqa.io import SourceError, write_text
+from cultureqa.core.io import SourceError, write_text
 
 
 def target_path(path: str, root: Path, name: str) -> str:

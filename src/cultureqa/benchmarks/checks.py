@@ -16,8 +16,8 @@ import pandas as pd
 from cultureqa.benchmarks.load import LoadCounts, items_frame, load_benchmark
 from cultureqa.benchmarks.spec import FIXED_FIELDS, BenchmarkSpec, SpecError
 from cultureqa.benchmarks.tracking import check_tracked
+from cultureqa.core.records import McqItem
 from cultureqa.evaluation.prompts import Template, TemplateError, find_template, style_skip_reason
-from cultureqa.records import McqItem
 
 
 @dataclass

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from cultureqa.io import SourceError, _check_utf8
+from cultureqa.core.io import SourceError, _check_utf8
 
 HEADERLESS_NAME = re.compile(r"[?？。!]|\s\S+\s\S+\s|^\s*-?\d+(?:\.\d+)?\s*$")
 """A field name no header would have: a sentence (``?``, three spaces' worth of words) or a

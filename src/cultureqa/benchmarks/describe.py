@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from cultureqa.io import atomic_path
+from cultureqa.core.io import atomic_path
 
 __all__ = ["ALL", "INSTANCE", "group_statistics", "instance_text", "language_distribution",
            "plot_topics", "topic_distribution"]  # fmt: skip

@@ -23,7 +23,7 @@ from cultureqa.benchmarks.sandbox import ENV as _ENV
 from cultureqa.benchmarks.sandbox import GUARD as _GUARD
 from cultureqa.benchmarks.sandbox import Budget, LimitExceeded, template_limits
 from cultureqa.benchmarks.sandbox import activate as _activate
-from cultureqa.records import LETTERS
+from cultureqa.core.records import LETTERS
 
 _TEMPLATE_MARK = re.compile(r"{{|{%")
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from cultureqa.benchmarks.sources import is_pattern, read_any, split_pattern
-from cultureqa.io import atomic_path
+from cultureqa.core.io import atomic_path
 
 ROWS = 5
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.io import SourceError
-from cultureqa.provenance import file_md5
+from cultureqa.core.io import SourceError
+from cultureqa.core.provenance import file_md5
 
 ROW_COLUMNS = ("_file", "_row", "_n")
 """Bookkeeping columns added to every source frame (never metadata)."""

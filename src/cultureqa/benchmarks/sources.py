@@ -47,7 +47,7 @@ from cultureqa.benchmarks.source_files import (
     split_pattern as split_pattern,
 )
 from cultureqa.benchmarks.spec import BenchmarkSpec, SampleSpec
-from cultureqa.io import SourceError, _check_utf8, read_table
+from cultureqa.core.io import SourceError, _check_utf8, read_table
 
 _EXTENSIONS = {
     ".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".json": "json", ".jsonl": "jsonl",

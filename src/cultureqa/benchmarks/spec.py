@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from cultureqa.records import Setting
+from cultureqa.core.records import Setting
 
 AnswerFormat = Literal["letter", "index", "text"]
 InvalidRows = Literal["error", "drop"]
@@ -116,7 +116,7 @@ class LanguageColumns:
 
 @dataclass(frozen=True)
 class ColumnMap:
-    """How source fields become an :class:`~cultureqa.records.McqItem`."""
+    """How source fields become an :class:`~cultureqa.core.records.McqItem`."""
 
     id: str | None
     """None: ids are synthesized from the benchmark name and the source row."""

@@ -24,16 +24,16 @@ from typing import Any
 import cultureqa
 from cultureqa.benchmarks.source_files import source_provenance
 from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.io import write_text
-from cultureqa.paths import user_cache_dir
-from cultureqa.records import McqItem
+from cultureqa.core.io import write_text
+from cultureqa.core.paths import user_cache_dir
+from cultureqa.core.records import McqItem
 
 log = logging.getLogger(__name__)
 
 FORMAT = 1
 """Bumped when an entry's layout changes (old entries then miss)."""
 _PACKAGE = Path(cultureqa.__file__).resolve().parent
-CODE = ("benchmarks", "records.py", "io.py", "evaluation/task.py")
+CODE = ("benchmarks", "core/records.py", "core/io.py", "evaluation/task.py")
 """The code a load is a function of (package-relative files and folders)."""
 
 

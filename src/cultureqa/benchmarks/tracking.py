@@ -17,7 +17,7 @@ import yaml
 
 from cultureqa.benchmarks.source_files import source_files
 from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 
 STAGES = ("validate", "evaluate")
 """The per-benchmark stages of ``dvc.yaml`` whose deps may cover a source file (one must)."""

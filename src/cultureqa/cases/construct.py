@@ -19,10 +19,10 @@ from typing import Any
 
 import pandas as pd
 
+from cultureqa.core.paths import project_root
 from cultureqa.evaluation.parsing import EMPTY_ERROR, is_empty_reply
 from cultureqa.evaluation.prompts import Template, TemplateError
 from cultureqa.llm.base import GenerateRequest, GenerateResponse, Message, ModelClient
-from cultureqa.paths import project_root
 
 TYPES: tuple[str, ...] = ("A", "B", "C", "D", "E", "F")
 CORRECT_TYPE = "F"

@@ -47,7 +47,7 @@ from cultureqa.cases.weird import (
     un_members,
     weird_score_sixths,
 )
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 
 __all__ = ["BASES", "LevelSettings", "OfficialData", "build_levels", "read_levels", "read_official"]
 

@@ -26,7 +26,9 @@ from omegaconf import DictConfig
 
 from cultureqa.cases.construct import CORRECT_TYPE
 from cultureqa.cases.shuffle import LETTERS, parse_letter_types
-from cultureqa.config import select
+from cultureqa.core.config import select
+from cultureqa.core.provenance import file_md5
+from cultureqa.core.records import NORMALISATION_SUM, pick_best, scores_json
 from cultureqa.evaluation.engine import Batch, Decoding, ModelView, RunSpec
 from cultureqa.evaluation.parsing import EMPTY, EMPTY_ERROR, is_empty_reply, read_reply
 from cultureqa.evaluation.prompts import Template, TemplateError
@@ -38,8 +40,6 @@ from cultureqa.llm.base import (
     LoglikResponse,
     Message,
 )
-from cultureqa.provenance import file_md5
-from cultureqa.records import NORMALISATION_SUM, pick_best, scores_json
 
 LOGLIK_CUE = "\n\nAnswer:"
 """Appended to the prompt before the scored letters " A" … " F" (log-likelihood backends)."""

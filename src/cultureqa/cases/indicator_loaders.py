@@ -17,7 +17,7 @@ through these loaders (DESIGN.md §6, §9). Each accepts the file exactly as its
   (:func:`freedom_status_rows`, read back by :func:`load_freedom_status`).
 
 Every series is back-filled: each country gets its latest non-missing value at or before
-``target_year`` and keeps that year. Malformed input raises :class:`~cultureqa.io.SourceError`
+``target_year`` and keeps that year. Malformed input raises :class:`~cultureqa.core.io.SourceError`
 naming file, data row (1 = first row after the header) and column.
 """
 
@@ -31,7 +31,7 @@ from pathlib import Path
 import pandas as pd
 
 from cultureqa.cases.geography import UnknownCountryError, iso3_of
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 
 __all__ = [
     "FREEDOM_STATUSES",

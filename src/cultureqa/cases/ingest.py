@@ -26,7 +26,7 @@ from cultureqa.cases.construct import (
 from cultureqa.cases.geography import UnknownCountryError, continent_of, iso3_of
 from cultureqa.cases.topics import TopicRules, annotate_topics
 from cultureqa.cases.weird import DIMENSIONS
-from cultureqa.io import SourceError, read_table
+from cultureqa.core.io import SourceError, read_table
 
 CASE_COLUMNS: tuple[str, ...] = (
     "case_id",

@@ -31,7 +31,7 @@ from cultureqa.cases.analysis import (
 from cultureqa.cases.construct import CORRECT_TYPE
 from cultureqa.cases.evaluate import CASE_META
 from cultureqa.cases.shuffle import LETTERS, parse_letter_types
-from cultureqa.io import SourceError, read_table, write_json, write_parquet, write_text
+from cultureqa.core.io import SourceError, read_table, write_json, write_parquet, write_text
 from cultureqa.runs.tracking import SLICE, metric_key, usage_metrics
 
 SHEET_COLUMNS = ("respondent_group", "case_id", "selection")

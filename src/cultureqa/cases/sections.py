@@ -18,7 +18,7 @@ from cultureqa.analysis import plots
 from cultureqa.analysis.tables import to_markdown
 from cultureqa.cases.analysis import POOLED, CasesAnalysis, withheld_summary
 from cultureqa.cases.trends import ERROR_TYPES
-from cultureqa.io import write_csv
+from cultureqa.core.io import write_csv
 
 TREND_COLUMNS = ("measure", "error_type", "level_low", "level_high", "n_low", "n_high", "p_low",
                  "p_high", "delta_pp", "z", "p_value", "q_value", "reject", "min_expected",

@@ -27,7 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from cultureqa.cases.indicator_loaders import freedom_status_rows, read_freedom_house_workbook
-from cultureqa.io import SourceError, write_csv, write_text
+from cultureqa.core.io import SourceError, write_csv, write_text
 
 HDR_KEEP = re.compile(r"^(iso3|country|hdicode|region|mys_\d{4}|gnipc_\d{4})$")
 """Columns of the HDR file the WEIRD levels need (schooling for E, GNI per capita for proxies)."""

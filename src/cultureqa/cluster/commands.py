@@ -53,7 +53,7 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 
 def _submit(args: argparse.Namespace, root: Path) -> int:
-    from cultureqa.config import print_error
+    from cultureqa.core.config import print_error
 
     try:
         line = submit(
@@ -67,7 +67,7 @@ def _submit(args: argparse.Namespace, root: Path) -> int:
 
 
 def _collect(args: argparse.Namespace, root: Path) -> int:
-    from cultureqa.config import print_error
+    from cultureqa.core.config import print_error
 
     try:
         result = collect(root, args.name)

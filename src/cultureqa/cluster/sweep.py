@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cultureqa.io import write_text
+from cultureqa.core.io import write_text
 
 
 class SweepError(ValueError):

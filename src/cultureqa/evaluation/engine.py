@@ -23,7 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, cast
 
-from cultureqa.config import print_error
+from cultureqa.core.config import print_error
+from cultureqa.core.io import write_json
+from cultureqa.core.paths import project_root
+from cultureqa.core.provenance import provenance
+from cultureqa.core.runlog import write_run
+from cultureqa.core.spend import api_stats, guard, stopped_reason
 from cultureqa.evaluation.failures import over_limit_line
 from cultureqa.evaluation.progress import Progress
 from cultureqa.evaluation.record import (
@@ -35,7 +40,6 @@ from cultureqa.evaluation.record import (
     error_share,
     model_sha,
 )
-from cultureqa.io import write_json
 from cultureqa.llm.base import (
     GenerateRequest,
     LoglikRequest,
@@ -43,10 +47,6 @@ from cultureqa.llm.base import (
 )
 from cultureqa.llm.door import open_client
 from cultureqa.llm.store import StoreLocation, open_store
-from cultureqa.paths import project_root
-from cultureqa.provenance import provenance
-from cultureqa.runlog import write_run
-from cultureqa.spend import api_stats, guard, stopped_reason
 
 if TYPE_CHECKING:  # pandas only where a table is built: after the replies, never before
     import pandas as pd

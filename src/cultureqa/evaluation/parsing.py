@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from cultureqa.records import LETTERS
+from cultureqa.core.records import LETTERS
 
 _FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
 _OBJECT = re.compile(r"\{[^{}]*\}", re.DOTALL)

@@ -1,7 +1,7 @@
 """The run record every family's evaluation ends in, and the pure helpers that fill it.
 
 One schema for IndoCulture/generic benchmarks, ID-MoCQA and the cross-cultural benchmark:
-:func:`cultureqa.runlog.write_run` writes it as ``run.json`` (stable keys) plus its run log
+:func:`cultureqa.core.runlog.write_run` writes it as ``run.json`` (stable keys) plus its run log
 (``model_calls``, ``api``, ``timings``: true of one process's run, not of the result).
 """
 
@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from cultureqa.core.runlog import call_columns
 from cultureqa.evaluation.parsing import EMPTY, parse_cause
 from cultureqa.llm.base import NOT_SENT, GenerateResponse, LoglikResponse
-from cultureqa.runlog import call_columns
 
 if TYPE_CHECKING:  # pandas only where a table is built: after the replies, never before
     import pandas as pd
@@ -62,7 +62,7 @@ class RunRecord:
     """What ``error_share`` is made of, by cause (:data:`UNUSABLE`): items, share, an example."""
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready; :func:`cultureqa.runlog.write_run` splits stable from volatile keys."""
+        """JSON-ready; :func:`cultureqa.core.runlog.write_run` splits stable from volatile keys."""
         return dataclasses.asdict(self)
 
 
@@ -147,7 +147,7 @@ def accounting(replies: Sequence[Reply], per_item: int) -> dict[str, list[Any]]:
     An item scored from several requests (ID-MoCQA log-likelihood asks twice) sums their
     tokens, cost, attempts, retries and times; it is ``cached`` only if all of them were.
     Columns are ``prompt_tokens``, ``completion_tokens``, ``cost_usd`` and
-    :data:`cultureqa.runlog.CALL_COLUMNS`, in that order.
+    :data:`cultureqa.core.runlog.CALL_COLUMNS`, in that order.
     """
     columns: dict[str, list[Any]] = {}
     for start in range(0, len(replies), per_item):

@@ -13,7 +13,7 @@ import pandas as pd
 from cultureqa.analysis.plots import accuracy_by_setting, heatmap
 from cultureqa.analysis.tables import metrics_tree, overall_table, slice_tables, to_markdown
 from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.io import write_csv, write_json, write_text
+from cultureqa.core.io import write_csv, write_json, write_text
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from cultureqa.core.records import (
+    LETTERS,
+    NORMALISATION_SUM,
+    McqItem,
+    Setting,
+    pick_best,
+    scores_json,
+)
 from cultureqa.evaluation.engine import Batch, Decoding, ModelView, run_batch
 from cultureqa.evaluation.parsing import EMPTY, EMPTY_ERROR, is_empty_reply, read_reply
 from cultureqa.evaluation.prompts import ANSWER_CUES, Template
@@ -21,14 +29,6 @@ from cultureqa.llm.base import (
     LoglikResponse,
     Message,
     ModelClient,
-)
-from cultureqa.records import (
-    LETTERS,
-    NORMALISATION_SUM,
-    McqItem,
-    Setting,
-    pick_best,
-    scores_json,
 )
 
 if TYPE_CHECKING:  # pandas only where a table is built: after the replies, never before

@@ -18,13 +18,13 @@ from cultureqa.benchmarks.source_files import source_provenance
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.benchmarks.stored_load import StoredLoad, load_key, read_stored, store
 from cultureqa.benchmarks.tracking import check_tracked
-from cultureqa.config import Params, lookup, select, typed
+from cultureqa.core.config import Params, lookup, select, typed
+from cultureqa.core.io import SourceError
+from cultureqa.core.records import PREDICTION_COLUMNS, McqItem, Setting
 from cultureqa.evaluation.engine import Batch, ModelView, RunSpec, Skip
 from cultureqa.evaluation.prompts import find_template, style_skip_reason
 from cultureqa.evaluation.record import conform, group_metrics
 from cultureqa.evaluation.runner import SettingPlan, UnsupportedSetting, setting_batch
-from cultureqa.io import SourceError
-from cultureqa.records import PREDICTION_COLUMNS, McqItem, Setting
 
 if TYPE_CHECKING:  # the source is read through pandas only when no stored load fits
     import pandas as pd

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from cultureqa.core.io import SourceError, read_table
 from cultureqa.human.items import ANNOTATION_COLUMNS, LABELS, LETTERS, SCALES
-from cultureqa.io import SourceError, read_table
 from cultureqa.regions.judges.judging import ACCEPTABLE
 
 LABEL_COLUMNS = ("item_id", "annotator", *ANNOTATION_COLUMNS)

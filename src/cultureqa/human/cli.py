@@ -62,7 +62,7 @@ def _fail(exc: Exception) -> HumanError:
 
 def main(argv: list[str] | None = None, dataset: str | None = None) -> int:
     """``cultureqa human …`` on its own (``stages/mocqa_human.py`` fixes ``--dataset``)."""
-    from cultureqa.config import print_error, run_stage
+    from cultureqa.core.config import print_error, run_stage
 
     parser = argparse.ArgumentParser(prog="cultureqa")
     parser.add_argument("--root", default=".", help="project root (default: the current folder)")

@@ -20,10 +20,10 @@ from typing import Any
 
 import pandas as pd
 
+from cultureqa.core.io import write_csv, write_json
 from cultureqa.human import agreement, interface, items
 from cultureqa.human.datasets import Target
 from cultureqa.human.studio import Studio, labels_from_tasks
-from cultureqa.io import write_csv, write_json
 
 
 def _sample(target: Target, per_stratum: int | None) -> pd.DataFrame:
@@ -197,7 +197,7 @@ def _dvc_add(root: Path, path: Path) -> None:
 
 def _log_mlflow(target: Target, numbers: dict[str, Any], document: dict[str, Any]) -> str:
     """One MLflow run per pull or report in ``<prefix>/<name>-human``: the numbers as metrics."""
-    from cultureqa.config import load_params, select
+    from cultureqa.core.config import load_params, select
     from cultureqa.runs.tracking import configure, numeric_leaves, tracking_uri
 
     tracking = select(load_params(target.root / "params.yaml"), "tracking")

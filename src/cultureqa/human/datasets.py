@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from cultureqa.config import load_params, select
+from cultureqa.core.config import load_params, select
+from cultureqa.core.io import SourceError
 from cultureqa.human import DATASETS
 from cultureqa.human.items import two_hop_items
-from cultureqa.io import SourceError
 
 
 @dataclass

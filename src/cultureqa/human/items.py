@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 from cultureqa.mocqa_shared.schema import as_options
 from cultureqa.regions.judges.judging import CATEGORIES
 

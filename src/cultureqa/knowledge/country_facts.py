@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from cultureqa.io import SourceError, write_csv
+from cultureqa.core.io import SourceError, write_csv
 from cultureqa.knowledge import country_sources as src
 from cultureqa.knowledge.country_sources import Source
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 
 ROOT = Path(__file__).resolve().parents[3]
 COUNTRIES = ROOT / "data" / "knowledge" / "countries"

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import yaml
 
-from cultureqa.io import write_text
+from cultureqa.core.io import write_text
 from cultureqa.knowledge.gazetteer import (
     CUE_REQUIRED_NAMES,
     CULTURAL_HEAD_NOUNS,

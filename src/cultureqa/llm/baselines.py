@@ -12,8 +12,8 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
+from cultureqa.core.records import LETTERS
 from cultureqa.llm.base import GenerateRequest, GenerateResponse, LoglikRequest, LoglikResponse
-from cultureqa.records import LETTERS
 
 _OPTION_LINE = re.compile(r"^\s*([A-J])[.)]\s", re.MULTILINE)
 

@@ -13,7 +13,7 @@ turns at sending, in the order they were made, and a call that waits on other pr
 gives up its turn while it waits: a frozen machine holding some prompts of one setting delays
 that setting alone, never the prompts of the others.
 
-Two hooks sit at the point where a request would leave: the budget (:data:`cultureqa.spend.BUDGET`:
+Two hooks sit at the point where a request would leave: the budget (:data:`cultureqa.core.spend.BUDGET`:
 the client reserves each request's worst case before sending; once one does not fit, the rest
 come back ``not sent: budget`` without being leased, never stored)
 and the dry run (:data:`DRY_RUN`: ``cultureqa cost`` sees every request a stage builds, and
@@ -33,6 +33,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from cultureqa.core.runlock import StageInterrupted, stop_requested, stop_sending
+from cultureqa.core.spend import BUDGET, BUDGET_REASON, LEDGER
 from cultureqa.llm.base import (
     NOT_SENT,
     GenerateRequest,
@@ -45,8 +47,6 @@ from cultureqa.llm.base import (
 )
 from cultureqa.llm.store import ResponseStore, StoredResponse, request_key
 from cultureqa.llm.store.unstored import keep, unstored_file
-from cultureqa.runlock import StageInterrupted, stop_requested, stop_sending
-from cultureqa.spend import BUDGET, BUDGET_REASON, LEDGER
 
 log = logging.getLogger(__name__)
 
@@ -179,7 +179,7 @@ class CachedClient:
         self.prompt_guard = prompt_guard
         """Refuses a generation request before it is priced or sent (``llm.door``: too long)."""
         self.ledger = ledger
-        """Name under which :meth:`aclose` records this client in :data:`cultureqa.spend.LEDGER`."""
+        """Name under which :meth:`aclose` records this client in :data:`cultureqa.core.spend.LEDGER`."""
         self.store = store
         self.identity = dict(identity)
         self.chunk_size = max(1, chunk_size)

@@ -12,12 +12,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from cultureqa.core.paths import user_cache_dir
 from cultureqa.llm.api.chat_client import ChatClient, ChatConfig
 from cultureqa.llm.api.replicas import ReplicaPool, single_attempt
 from cultureqa.llm.api.retry import RetryConfig
 from cultureqa.llm.base import ModelClient, ModelConfigError
 from cultureqa.llm.baselines import FixedPositionBaseline, RandomBaseline
-from cultureqa.paths import user_cache_dir
 
 __all__ = ["BuiltModel", "ModelConfigError", "build_model", "register_backend"]
 
@@ -142,8 +142,8 @@ def _litellm(cfg: Mapping[str, Any]) -> BuiltModel:
 def _batch_client(opts: Mapping[str, Any], config: ChatConfig) -> ModelClient:
     import os
 
+    from cultureqa.core.paths import state_dir
     from cultureqa.llm.api.batch import BatchClient, BatchConfig
-    from cultureqa.paths import state_dir
 
     key = os.environ.get(config.api_key_env, "") if config.api_key_env else None
     if config.api_key_env and not key:

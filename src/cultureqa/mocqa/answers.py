@@ -34,9 +34,9 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
+from cultureqa.core.io import SourceError, read_table
 from cultureqa.evaluation.parsing import parse_letter
 from cultureqa.evaluation.prompts import Template, TemplateError
-from cultureqa.io import SourceError, read_table
 from cultureqa.knowledge.gazetteer import normalize_province
 
 PROMPT_STYLES = ("zero_shot", "cot")

@@ -36,11 +36,14 @@ from typing import Any
 import pandas as pd
 from omegaconf import DictConfig
 
-from cultureqa.config import select
+from cultureqa.core.config import select
+from cultureqa.core.io import SourceError
+from cultureqa.core.provenance import file_md5
+from cultureqa.core.records import NORMALISATION_PROVINCE, pick_best, scores_json
+from cultureqa.core.runlog import CALL_COLUMNS
 from cultureqa.evaluation.engine import Batch, ModelView, RunSpec
 from cultureqa.evaluation.parsing import EMPTY, EMPTY_ERROR, is_empty_reply
 from cultureqa.evaluation.record import conform, group_metrics, model_sha
-from cultureqa.io import SourceError
 from cultureqa.knowledge.provinces import KnowledgeBase, load_knowledge_base
 from cultureqa.llm.base import (
     GenerateRequest,
@@ -58,9 +61,6 @@ from cultureqa.mocqa.answers import (
     render,
     scored_fields,
 )
-from cultureqa.provenance import file_md5
-from cultureqa.records import NORMALISATION_PROVINCE, pick_best, scores_json
-from cultureqa.runlog import CALL_COLUMNS
 
 ITEM_COLUMNS = ("item_id", "source_id", "clue_type", "language", "province", "topic")
 DATASET_COLUMNS = (*ITEM_COLUMNS, "question", "options", "answer")

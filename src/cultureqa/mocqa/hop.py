@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from cultureqa.core.spend import ApiStopped, stopped_reason
 from cultureqa.evaluation.engine import RunSpec, evaluate
 from cultureqa.knowledge.provinces import KnowledgeBase
 from cultureqa.llm.store import StoreLocation
@@ -68,7 +69,6 @@ from cultureqa.mocqa.paired import (
     percentile_interval,
     proportion,
 )
-from cultureqa.spend import ApiStopped, stopped_reason
 
 CONDITIONS = ("none", "clue", "oracle")
 CHANCE_BACKENDS = frozenset({"random", "fixed"})

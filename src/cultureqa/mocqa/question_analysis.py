@@ -351,7 +351,7 @@ def analyze_questions(
 
 def default_taggers(languages: Sequence[str]) -> dict[str, Tagger]:
     """The offline tagger of each language (the Indonesian one is fitted once into the cache)."""
-    from cultureqa.paths import user_cache_dir
+    from cultureqa.core.paths import user_cache_dir
 
     def indonesian() -> Tagger:
         return indonesian_tagger(user_cache_dir() / "taggers")

@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 from cultureqa.mocqa.pos import Tagger
 from cultureqa.mocqa.question_pos import COLUMNS, item_counts
 

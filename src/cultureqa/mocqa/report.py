@@ -19,8 +19,8 @@ from cultureqa.analysis.figures import colour_of, save_png
 from cultureqa.analysis.plots import heatmap
 from cultureqa.analysis.roster import key_by_roster
 from cultureqa.analysis.tables import to_markdown
+from cultureqa.core.io import write_csv, write_json, write_text
 from cultureqa.evaluation.report import collect_predictions as collect_all
-from cultureqa.io import write_csv, write_json, write_text
 from cultureqa.knowledge.provinces import CANONICAL_PROVINCES
 from cultureqa.mocqa import metrics as m
 from cultureqa.mocqa.paired import DIFFERENCE, EQUIVALENT

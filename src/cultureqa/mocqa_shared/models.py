@@ -18,10 +18,10 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from cultureqa.core.spend import ApiStopped, api_stats, stopped_reason
 from cultureqa.llm.base import GenerateRequest, GenerateResponse, Message
 from cultureqa.llm.door import open_client
 from cultureqa.llm.store import ResponseStore, StoreLocation, open_store
-from cultureqa.spend import ApiStopped, api_stats, stopped_reason
 
 _SPLIT = "---user---"
 
@@ -91,9 +91,9 @@ def run_models(
 ) -> dict[str, list[GenerateResponse]]:
     """Run each named model on its requests concurrently; failures come back as error responses.
 
-    Each client's counters go to :data:`cultureqa.spend.LEDGER` under its job name. When a
+    Each client's counters go to :data:`cultureqa.core.spend.LEDGER` under its job name. When a
     model's circuit breaker opened (the provider refuses every request), this raises
-    :class:`cultureqa.spend.ApiStopped` instead: the caller would otherwise count a refused
+    :class:`cultureqa.core.spend.ApiStopped` instead: the caller would otherwise count a refused
     key as hundreds of rejected variants.
 
     Args:

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cultureqa.params_digest import DigestError
-from cultureqa.params_digest import check as check_digest
+from cultureqa.core.params_digest import DigestError
+from cultureqa.core.params_digest import check as check_digest
 
 GENERATED_TYPES = (
     "comparison", "intersection", "geographical", "entity", "temporal", "commonsense",

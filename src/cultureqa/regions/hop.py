@@ -24,12 +24,12 @@ import pandas as pd
 
 from cultureqa.cases.evaluate import CasesFamily, load_prompt
 from cultureqa.cases.shuffle import OPTION_COLUMNS
+from cultureqa.core.spend import ApiStopped, stopped_reason
 from cultureqa.evaluation.engine import RunSpec, evaluate
 from cultureqa.llm.store import StoreLocation
 from cultureqa.mocqa.hop import CHANCE_BACKENDS, CONDITIONS, READINGS, HopConfig, hop_table
 from cultureqa.regions.config import RegionSet
 from cultureqa.regions.generation.tables import load_regions
-from cultureqa.spend import ApiStopped, stopped_reason
 
 BACKGROUND = {"none": "background_none", "clue": "narrative", "oracle": "background_oracle"}
 PROMPTS = Path("prompts") / "twohop" / "hop"

@@ -21,8 +21,8 @@ from typing import Any
 
 import pandas as pd
 
-from cultureqa.config import run_stage
-from cultureqa.io import SourceError, read_table, write_csv, write_text
+from cultureqa.core.config import run_stage
+from cultureqa.core.io import SourceError, read_table, write_csv, write_text
 
 OPTIONS = tuple(f"option_{x}" for x in "ABCDEF")
 SAMPLE_COLUMNS = (

@@ -64,9 +64,9 @@ def current_group(root: Path) -> Group:
     """The group of whatever runs now, read at tracking time (never from a restored record).
 
     ``git.dirty`` leaves out what DVC itself writes during an experiment (see
-    :func:`cultureqa.provenance.git_revision`).
+    :func:`cultureqa.core.provenance.git_revision`).
     """
-    from cultureqa.provenance import git_revision
+    from cultureqa.core.provenance import git_revision
 
     git = git_revision(root)
     commit = str(git["commit"]) if git["commit"] else "no-git"
@@ -104,7 +104,7 @@ def predictions_md5(predictions: pd.DataFrame) -> str:
     The run log's volatile columns (per-item latency, cache flag) are left out: they are joined
     back at tracking time and missing after a restore, and a result is the same without them.
     """
-    from cultureqa.runlog import VOLATILE_COLUMNS
+    from cultureqa.core.runlog import VOLATILE_COLUMNS
 
     stable = predictions.drop(columns=[c for c in VOLATILE_COLUMNS if c in predictions.columns])
     text = stable.to_csv(index=False)

@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 
 from cultureqa.analysis.figures import NO_DATA
-from cultureqa.io import atomic_path
+from cultureqa.core.io import atomic_path
 
 _PLOT = re.compile(
     r'<div\s+id="[^"]*"\s+style="border:1px solid black;[^"]*">\s*<p>(?P<name>[^<]*)</p>'

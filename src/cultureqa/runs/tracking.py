@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 import pandas as pd
 
-from cultureqa.config import ParamsError
+from cultureqa.core.config import ParamsError
 from cultureqa.runs.item_traces import ITEM_TRACE_SLOTS, build_item_record, log_item_traces
 from cultureqa.runs.mlflow_home import EXPERIMENT_KIND, NOTE, NOTE_START, experiment_note
 from cultureqa.runs.mlflow_runs import DatasetRef as DatasetRef  # re-exported for the families
@@ -169,7 +169,7 @@ def usage_metrics(part: pd.DataFrame) -> dict[str, float]:
         "cost_usd": float(part["cost_usd"].sum()),
     }
     if "margin" in part.columns and part["margin"].notna().any():  # log-likelihood picks
-        from cultureqa.runlog import NEAR_TIE
+        from cultureqa.core.runlog import NEAR_TIE
 
         out["near_ties"] = float((part["margin"] < NEAR_TIE).sum())
     for name, column in (("latency.server", "server_latency_s"), ("wait.item", "wait_s")):

@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cultureqa.config import ParamsError
-from cultureqa.provenance import file_md5
+from cultureqa.core.config import ParamsError
+from cultureqa.core.provenance import file_md5
 
 RUNLOG = ".runlog"
-"""Where the run log lives (:data:`cultureqa.runlog.RUNLOG`; that module imports pandas)."""
+"""Where the run log lives (:data:`cultureqa.core.runlog.RUNLOG`; that module imports pandas)."""
 
 TRACK_DIR = Path("data") / "track"
 """Every part's marker lives under it: the stage's one (persisted) DVC output."""

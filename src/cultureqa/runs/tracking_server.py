@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from cultureqa.config import ParamsError
+from cultureqa.core.config import ParamsError
 
 TIMEOUT_S = 10
 """Default seconds one request to the tracking server may take (MLflow's own default: 120)."""

@@ -7,7 +7,7 @@ process's exit, start-up or death, calls the stage here instead; the worker impo
 library once for every such test. Tests where the exit code, the one-line ``error:`` on
 stderr or a killed process is the subject keep a real process (at least one per entry point).
 
-The call goes through :func:`cultureqa.config.run_stage`, the wrapper the script's
+The call goes through :func:`cultureqa.core.config.run_stage`, the wrapper the script's
 ``__main__`` uses, so known errors still become exit code 2 and one ``error:`` line; it runs
 in the workspace as cwd with the stage's environment (:func:`stage_env`) and restores both.
 """
@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
 
-from cultureqa.config import run_stage
+from cultureqa.core.config import run_stage
 
 
 @cache
@@ -43,7 +43,7 @@ def _in(cwd: Path, env: Mapping[str, str]) -> Iterator[None]:
     """``cwd`` and exactly ``env`` as the process's, both restored after.
 
     Also the ``cultureqa`` logger's level and the root logger's handlers, which
-    :func:`cultureqa.config.setup_stage` sets for a stage process (``CULTUREQA_LOG_LEVEL``):
+    :func:`cultureqa.core.config.setup_stage` sets for a stage process (``CULTUREQA_LOG_LEVEL``):
     left set, a later test in this process would see the stage's level, not its own.
     """
     ours, root = logging.getLogger("cultureqa"), logging.getLogger()

@@ -120,7 +120,7 @@ def hold_output_lock(
     """
     named = "None" if store is None else f"Path({str(store)!r})"
     code = (
-        "import time; from pathlib import Path; from cultureqa.runlock import output_lock\n"
+        "import time; from pathlib import Path; from cultureqa.core.runlock import output_lock\n"
         f"with output_lock(Path({str(outputs)!r}), {named}):"
         "\n    print('held', flush=True); time.sleep(120)"
     )

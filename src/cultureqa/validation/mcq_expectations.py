@@ -28,7 +28,7 @@ import pandas as pd
 from great_expectations.expectations.expectation import BatchExpectation
 
 from cultureqa.benchmarks.scripts import language_scripts, mismatch
-from cultureqa.records import LETTERS
+from cultureqa.core.records import LETTERS
 from cultureqa.validation.balance import CONFIDENCE, balance
 from cultureqa.validation.gx_kit import table_metric
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 
 SHOWN = 10
 """Failing item ids listed per expectation; the count always covers all of them."""

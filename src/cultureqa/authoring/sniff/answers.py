@@ -17,8 +17,8 @@ import pandas as pd
 from cultureqa.authoring.sniff.fields import MISSING
 from cultureqa.benchmarks.fields import FieldError, options_from, plain
 from cultureqa.benchmarks.load import parse_letter, split_label, strip_labels
-from cultureqa.io import SourceError
-from cultureqa.records import LETTERS
+from cultureqa.core.io import SourceError
+from cultureqa.core.records import LETTERS
 
 FORMATS = ("letter", "index", "one_based", "text")
 NATIVE_LETTERS = {

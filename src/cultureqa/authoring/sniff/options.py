@@ -19,7 +19,7 @@ import pandas as pd
 from cultureqa.authoring.sniff.fields import is_options_name, is_text, texts
 from cultureqa.benchmarks.fields import FieldError, options_from
 from cultureqa.benchmarks.load import label_order, strip_labels
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 
 OPTION_COLUMN = re.compile(
     r"^(?:option|choice|opt|op|ending|pilihan|opsi|answer)?[_ -]?([a-j]|\d{1,2})$", re.I

@@ -35,7 +35,7 @@ from cultureqa.authoring.sniff.pairwise import find_pairwise
 from cultureqa.authoring.sniff.question import find_question, ref
 from cultureqa.authoring.sniff.sample import Sample
 from cultureqa.benchmarks.scripts import guess_language, script_name, text_script
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 
 
 @dataclass

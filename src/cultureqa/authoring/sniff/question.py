@@ -13,7 +13,7 @@ import pandas as pd
 
 from cultureqa.authoring.sniff.fields import QUESTION_NAMES, is_text, leaf, name_words, pick, texts
 from cultureqa.authoring.sniff.ids import is_id_name
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 
 CUE_NAMES = ("context", "passage", "premise", "hint", "background", "scenario", "situation",
              "story", "paragraph", "article", "dialogue", "konteks", "petunjuk", "bacaan",

@@ -20,7 +20,7 @@ from cultureqa.benchmarks.sources import (
     is_pattern,
     read_any,
 )
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 
 MAX_FILES = 40
 """Files of a pattern read for sniffing, spread evenly over the sorted list."""

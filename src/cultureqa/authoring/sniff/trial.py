@@ -14,7 +14,7 @@ import pandas as pd
 
 from cultureqa.benchmarks.load import LoadCounts, TooManyInvalid, load_benchmark
 from cultureqa.benchmarks.spec import BenchmarkSpec, SampleSpec
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 
 
 @dataclass(frozen=True)

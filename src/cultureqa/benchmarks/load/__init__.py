@@ -1,4 +1,4 @@
-"""Turn any source table into :class:`~cultureqa.records.McqItem` records: one public function.
+"""Turn any source table into :class:`~cultureqa.core.records.McqItem` records: one public function.
 
 :func:`load_benchmark` is the whole loader, one straight line over modules named by its steps:
 read and keep (:mod:`cultureqa.benchmarks.sources`), map fields (:mod:`.mapping`), check the row

@@ -15,7 +15,7 @@ from cultureqa.benchmarks.load.counts import Where
 from cultureqa.benchmarks.load.mapping import as_int, get, option_text, text
 from cultureqa.benchmarks.load.options import folded, split_label
 from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.records import LETTERS
+from cultureqa.core.records import LETTERS
 
 _LETTER_ANSWER = re.compile(r"^\s*(?:\(([A-Za-z])\)|([A-Za-z])[.)]?)\s*$")
 

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 
 SHOWN_DROPS = 50
 """Dropped rows listed one by one in reports; the counts by reason always cover all of them."""

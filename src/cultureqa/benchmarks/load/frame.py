@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from cultureqa.records import McqItem
+from cultureqa.core.records import McqItem
 
 
 def items_frame(items: list[McqItem]) -> pd.DataFrame:

@@ -21,7 +21,7 @@ from cultureqa.benchmarks.fields import FieldError, field_roots, resolve
 from cultureqa.benchmarks.load.counts import Where
 from cultureqa.benchmarks.sources import ROW_COLUMNS
 from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 
 Normalizer = Callable[[str], str | None]
 _BOOL_TEXT = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False}

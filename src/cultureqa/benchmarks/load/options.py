@@ -17,7 +17,7 @@ from cultureqa.benchmarks.fields import FieldError, options_from
 from cultureqa.benchmarks.load.counts import RowChanges, Where
 from cultureqa.benchmarks.load.mapping import Mapping, get, option_text
 from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.records import LETTERS
+from cultureqa.core.records import LETTERS
 
 _LABEL = re.compile(r"^\s*\(?([A-Ja-j])[.)]\s+")
 _ONLY_LABEL = re.compile(r"^\s*(?:\(([A-Ja-j])\)|([A-Ja-j])[.)])\s*$")

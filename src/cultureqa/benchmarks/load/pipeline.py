@@ -46,8 +46,8 @@ from cultureqa.benchmarks.load.shuffle import shuffled
 from cultureqa.benchmarks.sandbox import render_limits
 from cultureqa.benchmarks.sources import apply_sample, capture_names, keep_mask, read_rows
 from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.io import SourceError
-from cultureqa.records import McqItem
+from cultureqa.core.io import SourceError
+from cultureqa.core.records import McqItem
 
 AbsentLanguages = Literal["error", "skip"]
 OPTION_LIST = re.compile(r"(?m)^[ \t]*\(?A[.):][ \t]+\S.*\n[ \t]*\(?B[.):][ \t]+\S")

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from cultureqa.records import LETTERS, McqItem
+from cultureqa.core.records import LETTERS, McqItem
 
 SHUFFLE_FIELDS = ("options_order", "gold_source_position")
 """Metadata a shuffled item carries (declared names may not reuse them; slices may name them)."""

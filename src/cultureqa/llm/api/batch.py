@@ -25,7 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cultureqa.io import write_json
+from cultureqa.core.io import write_json
+from cultureqa.core.runlock import stop_requested
+from cultureqa.core.spend import BUDGET, BUDGET_REASON
 from cultureqa.llm.base import (
     NOT_SENT,
     GenerateRequest,
@@ -37,8 +39,6 @@ from cultureqa.llm.base import (
     Usage,
 )
 from cultureqa.llm.pricing import estimated_tokens, worst_case_tokens
-from cultureqa.runlock import stop_requested
-from cultureqa.spend import BUDGET, BUDGET_REASON
 
 BATCH_DISCOUNT = 0.5
 """Price factor of batch requests where litellm's table has no batch price (OpenAI: half)."""

@@ -24,6 +24,8 @@ import os
 import time
 from collections.abc import Sequence
 
+from cultureqa.core.runlock import stop_reason, stop_requested
+from cultureqa.core.spend import BUDGET, BUDGET_REASON
 from cultureqa.llm.api.retry import (
     CallStats,
     CircuitBreaker,
@@ -50,8 +52,6 @@ from cultureqa.llm.base import (
     Usage,
 )
 from cultureqa.llm.pricing import estimated_tokens, worst_case_tokens
-from cultureqa.runlock import stop_reason, stop_requested
-from cultureqa.spend import BUDGET, BUDGET_REASON
 
 __all__ = ["ChatClient", "ChatConfig", "ChatReply", "MissingKey", "NotSent", "Transport"]
 

@@ -30,9 +30,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from cultureqa.io import atomic_path
+from cultureqa.core.io import atomic_path
+from cultureqa.core.paths import user_cache_dir
 from cultureqa.llm.api.transport import ChatConfig
-from cultureqa.paths import user_cache_dir
 
 log = logging.getLogger(__name__)
 

@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, TypeGuard
 
-from cultureqa.errors import StoreLocationError as StoreLocationError  # re-exported
-from cultureqa.errors import StoreSchemaError as StoreSchemaError
-from cultureqa.errors import shown as shown
-from cultureqa.paths import state_dir
+from cultureqa.core.errors import StoreLocationError as StoreLocationError  # re-exported
+from cultureqa.core.errors import StoreSchemaError as StoreSchemaError
+from cultureqa.core.errors import shown as shown
+from cultureqa.core.paths import state_dir
 
 StoreLocation = Path | str
 """A SQLite file (a path) or a PostgreSQL URL (``postgresql://user@host:port/db``)."""

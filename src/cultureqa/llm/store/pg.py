@@ -33,7 +33,7 @@ from typing import Any
 import psycopg
 import tenacity
 
-from cultureqa.errors import OPENED_URLS, StoreSchemaError, first_line
+from cultureqa.core.errors import OPENED_URLS, StoreSchemaError, first_line
 from cultureqa.llm.store import (
     IDLE_IN_TRANSACTION_S,
     LEASE_TTL_S,

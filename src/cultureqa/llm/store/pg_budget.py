@@ -1,6 +1,6 @@
 """A budget cap shared by a team on the PostgreSQL response store (issue 32).
 
-The in-process :class:`cultureqa.spend.Budget` bounds one stage run; with ``spend.team`` set
+The in-process :class:`cultureqa.core.spend.Budget` bounds one stage run; with ``spend.team`` set
 and the store on PostgreSQL, every reservation (a request's worst case, before it leaves) and
 every settlement (the reply's real cost) goes through the server instead, so the team's spend
 plus its open reservations never pass ``spend.budget_usd`` on any number of machines.
@@ -28,7 +28,7 @@ from typing import Any
 
 import psycopg
 
-from cultureqa.errors import ConfigTypeError, TeamCapMismatch
+from cultureqa.core.errors import ConfigTypeError, TeamCapMismatch
 from cultureqa.llm.store import IDLE_IN_TRANSACTION_S, StoreLocation, machine_name, shown
 from cultureqa.llm.store.pg import ensure_schema
 from cultureqa.llm.store.team_budget import TeamCap, TeamGrant, TeamState
@@ -86,7 +86,7 @@ ENDED = "stage ended"
 class PgTeamBudget:
     """One worker's view of a team budget: its own connection, hold and session lock.
 
-    Used from one thread at a time (:class:`cultureqa.spend.Budget` calls it on its own worker
+    Used from one thread at a time (:class:`cultureqa.core.spend.Budget` calls it on its own worker
     thread); the connection is not the store's, so budget round trips never queue behind the
     store's writes.
     """

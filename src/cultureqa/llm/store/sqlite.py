@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from cultureqa.errors import OPENED
+from cultureqa.core.errors import OPENED
 from cultureqa.llm.store import (
     LEASE_TTL_S,
     Claim,

@@ -1,7 +1,7 @@
 """A process's side of a team budget: reserve on the server, wait for room, settle in batches.
 
-:class:`TeamCap` is the :class:`cultureqa.spend.SharedCap` that a stage's budget
-(:class:`cultureqa.spend.Budget`) delegates to when ``spend.team`` is set. The ledger itself
+:class:`TeamCap` is the :class:`cultureqa.core.spend.SharedCap` that a stage's budget
+(:class:`cultureqa.core.spend.Budget`) delegates to when ``spend.team`` is set. The ledger itself
 (:mod:`.pg_budget`) blocks on the database, so every call runs on one thread of its own, in
 order: a reservation queued after a settlement sees it. Requests that want a reservation queue,
 and each round reserves all of them in one transaction: one round trip per round, not per
@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 
 class Budget(Protocol):
-    """What a team cap reads and moves on the process's budget (:class:`cultureqa.spend.Budget`).
+    """What a team cap reads and moves on the process's budget (:class:`cultureqa.core.spend.Budget`).
 
     A protocol, so that this module never imports ``spend`` (which opens the team budget):
     ``spend`` → ``pg_budget`` → here, and no way back.
@@ -112,7 +112,7 @@ class TeamLedger(Protocol):
 
 
 class TeamCap:
-    """A :class:`cultureqa.spend.SharedCap` on a :class:`TeamLedger`, with its counters."""
+    """A :class:`cultureqa.core.spend.SharedCap` on a :class:`TeamLedger`, with its counters."""
 
     def __init__(self, ledger: TeamLedger) -> None:
         self.ledger = ledger

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cultureqa.core.paths import state_dir
 from cultureqa.llm.store import StoredResponse, StoreLocation, shown
-from cultureqa.paths import state_dir
 
 if TYPE_CHECKING:
     from cultureqa.llm.store import ResponseStore

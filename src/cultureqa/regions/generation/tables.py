@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 from cultureqa.regions.config import MULTI_READERS, RegionColumns, RegionSet, TableSpec
 
 TERM_SEP = ";"

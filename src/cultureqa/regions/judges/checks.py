@@ -37,7 +37,7 @@ from typing import Any
 
 import pandas as pd
 
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 from cultureqa.regions.build import REMOVED_COLUMNS
 from cultureqa.regions.generation.clues import GAP_REASON
 from cultureqa.regions.generation.conditions import decide, near_bound, relative_gap

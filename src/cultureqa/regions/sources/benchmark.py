@@ -23,7 +23,7 @@ from typing import Any
 
 from cultureqa.benchmarks.load import Drop, load_benchmark
 from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 
 _TRUE = {"true", "1", "yes"}
 NOT_SPECIFIC = "not specific to one region"

@@ -25,7 +25,7 @@ import pandas as pd
 
 from cultureqa.cases.construct import CORRECT_TYPE, TYPES, validate_item
 from cultureqa.cases.ingest import load_cases
-from cultureqa.io import SourceError
+from cultureqa.core.io import SourceError
 from cultureqa.regions.generation.tables import Region
 from cultureqa.regions.sources.benchmark import benchmark_rows
 

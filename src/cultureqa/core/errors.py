@@ -3,7 +3,7 @@
 Bugs keep their traceback; what a user can fix — a corrupt state database, a full disk, a folder
 the stage may not write, a PostgreSQL response store that is down, unknown or refuses the login —
 becomes one line naming the file or server and the remedy, exit code 2. Outputs are written to a
-temp file and renamed (:mod:`cultureqa.io`), so earlier outputs are intact.
+temp file and renamed (:mod:`cultureqa.core.io`), so earlier outputs are intact.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from cultureqa.paths import project_root, state_dir
+from cultureqa.core.paths import project_root, state_dir
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -351,5 +351,5 @@ class ConfigTypeError(TypeError):
     """A parameter has the wrong type; the message names the key.
 
     Defined here, below ``config`` and ``spend``, so both raise it without importing each other
-    (``cultureqa.config`` re-exports it).
+    (``cultureqa.core.config`` re-exports it).
     """

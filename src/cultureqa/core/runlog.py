@@ -19,8 +19,8 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cultureqa.io import write_json, write_parquet
-from cultureqa.provenance import file_md5, git_revision
+from cultureqa.core.io import write_json, write_parquet
+from cultureqa.core.provenance import file_md5, git_revision
 
 if TYPE_CHECKING:  # pandas is imported where a table is read or built
     import pandas as pd
@@ -46,7 +46,7 @@ for it; ``retries_by_cause`` a JSON object such as ``{"429": 1}`` (``{}`` when n
 SCORE_COLUMNS: dict[str, str] = {"scores": "str", "score_normalisation": "str", "margin": "float64"}
 """A log-likelihood row's per-option scores (JSON), how they were normalised, and the best score's
 margin over the runner-up: in ``predictions.parquet`` beside the row's item id, at
-:data:`cultureqa.records.SCORE_SIGNIFICANT` digits, so a researcher can compare scoring rules or
+:data:`cultureqa.core.records.SCORE_SIGNIFICANT` digits, so a researcher can compare scoring rules or
 check agreement with another harness from the DVC-tracked outputs.
 
 A float32 model's scores move by ~1e-5 with the CPU and with the other items of a padded batch, so

@@ -82,7 +82,7 @@ def provenance(root: Path, dataset: dict[str, Any]) -> dict[str, Any]:
     """The provenance block written into result files: what made the result, not when.
 
     The git revision and DVC experiment name change with every commit and experiment while the
-    result does not; they go to the run log (:mod:`cultureqa.runlog`), which the track stages
+    result does not; they go to the run log (:mod:`cultureqa.core.runlog`), which the track stages
     join back, so DVC outputs hash the same in a fresh clone. ``root`` is kept for callers.
     """
     del root

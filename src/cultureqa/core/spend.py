@@ -1,7 +1,7 @@
 """Spend once, stop early, say why: the block every model-calling stage shares (issue 16).
 
 Each stage that can send a request wraps its model work in one of two guards, both built on
-:func:`cultureqa.runlock.stage_guard` (output lock, parent watchdog, graceful stop):
+:func:`cultureqa.core.runlock.stage_guard` (output lock, parent watchdog, graceful stop):
 
 - evaluation stages (``evaluate``, ``mocqa_evaluate``, ``cases_evaluate``) get their counters
   in the engine's run record and end through :func:`cultureqa.evaluation.engine.exit_code`: a
@@ -24,11 +24,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from cultureqa.errors import ConfigTypeError
-from cultureqa.io import write_json
-from cultureqa.params_tree import lookup
-from cultureqa.runlock import LockInfo, stage_guard
-from cultureqa.runlog import runlog_dir
+from cultureqa.core.errors import ConfigTypeError
+from cultureqa.core.io import write_json
+from cultureqa.core.params_tree import lookup
+from cultureqa.core.runlock import LockInfo, stage_guard
+from cultureqa.core.runlog import runlog_dir
 
 log = logging.getLogger(__name__)
 

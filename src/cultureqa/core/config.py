@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 import yaml
 
-from cultureqa.errors import ConfigTypeError as ConfigTypeError  # raised here, defined below
-from cultureqa.params_tree import Params as Params
-from cultureqa.params_tree import lookup as lookup
+from cultureqa.core.errors import ConfigTypeError as ConfigTypeError  # raised here, defined below
+from cultureqa.core.params_tree import Params as Params
+from cultureqa.core.params_tree import lookup as lookup
 
 if TYPE_CHECKING:  # OmegaConf costs a stage 0.25 CPU s to import: only callers that need it pay
     from omegaconf import DictConfig
@@ -137,7 +137,7 @@ def _read(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def conf_dir_for(params_path: Path) -> Path | None:
     """The conf/ that composes ``params_path``: beside it, else at the project root."""
-    from cultureqa.paths import project_root
+    from cultureqa.core.paths import project_root
 
     for candidate in (params_path.parent / "conf", project_root() / "conf"):
         if (candidate / "config.yaml").is_file():
@@ -157,7 +157,7 @@ def check_params_keys(raw: dict[str, Any], path: Path, resolved: dict[str, Any] 
     passed = _passed_marker(path, conf_dir)
     if passed.exists():
         return
-    from cultureqa.params_schema import check_keys, conf_schema
+    from cultureqa.core.params_schema import check_keys, conf_schema
 
     schema = conf_schema(conf_dir)
     problems = check_keys(raw, schema)
@@ -188,7 +188,7 @@ def _passed_marker(path: Path, conf_dir: Path) -> Path:
     Hashing them costs 1–2 ms where building the schema costs 0.07 CPU s of every stage's
     start (``bench/first_request.py``); ``make params`` writes a new file, checked once.
     """
-    from cultureqa.paths import user_cache_dir
+    from cultureqa.core.paths import user_cache_dir
 
     digest = hashlib.sha256(path.read_bytes())
     for file in sorted(conf_dir.rglob("*.yaml")):
@@ -202,7 +202,7 @@ def _passed_marker(path: Path, conf_dir: Path) -> Path:
 
 def _note_passed(marker: Path) -> None:
     """Note a passed check; a cache that cannot be written only means checking next time."""
-    from cultureqa.io import write_text
+    from cultureqa.core.io import write_text
 
     try:
         write_text(marker, "keys and values checked against conf/\n")
@@ -212,7 +212,7 @@ def _note_passed(marker: Path) -> None:
 
 def check_params_values(resolved: dict[str, Any], schema: Any, path: Path) -> None:
     """Reject out-of-range numbers and non-boolean flags, naming key, value and range."""
-    from cultureqa.params_schema import check_values
+    from cultureqa.core.params_schema import check_values
 
     problems = check_values(resolved, schema)
     if problems:
@@ -233,13 +233,13 @@ def select(cfg: Params, key: str) -> dict[str, Any]:
 
 
 _KNOWN_ERRORS = (
-    ("cultureqa.io", "SourceError"),
+    ("cultureqa.core.io", "SourceError"),
     ("cultureqa.benchmarks.spec", "SpecError"),
     ("cultureqa.evaluation.prompts", "TemplateError"),
     ("cultureqa.knowledge.provinces", "KnowledgeBaseError"),
     ("cultureqa.llm.base", "ModelConfigError"),
-    ("cultureqa.runlock", "OutputBusy"),
-    ("cultureqa.spend", "ApiStopped"),
+    ("cultureqa.core.runlock", "OutputBusy"),
+    ("cultureqa.core.spend", "ApiStopped"),
 )
 """Errors a stage reports as one line (exit 2), by the module that defines each.
 
@@ -261,7 +261,7 @@ def run_stage(main: Callable[[], int]) -> int:
     """Run a stage's main; input, config and environment errors become one line and exit code 2.
 
     Environment failures (corrupt state database, full disk, unwritable folder) are described by
-    :func:`cultureqa.errors.one_line`; anything else is a bug and keeps its traceback. Outputs are
+    :func:`cultureqa.core.errors.one_line`; anything else is a bug and keeps its traceback. Outputs are
     written atomically, so a stage that stops here leaves earlier outputs intact.
 
     At the process's exit every object is moved out of the garbage collector's reach
@@ -271,8 +271,8 @@ def run_stage(main: Callable[[], int]) -> int:
     what it frees, and nothing a stage writes is open by then (outputs go through a temporary
     file and a rename). A process that calls this in-process (tests) is frozen only at its exit.
     """
-    from cultureqa.errors import OPENED, one_line
-    from cultureqa.runlock import StageInterrupted
+    from cultureqa.core.errors import OPENED, one_line
+    from cultureqa.core.runlock import StageInterrupted
 
     OPENED.clear()  # an error line names the databases this run opened, not an earlier run's
     try:

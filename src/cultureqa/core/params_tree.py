@@ -1,6 +1,6 @@
 """Reading one key of the composed parameters, from a plain tree or an OmegaConf node.
 
-Below :mod:`cultureqa.config` and :mod:`cultureqa.spend` alike (both read keys), importing
+Below :mod:`cultureqa.core.config` and :mod:`cultureqa.core.spend` alike (both read keys), importing
 neither: the stage's request path reads params as a plain tree and never imports OmegaConf.
 """
 

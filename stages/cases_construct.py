@@ -102,8 +102,8 @@ def construct_metrics(
 def write_attempts(out: Path, attempts: pd.DataFrame, calls: int) -> None:
     """Attempts (a DVC output) without what differs between a fresh run and a cached rerun.
 
-    Latencies, cache flags and the call count go to the run log (:mod:`cultureqa.core.runlog`), so the
-    output and ``metrics/cases/construct.json`` hash the same on every rerun.
+    Latencies, cache flags and the call count go to the run log (:mod:`cultureqa.core.runlog`), so
+    the output and ``metrics/cases/construct.json`` hash the same on every rerun.
     """
     volatile = [c for c in VOLATILE_COLUMNS if c in attempts.columns]
     write_parquet(out / "attempts.parquet", attempts.drop(columns=volatile))

@@ -2,9 +2,9 @@
 
 A log-likelihood score depends on the CPU, the thread count and, for the embedded model, on the
 other items of its padded batch (~1e-5). predictions.parquet keeps each item's per-option scores
-(at :data:`cultureqa.core.records.SCORE_SIGNIFICANT` digits, with their normalisation) so researchers
-can compare scoring rules and harnesses; run.json and every column decided from the scores (pick,
-correctness) stay byte-identical under noise, and the scores move by the noise alone.
+(at :data:`cultureqa.core.records.SCORE_SIGNIFICANT` digits, with their normalisation) so
+researchers can compare scoring rules and harnesses; run.json and every column decided from the
+scores (pick, correctness) stay byte-identical under noise, and the scores move by the noise alone.
 """
 
 from __future__ import annotations

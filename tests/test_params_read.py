@@ -85,7 +85,8 @@ def test_plain_and_omegaconf_trees_answer_alike() -> None:
 def test_the_evaluate_stages_imports_and_params_read_leave_omegaconf_out() -> None:
     code = (
         "import sys; sys.path.insert(0, 'stages'); import evaluate; "
-        "from cultureqa.core.config import read_params; from cultureqa.core.spend import budget_from; "
+        "from cultureqa.core.config import read_params; "
+        "from cultureqa.core.spend import budget_from; "
         "p = read_params('params.yaml'); budget_from(p); "
         "print('omegaconf' in sys.modules)"
     )

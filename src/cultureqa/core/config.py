@@ -261,8 +261,8 @@ def run_stage(main: Callable[[], int]) -> int:
     """Run a stage's main; input, config and environment errors become one line and exit code 2.
 
     Environment failures (corrupt state database, full disk, unwritable folder) are described by
-    :func:`cultureqa.core.errors.one_line`; anything else is a bug and keeps its traceback. Outputs are
-    written atomically, so a stage that stops here leaves earlier outputs intact.
+    :func:`cultureqa.core.errors.one_line`; anything else is a bug and keeps its traceback.
+    Outputs are written atomically, so a stage that stops here leaves earlier outputs intact.
 
     At the process's exit every object is moved out of the garbage collector's reach
     (:func:`gc.freeze`, registered with :mod:`atexit`): the interpreter's last collection over

@@ -106,7 +106,8 @@ The scores are there so a researcher can compare scoring rules or check agreemen
 harness (lm-eval's log-likelihoods agree to 6.7e-5 on COPAL-ID), keyed by the row's item id. Ten
 digits keep all a float32 model computes and drop the float64 tails that differ with the BLAS
 kernel; the argmax is taken before rounding. A float32 model's scores still move by ~1e-5 with
-the CPU and the padded batch: :data:`cultureqa.core.runlog.NEAR_TIE` counts the picks that could flip.
+the CPU and the padded batch: :data:`cultureqa.core.runlog.NEAR_TIE` counts the picks that could
+flip.
 """
 
 NORMALISATION_SUM = "sum"
@@ -126,7 +127,8 @@ def pick_best(scores: Sequence[float]) -> tuple[int, float]:
     """Index of the highest score (the first one on an exact tie) and its margin over the next.
 
     The margin is what a reader needs to judge the pick: one below
-    :data:`cultureqa.core.runlog.NEAR_TIE` could flip with floating-point noise. One option: ``inf``.
+    :data:`cultureqa.core.runlog.NEAR_TIE` could flip with floating-point noise.
+    One option: ``inf``.
     """
     best = max(range(len(scores)), key=scores.__getitem__)
     rest = [s for i, s in enumerate(scores) if i != best]

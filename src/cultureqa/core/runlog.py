@@ -46,8 +46,8 @@ for it; ``retries_by_cause`` a JSON object such as ``{"429": 1}`` (``{}`` when n
 SCORE_COLUMNS: dict[str, str] = {"scores": "str", "score_normalisation": "str", "margin": "float64"}
 """A log-likelihood row's per-option scores (JSON), how they were normalised, and the best score's
 margin over the runner-up: in ``predictions.parquet`` beside the row's item id, at
-:data:`cultureqa.core.records.SCORE_SIGNIFICANT` digits, so a researcher can compare scoring rules or
-check agreement with another harness from the DVC-tracked outputs.
+:data:`cultureqa.core.records.SCORE_SIGNIFICANT` digits, so a researcher can compare scoring
+rules or check agreement with another harness from the DVC-tracked outputs.
 
 A float32 model's scores move by ~1e-5 with the CPU and with the other items of a padded batch, so
 on another machine a fresh run's scores (and the file's hash) can differ in their last digits

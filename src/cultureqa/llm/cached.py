@@ -13,11 +13,11 @@ turns at sending, in the order they were made, and a call that waits on other pr
 gives up its turn while it waits: a frozen machine holding some prompts of one setting delays
 that setting alone, never the prompts of the others.
 
-Two hooks sit at the point where a request would leave: the budget (:data:`cultureqa.core.spend.BUDGET`:
-the client reserves each request's worst case before sending; once one does not fit, the rest
-come back ``not sent: budget`` without being leased, never stored)
-and the dry run (:data:`DRY_RUN`: ``cultureqa cost`` sees every request a stage builds, and
-which the store holds, and nothing is sent or leased).
+Two hooks sit at the point where a request would leave: the budget
+(:data:`cultureqa.core.spend.BUDGET`: the client reserves each request's worst case before
+sending; once one does not fit, the rest come back ``not sent: budget`` without being leased,
+never stored) and the dry run (:data:`DRY_RUN`: ``cultureqa cost`` sees every request a stage
+builds, and which the store holds, and nothing is sent or leased).
 """
 
 from __future__ import annotations
@@ -179,7 +179,7 @@ class CachedClient:
         self.prompt_guard = prompt_guard
         """Refuses a generation request before it is priced or sent (``llm.door``: too long)."""
         self.ledger = ledger
-        """Name under which :meth:`aclose` records this client in :data:`cultureqa.core.spend.LEDGER`."""
+        """Name under which :meth:`aclose` records this client in ``core.spend.LEDGER``."""
         self.store = store
         self.identity = dict(identity)
         self.chunk_size = max(1, chunk_size)

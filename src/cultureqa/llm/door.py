@@ -2,12 +2,13 @@
 
 It builds the client from a ``conf/model`` entry (``registry.build_model``: slots, retry policy,
 circuit breaker, and for API models the budget's reservation before each request, see
-:class:`cultureqa.core.spend.Budget`), wraps it in the response store (leases, zero-call reruns) with
-the prompt-length guard, and names the client for :data:`cultureqa.core.spend.LEDGER`, which records
-its counters when it closes. Evaluation (``evaluation.engine``), the ID-MoCQA build's generator,
-judges, repairs and question analysis (``mocqa_shared.models``) and case construction
-(``stages/cases_construct.py``) all open their clients here; ``tests/llm/test_door.py`` lists
-every place that builds a client, so a new caller cannot skip a guard unnoticed.
+:class:`cultureqa.core.spend.Budget`), wraps it in the response store (leases, zero-call reruns)
+with the prompt-length guard, and names the client for :data:`cultureqa.core.spend.LEDGER`,
+which records its counters when it closes. Evaluation (``evaluation.engine``), the ID-MoCQA
+build's generator, judges, repairs and question analysis (``mocqa_shared.models``) and case
+construction (``stages/cases_construct.py``) all open their clients here;
+``tests/llm/test_door.py`` lists every place that builds a client, so a new caller cannot skip a
+guard unnoticed.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Worst-case size of a request, for the budget's reservations (:class:`cultureqa.core.spend.Budget`).
+"""Worst-case size of a request, for the budget's reservations (``core.spend.Budget``).
 
 A reservation must never be smaller than what the reply will cost, or concurrent requests could
 pass the cap together. The completion side is exact: a provider bills at most ``max_tokens``

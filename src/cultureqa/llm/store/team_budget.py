@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 
 class Budget(Protocol):
-    """What a team cap reads and moves on the process's budget (:class:`cultureqa.core.spend.Budget`).
+    """What a team cap reads and moves on the process's budget (``core.spend.Budget``).
 
     A protocol, so that this module never imports ``spend`` (which opens the team budget):
     ``spend`` → ``pg_budget`` → here, and no way back.

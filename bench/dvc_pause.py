@@ -96,6 +96,34 @@ def _replace_commands(dvc_yaml: Path, command: str) -> None:
         yaml.dump(data, fh)
 
 
+def _add_missing_deps(folder: Path, rev: str) -> None:
+    """Write ``rev``'s version of each dep its ``dvc.yaml`` names that this tree no longer has.
+
+    Code moves between revisions (a module renamed, a stage script merged): without its old files
+    ``rev``'s pipeline would stop on a missing dep instead of being measured.
+    """
+    from ruamel.yaml import YAML
+
+    data = YAML(typ="safe").load((folder / "dvc.yaml").read_text(encoding="utf-8"))
+    deps = {
+        str(d)
+        for stage in data["stages"].values()
+        for d in stage.get("do", stage).get("deps", [])
+        if "${" not in str(d) and not (folder / str(d)).exists()
+    }
+    for dep in sorted(deps):
+        names = subprocess.run(
+            ["git", "ls-tree", "-r", "-z", "--name-only", rev, "--", dep],
+            cwd=ROOT, check=True, capture_output=True, text=True,
+        ).stdout.split("\0")  # fmt: skip
+        for name in filter(None, names):
+            blob = subprocess.run(
+                ["git", "show", f"{rev}:{name}"], cwd=ROOT, check=True, capture_output=True
+            ).stdout
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_bytes(blob)
+
+
 def build(folder: Path, rev: str | None) -> None:
     """A scratch copy of the project whose stages restore their outputs from a saved copy."""
     folder.mkdir(parents=True)
@@ -114,6 +142,7 @@ def build(folder: Path, rev: str | None) -> None:
                 text=True,
             ).stdout  # fmt: skip
             (folder / name).write_text(text, encoding="utf-8")
+        _add_missing_deps(folder, rev)
     saved, restore = (
         folder.parent / f"{folder.name}-saved",
         folder.parent / f"{folder.name}-restore",
@@ -186,9 +215,11 @@ def main(argv: list[str] | None = None) -> int:
                 results[label].append(got)
                 cpus[label].append(cpu)
                 median = statistics.median(got)
+                lock_kb = (folders[label] / "dvc.lock").stat().st_size / 1000
                 print(
                     f"  {label}: {len(got) + 1} stages, median pause {median:.2f} s,"
-                    f" total {sum(got):.1f} s, {cpu:.1f} CPU s; load {os.getloadavg()[0]:.1f}",
+                    f" total {sum(got):.1f} s, {cpu:.1f} CPU s, dvc.lock {lock_kb:.1f} KB;"
+                    f" load {os.getloadavg()[0]:.1f}",
                     flush=True,
                 )
         if args.profile:

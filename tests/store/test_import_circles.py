@@ -67,11 +67,14 @@ def test_no_circle_between_the_store_the_budget_and_the_error_boundary() -> None
 def test_a_planted_lazy_import_back_is_a_circle(tmp_path: Path) -> None:
     pkg = tmp_path / "cultureqa"
     (pkg / "llm" / "store").mkdir(parents=True)
-    for init in (pkg, pkg / "llm", pkg / "llm" / "store"):
+    (pkg / "core").mkdir()
+    for init in (pkg, pkg / "core", pkg / "llm", pkg / "llm" / "store"):
         (init / "__init__.py").write_text("")
-    (pkg / "spend.py").write_text("def f():\n    from cultureqa.llm.store.pg_budget import x\n")
+    (pkg / "core" / "spend.py").write_text(
+        "def f():\n    from cultureqa.llm.store.pg_budget import x\n"
+    )
     (pkg / "llm" / "store" / "pg_budget.py").write_text("from cultureqa.llm.store.team import y\n")
     (pkg / "llm" / "store" / "team.py").write_text("from cultureqa.core.spend import Budget\n")
     assert circles(module_graph(tmp_path), WATCHED) == [
-        ("cultureqa.llm.store", "cultureqa.core.spend")
+        ("cultureqa.core.spend", "cultureqa.llm.store")
     ]

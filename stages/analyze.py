@@ -13,7 +13,7 @@ from cultureqa.analysis.headline import indoculture_headline
 from cultureqa.analysis.plotdata import slot_accuracy
 from cultureqa.analysis.roster import key_by_roster, roster_slots
 from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.core.config import load_params, run_stage, select, setup_stage
+from cultureqa.core.config import load_params, run_stage, setup_stage
 from cultureqa.core.io import write_csv, write_json
 from cultureqa.evaluation.report import (
     ReportPaths,
@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     setup_stage()
     root = Path.cwd()
     params = load_params(root / "params.yaml")
-    spec = BenchmarkSpec.from_config(select(params, f"benchmarks.{args.benchmark}"))
+    spec = BenchmarkSpec.from_params(params, args.benchmark)
     eval_dir = root / "data" / "eval" / args.benchmark
     raw = collect_predictions(eval_dir)
     predictions = key_by_roster(raw)

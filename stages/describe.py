@@ -26,7 +26,7 @@ from cultureqa.benchmarks.describe import (
 )
 from cultureqa.benchmarks.load import items_frame
 from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.core.config import load_params, run_stage, select, setup_stage
+from cultureqa.core.config import load_params, run_stage, setup_stage
 from cultureqa.core.io import write_csv, write_text
 
 
@@ -44,9 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     setup_stage()
     root = Path.cwd()
-    spec = BenchmarkSpec.from_config(
-        select(load_params(root / "params.yaml"), f"benchmarks.{args.benchmark}")
-    )
+    spec = BenchmarkSpec.from_params(load_params(root / "params.yaml"), args.benchmark)
     loaded = load_checked(spec, root)
     if args.language is not None and args.language not in loaded.items:
         raise KeyError(f"no '{args.language}' items; the settings load {sorted(loaded.items)}")

@@ -14,7 +14,7 @@ from pathlib import Path
 import _environment  # noqa: F401  (before pandas, cultureqa: one line outside the env)
 
 from cultureqa.benchmarks.spec import BenchmarkSpec
-from cultureqa.core.config import load_params, run_stage, select, setup_stage
+from cultureqa.core.config import load_params, run_stage, setup_stage
 from cultureqa.core.io import write_json
 from cultureqa.validation.benchmark import validate_benchmark
 
@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     setup_stage()
     root = Path.cwd()
     params = load_params(root / "params.yaml")
-    spec = BenchmarkSpec.from_config(select(params, f"benchmarks.{args.benchmark}"))
+    spec = BenchmarkSpec.from_params(params, args.benchmark)
     found = validate_benchmark(spec, root, str(params.prompt.style))
     if not spec.source.path:
         print(

@@ -103,7 +103,8 @@ def _placeholders(root: Path, targets: list[str]) -> None:
 
 
 EDIT_TARGETS = ["evaluate", "cases_evaluate", "twohop_build", "mocqa_evaluate"]
-OVERRIDE_TARGETS = ["params_check", "twohop_build", "twohop_validate", "twohop_hop", "evaluate"]
+OVERRIDE_TARGETS = ["params_check", "twohop_build", "twohop_validate", "twohop_hop", "evaluate",
+                    "validate", "analyze", "describe_indoculture"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -206,12 +207,13 @@ def test_prune_lock_drops_only_stages_dvc_yaml_no_longer_defines(tmp_path: Path)
 
 
 def test_params_declarations_keep_long_values_out_of_the_lock(tmp_path: Path) -> None:
-    """params_check hashes params.yaml as a file; region sets reach stages as their digest."""
+    """params_check hashes params.yaml as a file; sets and benchmarks reach stages as digests."""
     assert dvc_deps.params_problems(ROOT) == []
     _copy(tmp_path, ["dvc.yaml", "src", "stages"])
     original = (tmp_path / "dvc.yaml").read_text(encoding="utf-8")
     digest = "        - region_sets.${item}.digest"
     assert original.count(digest) == 3
+    bench, seed = "      - benchmarks.indoculture.digest", "        - twohop.seed\n"
     plants = {
         # the set's values declared again: 8-9 KB of dvc.lock per stage
         "values": (original.replace(digest, "        - region_sets.${item}", 1),
@@ -219,6 +221,11 @@ def test_params_declarations_keep_long_values_out_of_the_lock(tmp_path: Path) ->
         # a stage that reads a set but would not rerun when it changes
         "missing": (original.replace(digest + " ", "        - twohop.seed # ", 1),
                     "twohop_build: reads a region set but declares no region_sets.<set>.digest"),
+        # a benchmark's values declared again: 1.4 KB of dvc.lock per stage
+        "benchmark": (original.replace(bench, bench.removesuffix(".digest"), 1),
+                      "describe_indoculture: declares benchmarks.indoculture, a benchmark's"),
+        "benchmarks": (original.replace(seed, seed + "        - benchmarks\n", 1),
+                       "twohop_build: declares benchmarks, a benchmark's values"),
         "params_check": (
             original.replace("    deps:\n      - conf\n      - params.yaml\n",
                              "    params:\n      - params.yaml:\n    deps:\n      - conf\n", 1),
@@ -247,4 +254,26 @@ def test_an_override_of_one_region_set_reruns_exactly_its_stages(
     assert set(json.loads(_dvc(ws, "status", "--json", *targets))) == {
         "params_check", "twohop_build@un_members", "twohop_validate@un_members",
         "twohop_hop@un_members",
+    }  # fmt: skip
+
+
+def test_an_override_of_one_benchmark_reruns_exactly_the_stages_that_read_it(
+    committed: Path, tmp_path: Path
+) -> None:
+    """The benchmark reaches its stages as a digest (and its set's), yet an override reruns them."""
+    from omegaconf import OmegaConf
+
+    from cultureqa.compose import compose_params
+
+    ws = _copy_of(committed, tmp_path / "ws")
+    targets = OVERRIDE_TARGETS
+    assert json.loads(_dvc(ws, "status", "--json", *targets)) == {}
+    composed = compose_params(ROOT / "conf", ["benchmarks.indoculture.description=edited"])
+    (ws / "params.yaml").write_text(OmegaConf.to_yaml(composed), encoding="utf-8")
+    roster = [str(m) for m in composed["evaluate"]["roster"]]
+    assert set(json.loads(_dvc(ws, "status", "--json", *targets))) == {
+        "params_check", "validate@indoculture", "analyze@indoculture", "describe_indoculture",
+        *(f"evaluate@indoculture-{model}" for model in roster),
+        # the set whose source is the benchmark (source.benchmark_digest), and only that set
+        "twohop_build@indonesia", "twohop_validate@indonesia", "twohop_hop@indonesia",
     }  # fmt: skip

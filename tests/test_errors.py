@@ -202,6 +202,21 @@ def test_unknown_benchmark_says_make_params(
     assert "no 'benchmarks.province_capitals'" in line and "make params" in line
 
 
+@pytest.mark.parametrize("stage", ["evaluate", "validate"])
+def test_a_benchmark_edited_without_recomposing_is_one_line(
+    workspace: Path, capsys: pytest.CaptureFixture[str], stage: str
+) -> None:
+    """The stages declare only ``benchmarks.<name>.digest``: a hand edit must not pass unseen."""
+    params = OmegaConf.load(workspace / "params.yaml")
+    params.benchmarks.indoculture.description = "edited by hand"  # the digest left behind
+    OmegaConf.save(params, workspace / "params.yaml")
+    capsys.readouterr()
+    argv = ENTRY if stage == "evaluate" else ["--benchmark", "indoculture"]
+    assert _run(stage, argv) == 2
+    line = _one_error_line(capsys)
+    assert "params.yaml benchmarks.indoculture: digest" in line and "`make params`" in line
+
+
 def test_composed_sweeps_pass_the_key_check() -> None:
     """The README's overrides compose params the check accepts (no false alarms)."""
     from cultureqa.compose import compose_params

@@ -1,4 +1,4 @@
-"""A region set reaches the twohop stages' ``dvc.lock`` entries as its digest, never stale.
+"""A region set or benchmark reaches its stages' ``dvc.lock`` entries as its digest, never stale.
 
 The stages declare ``region_sets.<set>.digest`` instead of the set's values (docs/measured.md:
 68 KB of a lock DVC rewrites after every stage). The digest must follow every way the set can
@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from cultureqa.benchmarks.spec import BenchmarkSpec, SpecError
 from cultureqa.compose import compose_params
 from cultureqa.core.config import load_params
 from cultureqa.core.params_digest import DigestError, check, digest
@@ -72,8 +73,11 @@ def test_dvc_exp_run_composition_writes_the_same_digest(
     out = tmp_path / "params.yaml"
     override = ["region_sets.un_members.noun.en=nation"]
     compose_and_dump(out, str(ROOT / "conf"), None, "config", tmp_path, override)
-    sets = yaml.safe_load(out.read_text(encoding="utf-8"))["region_sets"]
+    dumped = yaml.safe_load(out.read_text(encoding="utf-8"))
+    sets = dumped["region_sets"]
     check(sets["un_members"], "un_members")
+    for name, values in dumped["benchmarks"].items():  # the same resolver fills the benchmarks'
+        check(values, f"benchmarks.{name}")
     want = compose_params(ROOT / "conf", override)["region_sets"]["un_members"]["digest"]
     committed = _committed()["region_sets"]["un_members"]["digest"]
     assert sets["un_members"]["digest"] == want != committed
@@ -103,4 +107,60 @@ def test_params_check_fails_on_a_set_edited_without_recomposing(tmp_path: Path) 
     )  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert "params.yaml region_sets.un_members: digest" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_every_benchmark_config_composes_with_its_digest() -> None:
+    """Each conf/benchmark/*.yaml, composed, carries the digest of its values; params.yaml too."""
+    names = sorted(p.stem for p in (ROOT / "conf" / "benchmark").glob("*.yaml"))
+    adds = [f"+benchmark@benchmarks.{n}={n}" for n in names if n not in _committed()["benchmarks"]]
+    composed = compose_params(ROOT / "conf", adds)["benchmarks"]
+    assert sorted(composed) == names
+    for name, values in composed.items():
+        check(values, f"benchmarks.{name}")
+        assert BenchmarkSpec.from_params({"benchmarks": composed}, name).name == name
+    for name, values in _committed()["benchmarks"].items():
+        assert values["digest"] == composed[name]["digest"] == digest(values)
+
+
+def test_an_override_of_a_benchmark_changes_its_digest_and_its_sets() -> None:
+    """A set whose source is the benchmark carries its digest, so the set's digest follows it."""
+    base = compose_params(ROOT / "conf")
+    over = compose_params(ROOT / "conf", ["benchmarks.indoculture.description=x"])
+    bench, was = over["benchmarks"]["indoculture"], base["benchmarks"]["indoculture"]
+    assert bench["digest"] != was["digest"]
+    source = over["region_sets"]["indonesia"]["source"]
+    assert source["benchmark_digest"] == over["benchmarks"]["indoculture"]["digest"]
+    assert over["region_sets"]["indonesia"]["digest"] != base["region_sets"]["indonesia"]["digest"]
+    assert over["region_sets"]["un_members"] == base["region_sets"]["un_members"]
+
+
+def test_a_benchmark_edited_without_recomposing_fails_where_it_is_read() -> None:
+    params = copy.deepcopy(_committed())
+    params["benchmarks"]["indoculture"]["description"] = "edited by hand"
+    with pytest.raises(SpecError, match=r"^params.yaml benchmarks\.indoculture: digest \w+, but"):
+        BenchmarkSpec.from_params(params, "indoculture")
+    with pytest.raises(RegionSetError, match=r"benchmarks\.indoculture: digest .*make params"):
+        RegionSet.selected(params, ROOT, "indonesia")
+    # the set's own copy of the digest left behind (edited by hand, both digests otherwise valid)
+    params = copy.deepcopy(_committed())
+    source = params["region_sets"]["indonesia"]["source"]
+    source["benchmark_digest"] = "0" * 16
+    params["region_sets"]["indonesia"]["digest"] = digest(params["region_sets"]["indonesia"])
+    with pytest.raises(RegionSetError, match=r"source\.benchmark_digest: 0+, but benchmarks"):
+        RegionSet.selected(params, ROOT, "indonesia")
+
+
+def test_params_check_fails_on_a_benchmark_edited_without_recomposing(tmp_path: Path) -> None:
+    params = _committed()
+    params["benchmarks"]["indoculture"]["description"] = "edited by hand"
+    subprocess.run(["cp", "-R", str(ROOT / "conf"), str(tmp_path / "conf")], check=True)
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "stages" / "params_check.py")], cwd=tmp_path, env=env,
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "params.yaml benchmarks.indoculture: digest" in done.stderr
     assert "Traceback" not in done.stderr

@@ -22,6 +22,7 @@ from omegaconf import OmegaConf
 from cultureqa.benchmarks.fields import FieldError, resolve
 from cultureqa.core.config import run_stage
 from cultureqa.core.io import SourceError
+from cultureqa.core.params_digest import digest
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {"PYTHONPATH": str(ROOT / "src"), "CULTUREQA_LOG_LEVEL": "INFO"}
@@ -46,6 +47,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def _validate(project: Path, expectations: str) -> Callable[[], int]:
     params = OmegaConf.load(project / "params.yaml")
     params.benchmarks.indoculture.expectations = expectations
+    params.benchmarks.indoculture.digest = digest(params.benchmarks.indoculture)  # as -S composes
     OmegaConf.save(params, project / "params.yaml")
     main = runpy.run_path(str(ROOT / "stages" / "validate.py"), run_name="stage")["main"]
     return lambda: int(main(["--benchmark", "indoculture"]))

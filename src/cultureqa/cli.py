@@ -291,7 +291,7 @@ def _check(args: argparse.Namespace, root: Path) -> int:
             f"benchmark '{args.name}' is not in params.yaml; add '- benchmark@benchmarks."
             f"{args.name}: {args.name}' to conf/config.yaml defaults and run make params"
         )
-    spec = BenchmarkSpec.from_config(OmegaConf.to_container(raw, resolve=True))  # type: ignore[arg-type]
+    spec = BenchmarkSpec.from_params(params, args.name)
     found = validate_benchmark(spec, root, str(params.prompt.style))
     print("\n".join(found.lines()))
     print(f"templates: {sorted(found.templates)}")

@@ -34,7 +34,7 @@ from omegaconf import OmegaConf
 
 from cultureqa.core.params_digest import register as register_digest
 
-register_digest()  # conf/region_set/*.yaml: ``digest: ${cultureqa_digest:}``
+register_digest()  # conf/region_set/*.yaml, conf/benchmark/*.yaml: ``digest: ${cultureqa_digest:}``
 
 SHOWN_OPTIONS = 8
 """Options listed when none is near the mistyped one."""

@@ -117,7 +117,9 @@ def params_problems(root: Path) -> list[str]:
     DVC stores every declared params key with its values in the lock, so ``params_check`` depends
     on ``params.yaml`` as a file (one hash) rather than every key, and a region set reaches a
     stage through ``region_sets.<set>.digest`` (``cultureqa.core.params_digest``): a stage that
-    imports ``cultureqa.regions`` must declare it, and no stage may declare a set's values.
+    imports ``cultureqa.regions`` must declare it, and no stage may declare a set's values. A
+    benchmark config reaches its stages the same way, as ``benchmarks.<name>.digest`` (a set whose
+    source is a benchmark carries that digest in its own values).
     """
     pipeline = _yaml().load((root / "dvc.yaml").read_text(encoding="utf-8"))
     problems: list[str] = []
@@ -132,6 +134,11 @@ def params_problems(root: Path) -> list[str]:
             f"{name}: declares {p}, a region set's values; declare region_sets.<set>.digest"
             for p in sets
             if not p.endswith(".digest")
+        ]
+        problems += [
+            f"{name}: declares {p}, a benchmark's values; declare benchmarks.<name>.digest"
+            for p in params
+            if (p == "benchmarks" or p.startswith("benchmarks.")) and not p.endswith(".digest")
         ]
         if str(SRC / "regions") in code_deps(root, _script(body)) and not sets:
             problems.append(f"{name}: reads a region set but declares no region_sets.<set>.digest")

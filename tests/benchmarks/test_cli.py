@@ -9,6 +9,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from cultureqa.cli import main
+from cultureqa.core.params_digest import digest
 
 ROOT = Path(__file__).resolve().parents[2]
 CITIES = [  # city, options, gold letter, region (capitals as of 2024, Kemendagri)
@@ -122,10 +123,12 @@ def test_check_after_a_deliberate_override_does_not_call_params_stale(
     path = project / "params.yaml"
     params = OmegaConf.load(path)
     params.benchmarks.indoculture.version = 2
+    params.benchmarks.indoculture.digest = digest(params.benchmarks.indoculture)  # as -S composes
     OmegaConf.save(params, path)
     assert main(["--root", str(project), "benchmark", "check", "indoculture"]) == 0
     err = capsys.readouterr().err
-    assert "params.yaml holds values conf/ does not (benchmarks.indoculture.version: 2" in err
+    assert "params.yaml holds values conf/ does not (benchmarks.indoculture." in err
+    assert "benchmarks.indoculture.version: 2 (conf/: 1)" in err
     assert "stale" not in err
 
 

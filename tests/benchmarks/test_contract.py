@@ -18,6 +18,8 @@ from cultureqa.benchmarks.fixture import fixture_size
 from cultureqa.benchmarks.load import items_frame
 from cultureqa.benchmarks.regions import region_namer
 from cultureqa.benchmarks.spec import BenchmarkSpec
+from cultureqa.core.params_digest import check as check_digest
+from cultureqa.core.params_digest import register as register_digest
 from cultureqa.core.records import PREDICTION_COLUMNS
 from cultureqa.evaluation.engine import Decoding
 from cultureqa.evaluation.prompts import find_template
@@ -46,8 +48,11 @@ def _fixture(config: Path, declared: str) -> Path:
 
 
 def _spec_on_fixture(config: Path) -> BenchmarkSpec:
+    """The config as composing conf/ resolves it (its ``digest`` included), on its fixture."""
+    register_digest()
     tree = OmegaConf.create({"source": {"kind": "file", "path": "?"}, "b": OmegaConf.load(config)})
     raw: Any = OmegaConf.to_container(tree.b, resolve=True)
+    check_digest(raw, f"benchmarks.{config.stem}")  # every config carries the digest line
     raw["source"]["path"] = str(_fixture(config, raw["source"]["path"]))
     return BenchmarkSpec.from_config(raw)
 

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
+from cultureqa.core.params_digest import register as register_digest
+
 ROOT = Path(__file__).resolve().parents[2]
 STAGE = "validate@island_culture"
 
@@ -35,7 +37,8 @@ def project(tmp_path: Path) -> Path:
     params = OmegaConf.load(ROOT / "params.yaml")
     params.benchmarks.island_culture = OmegaConf.load(ROOT / "conf/benchmark/island_culture.yaml")
     params.evaluate.benchmarks = ["island_culture"]
-    OmegaConf.save(params, tmp_path / "params.yaml")
+    register_digest()  # the config's ${cultureqa_digest:}, resolved as composing conf/ does
+    OmegaConf.save(params, tmp_path / "params.yaml", resolve=True)
     (tmp_path / "metrics/validate").mkdir(parents=True)
     (tmp_path / "metrics/validate/island_culture.json").write_text("{}\n")
     _dvc(tmp_path, "init", "--no-scm", "-q")

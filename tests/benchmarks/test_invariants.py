@@ -14,6 +14,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from cultureqa.core.config import run_stage
+from cultureqa.core.params_digest import digest
 from cultureqa.validation import run_suite
 from cultureqa.validation.mcq_expectations import gold_balance
 
@@ -130,7 +131,9 @@ def _workspace(path: Path, golds: str = "ABC" * 20, **bench: Any) -> Path:
     source = path / "data/sources/tiny/items.jsonl"
     source.parent.mkdir(parents=True)
     source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    params = {"benchmarks": {"tiny": {**BENCH, **bench}}, "prompt": {"style": "zero_shot"}}
+    config = {**BENCH, **bench}
+    config["digest"] = digest(config)  # as composing conf/ writes it
+    params = {"benchmarks": {"tiny": config}, "prompt": {"style": "zero_shot"}}
     OmegaConf.save(OmegaConf.create(params), path / "params.yaml")
     return path
 

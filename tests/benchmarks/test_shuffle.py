@@ -18,6 +18,7 @@ from cultureqa.benchmarks.checks import check_slices
 from cultureqa.benchmarks.load import load_benchmark
 from cultureqa.benchmarks.spec import BenchmarkSpec, SpecError
 from cultureqa.core.config import run_stage
+from cultureqa.core.params_digest import digest
 from cultureqa.runs.tracking import source_metrics
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,6 +46,7 @@ def _workspace(path: Path, rows: list[dict[str, Any]], **columns: Any) -> Path:
     source.parent.mkdir(parents=True)
     source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     bench = {**BENCH, "columns": {**BENCH["columns"], **columns}}
+    bench["digest"] = digest(bench)  # as composing conf/ writes it
     params = {"benchmarks": {"cloze": bench}, "prompt": {"style": "zero_shot"}}
     OmegaConf.save(OmegaConf.create(params), path / "params.yaml")
     return path

@@ -63,6 +63,16 @@ def test_a_changed_source_byte_or_declaration_changes_the_key(project: Path) -> 
     assert load_key(other, project) not in (key, changed)
 
 
+def test_the_composed_digest_is_no_part_of_the_key(project: Path) -> None:
+    """``digest`` hashes the declaration for dvc.yaml; the key already covers the declaration."""
+    from cultureqa.core.params_digest import digest
+
+    composed = {**SPEC, "digest": digest(SPEC)}
+    spec = BenchmarkSpec.from_params({"benchmarks": {"tiny": composed}}, "tiny")
+    assert spec == BenchmarkSpec.from_config(SPEC)
+    assert load_key(spec, project) == load_key(BenchmarkSpec.from_config(SPEC), project)
+
+
 def test_a_value_json_would_change_is_never_stored(project: Path) -> None:
     item = McqItem("q", "Q?", ("a", "b"), 0, "en", {"span": (1, 2)})  # a tuple reads back a list
     why = store("k1", StoredLoad({"en": [item]}, "x", {}))

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
+from cultureqa.core.params_digest import digest
 from cultureqa.core.runlog import runlog_dir
 from cultureqa.llm.store import open_store
 from cultureqa.llm.store.admin import report
@@ -231,6 +232,7 @@ def _two_settings(ws: Path) -> Path:
     params = OmegaConf.load(ws / "params.yaml")
     params.benchmarks.synthetic.languages = {"en": {}, "id": {}}
     params.benchmarks.synthetic.settings = ["mcq-none-en", "mcq-none-id"]
+    params.benchmarks.synthetic.digest = digest(params.benchmarks.synthetic)  # as conf/ composes
     OmegaConf.save(params, ws / "params.yaml")
     return ws
 

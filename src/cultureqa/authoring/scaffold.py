@@ -83,6 +83,7 @@ def benchmark_yaml(name: str, proposal: Proposal, path: str, language: str, root
     config: dict[str, Any] = {
         "name": name,
         "version": 1,
+        "digest": "${cultureqa_digest:}",  # filled in at composition (core/params_digest.py)
         "description": f"Added by `cultureqa benchmark add` from {proposal.source['path']}.",
         "source": {**proposal.source, "path": path},
         "columns": proposal.columns,
@@ -96,7 +97,10 @@ def benchmark_yaml(name: str, proposal: Proposal, path: str, language: str, root
         config["prompt_fallback"] = fallback
     config["slices"] = proposal.slices
     config["expectations"] = "expectations/generic_mcq_items.json"
-    header = "# Written by `cultureqa benchmark add`; edit freely (docs/benchmark-configs.md).\n"
+    header = (
+        "# Written by `cultureqa benchmark add`; edit freely (docs/benchmark-configs.md), but\n"
+        "# keep `digest` as it is: composing conf/ fills in the hash its stages declare.\n"
+    )
     return header + yaml.safe_dump(config, sort_keys=False, allow_unicode=True, width=100)
 
 

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from cultureqa.core.params_digest import DigestError
+from cultureqa.core.params_digest import check as check_digest
 from cultureqa.core.records import Setting
 
 AnswerFormat = Literal["letter", "index", "text"]
@@ -197,12 +199,31 @@ class BenchmarkSpec:
         except (KeyError, TypeError, ValueError) as exc:
             raise SpecError(f"benchmark '{name}': {exc}") from exc
 
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any], name: str) -> BenchmarkSpec:
+        """``benchmarks.<name>`` of the composed params, parsed once its ``digest`` is checked.
+
+        The stages declare only ``benchmarks.<name>.digest`` in ``dvc.yaml``
+        (``cultureqa.core.params_digest``): a value edited in params.yaml without recomposing
+        would not rerun them, so it is refused here with one line.
+        """
+        from cultureqa.core.config import select
+
+        cfg = select(params, f"benchmarks.{name}")
+        try:
+            check_digest(cfg, f"benchmarks.{name}")
+        except DigestError as exc:
+            raise SpecError(str(exc)) from None
+        return cls.from_config(cfg)
+
 
 _TOP_KEYS = {
     "name", "version", "description", "source", "columns", "languages", "settings", "slices",
     "location", "rows", "normalize_region", "expectations", "limit", "sample",
-    "prompt_fallback", "severity", "template_limits",
+    "prompt_fallback", "severity", "template_limits", "digest",
 }  # fmt: skip
+"""``digest`` is the composed config's hash (``cultureqa.core.params_digest``): read by
+:meth:`BenchmarkSpec.from_params`, never part of the spec, so it keys no stored load."""
 _COLUMN_KEYS = {
     "id", "question", "options", "answer", "answer_format", "metadata", "metadata_types",
     "answer_sep", "option_counts", "option_labels", "language",

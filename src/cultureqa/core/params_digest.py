@@ -1,14 +1,18 @@
-"""A short digest of a region set's composed values, declared in ``dvc.yaml`` in their place.
+"""A short digest of a composed config's values, declared in ``dvc.yaml`` in their place.
 
 DVC re-reads and re-writes the whole ``dvc.lock`` after every stage, and each declared params key
 is stored there with its values: a region set's lists (indicators, facts, templates) were 8-9 KB
-in each of the six two-hop entries, 68 KB of the lock (docs/measured.md). The composed set carries
+in each of the six two-hop entries, 68 KB of the lock, and a benchmark config about 1.4 KB in each
+of the stages that read it (docs/measured.md). A composed region set or benchmark carries
 ``digest``, a hash of its other values computed when ``conf/`` is composed (the
-``${cultureqa_digest:}`` resolver in ``conf/region_set/*.yaml``, registered for ``make params``,
-``python -m cultureqa.compose`` and, through the Hydra plugin, ``dvc exp run -S``), so the stages
-declare ``region_sets.<set>.digest`` and still rerun on any change of the set. A params.yaml
-edited by hand without recomposing would leave the digest behind: :func:`check` refuses such a set
-in every stage that reads it and in ``params_check``, which reruns on any change of params.yaml.
+``${cultureqa_digest:}`` resolver in ``conf/region_set/*.yaml`` and ``conf/benchmark/*.yaml``,
+registered for ``make params``, ``python -m cultureqa.compose`` and, through the Hydra plugin,
+``dvc exp run -S``), so the stages declare ``region_sets.<set>.digest`` or
+``benchmarks.<name>.digest`` and still rerun on any change of its values (a set whose source is a
+benchmark carries that benchmark's digest among its own values, ``source.benchmark_digest``). A
+params.yaml edited by hand without recomposing would leave the digest behind: :func:`check`
+refuses such a config in every stage that reads it and in ``params_check``, which reruns on any
+change of params.yaml.
 """
 
 from __future__ import annotations
@@ -67,7 +71,7 @@ def _resolve(*, _parent_: Any) -> str:
 
 
 def register() -> None:
-    """Register ``${cultureqa_digest:}`` with OmegaConf once per process."""
+    """Register ``${cultureqa_digest:}`` (region sets, benchmarks) once per process."""
     from omegaconf import OmegaConf
 
     if not OmegaConf.has_resolver(RESOLVER):

@@ -18,7 +18,7 @@ from cultureqa.benchmarks.source_files import source_provenance
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.benchmarks.stored_load import StoredLoad, load_key, read_stored, store
 from cultureqa.benchmarks.tracking import check_tracked
-from cultureqa.core.config import Params, lookup, select, typed
+from cultureqa.core.config import Params, lookup, typed
 from cultureqa.core.io import SourceError
 from cultureqa.core.records import PREDICTION_COLUMNS, McqItem, Setting
 from cultureqa.evaluation.engine import Batch, ModelView, RunSpec, Skip
@@ -129,7 +129,7 @@ class McqFamily:
         A source outside the project is refused here exactly as ``validate`` refuses it, so a
         stage run by hand (``python stages/evaluate.py``) cannot evaluate an untracked file.
         """
-        spec = BenchmarkSpec.from_config(select(params, f"benchmarks.{benchmark}"))
+        spec = BenchmarkSpec.from_params(params, benchmark)
         check_tracked(spec, root)
         floor = typed(params, "prompt.min_max_tokens", int)
         return cls(spec, root, str(lookup(params, "prompt.style")), floor)

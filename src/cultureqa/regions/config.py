@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cultureqa.core.params_digest import DigestError
+from cultureqa.core.params_digest import KEY, DigestError
 from cultureqa.core.params_digest import check as check_digest
 
 GENERATED_TYPES = (
@@ -128,6 +128,28 @@ def _source(raw: dict[str, Any], benchmarks: Mapping[str, Any] | None, name: str
             raise RegionSetError(f"{where}.benchmark: no benchmark '{bench}' in benchmarks")
         out["config"] = dict(benchmarks[str(bench)])
     return out
+
+
+def _check_benchmark_digest(
+    raw: Mapping[str, Any], config: Mapping[str, Any], where: str, bench: str
+) -> None:
+    """The benchmark's digest is its values', and the set carries it as ``benchmark_digest``.
+
+    The twohop stages declare only ``region_sets.<set>.digest`` in ``dvc.yaml``; the set's
+    ``source.benchmark_digest: ${benchmarks.${.benchmark}.digest}`` makes that digest follow the
+    benchmark's values too, so an override of the benchmark reruns exactly the sets that read it.
+    """
+    try:
+        check_digest(config, f"benchmarks.{bench}")
+    except DigestError as exc:
+        raise RegionSetError(str(exc)) from None
+    carried, want = raw.get("benchmark_digest"), config.get(KEY)
+    if carried != want:
+        raise RegionSetError(
+            f"params.yaml {where}.benchmark_digest: {carried}, but benchmarks.{bench}.digest is "
+            f"{want}; declare `benchmark_digest: ${{benchmarks.${{.benchmark}}.digest}}` in the "
+            "set's source and run `make params`"
+        )
 
 
 @dataclass(frozen=True)
@@ -278,6 +300,10 @@ class RegionSet:
             check_digest(sets[name], f"region_sets.{name}")
         except DigestError as exc:
             raise RegionSetError(str(exc)) from None
+        source, benchmarks = sets[name].get("source") or {}, params.get("benchmarks") or {}
+        if source.get("benchmark") in benchmarks:  # an unknown one fails in from_params
+            bench = str(source["benchmark"])
+            _check_benchmark_digest(source, benchmarks[bench], f"region_sets.{name}.source", bench)
         return cls.from_params(sets[name], root, params.get("benchmarks"))
 
     @classmethod

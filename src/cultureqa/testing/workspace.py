@@ -16,6 +16,8 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
+from cultureqa.core.params_digest import digest
+
 # Short configured delays: tests never sleep through a production backoff (0.2 s doubling to 5 s).
 DEFAULT_RETRY = {"attempts": 6, "initial_wait_s": 0.01, "max_wait_s": 0.1, "timeout_s": 10.0}
 
@@ -56,24 +58,24 @@ def make_api_workspace(
     shutil.copytree(root / "conf", workspace / "conf", dirs_exist_ok=True)  # params keys checked
     write_synthetic_benchmark(workspace / "data" / "synthetic.jsonl", n_items)
     params = OmegaConf.load(root / "params.yaml")
-    params.benchmarks = {
-        "synthetic": {
-            "name": "synthetic",
-            "source": {"kind": "file", "path": "data/synthetic.jsonl"},
-            "columns": {
-                "id": "id",
-                "question": "question",
-                "options": "options",
-                "answer": "answer",
-                "answer_format": "letter",
-                "metadata": [],
-            },
-            "languages": {"en": {}},
-            "settings": ["mcq-none-en"],
-            "slices": [],
-            "expectations": "expectations/generic_mcq_items.json",
-        }
+    synthetic: dict[str, Any] = {
+        "name": "synthetic",
+        "source": {"kind": "file", "path": "data/synthetic.jsonl"},
+        "columns": {
+            "id": "id",
+            "question": "question",
+            "options": "options",
+            "answer": "answer",
+            "answer_format": "letter",
+            "metadata": [],
+        },
+        "languages": {"en": {}},
+        "settings": ["mcq-none-en"],
+        "slices": [],
+        "expectations": "expectations/generic_mcq_items.json",
     }
+    synthetic["digest"] = digest(synthetic)  # as composing conf/ writes it
+    params.benchmarks = {"synthetic": synthetic}
     params.model = {
         "id": "api-model",
         "backend": "litellm",

@@ -89,7 +89,11 @@ def test_a_set_edited_without_recomposing_fails_in_the_stage() -> None:
     with pytest.raises(RegionSetError, match=r"region_sets.un_members: digest \w+, but its"):
         RegionSet.selected(params, ROOT, "un_members")
     del params["region_sets"]["indonesia"]["digest"]
-    with pytest.raises(DigestError, match=r"region_sets\.indonesia: no digest"):
+    with pytest.raises(
+        DigestError,
+        match=r"region_sets\.indonesia: no digest; its config in conf/ needs the "
+        r"line `digest: \$\{cultureqa_digest:\}`",
+    ):
         check(params["region_sets"]["indonesia"], "region_sets.indonesia")
 
 

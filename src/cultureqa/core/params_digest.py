@@ -47,10 +47,14 @@ def digest(values: Mapping[str, Any]) -> str:
 def check(values: Mapping[str, Any], where: str) -> None:
     """Raise :class:`DigestError` unless ``values[digest]`` is the digest of the other values."""
     want, got = digest(values), values.get(KEY)
-    if got != want:
-        found = "no digest" if got is None else f"digest {got}"
+    if got is None:  # a config written by hand without the line: recomposing cannot help
         raise DigestError(
-            f"params.yaml {where}: {found}, but its values give {want} (edited without "
+            f"params.yaml {where}: no digest; its config in conf/ needs the line "
+            f"`{KEY}: ${{{RESOLVER}:}}` (DVC reruns its stages on that hash), then `make params`"
+        )
+    if got != want:
+        raise DigestError(
+            f"params.yaml {where}: digest {got}, but its values give {want} (edited without "
             "recomposing?); run `make params` or `dvc exp run -S ...`, which compose conf/"
         )
 

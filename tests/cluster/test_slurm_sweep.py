@@ -18,6 +18,7 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from omegaconf import OmegaConf
 
 from cultureqa.testing import FakeOpenAIServer
 from cultureqa.testing.slurm_cluster import SlurmCluster
@@ -87,6 +89,7 @@ def _project(tmp: Path, env: dict[str, str], api_base: str) -> Path:
     remote.mkdir()
     _sh(tmp, env, "git", "init", "-q", "--bare", "-b", "main", str(origin))
     make_api_workspace(ROOT, ws, 3, api_base, concurrency=1)
+    _compose_through_hydra(ws)
     for name, items in FILES.items():
         rows = [
             {"id": f"s{i}", "question": f"Synthetic question {i}?",
@@ -117,12 +120,28 @@ def _project(tmp: Path, env: dict[str, str], api_base: str) -> Path:
     (ws / ".gitignore").write_text("/.cultureqa/\n/.runlog/\n")
     _sh(ws, env, "git", "init", "-q", "-b", "main")
     _sh(ws, env, "dvc", "init", "-q")
+    _sh(ws, env, "dvc", "config", "hydra.enabled", "true")
+    _sh(ws, env, "dvc", "config", "hydra.plugins_path", "dvc_hydra_plugins")
     _sh(ws, env, "dvc", "remote", "add", "-d", "shared", str(remote))
     _sh(ws, env, "git", "add", "-A")
     _sh(ws, env, "git", *GIT_ID, "commit", "-qm", "project")
     _sh(ws, env, "git", "remote", "add", "origin", str(origin))
     _sh(ws, env, "git", "push", "-q", "origin", "main")
     return ws
+
+
+def _compose_through_hydra(ws: Path) -> None:
+    """``dvc exp run -S`` composes conf/ as in the project, so the benchmark's digest follows.
+
+    The workspace's params become its ``conf/config.yaml`` (the option groups stay, for the
+    params key check), with ``digest: ${cultureqa_digest:}`` in the benchmark the sweep
+    overrides: without composition a ``-S`` would edit params.yaml by hand and the stage would
+    refuse the stale digest (``cultureqa.core.params_digest``).
+    """
+    params = OmegaConf.load(ws / "params.yaml")
+    params.benchmarks.synthetic.digest = "${cultureqa_digest:}"
+    (ws / "conf" / "config.yaml").write_text(OmegaConf.to_yaml(params), encoding="utf-8")
+    shutil.copytree(ROOT / "dvc_hydra_plugins", ws / "dvc_hydra_plugins")
 
 
 def _cli(ws: Path, env: dict[str, str], *args: str, ok: tuple[int, ...] = (0,)) -> str:

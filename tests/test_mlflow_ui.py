@@ -40,6 +40,7 @@ import pytest
 
 from cultureqa.runs.compare import estimate
 from cultureqa.runs.mlflow_home import experiment_note, retire_default
+from cultureqa.runs.mlflow_runs import DatasetRef
 from cultureqa.runs.parent_summary import RESULTS_NOTE
 from cultureqa.runs.tracking import benchmark_dataset, evaluation_metrics, log_build, log_runs
 
@@ -89,8 +90,12 @@ def _sweep(root: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, tuple[float
         monkeypatch.setenv("DVC_EXP_NAME", f"{model}-{prompt}")
         preds, run = _predictions(rng, model), _run(model, prompt)
         dataset = benchmark_dataset(run["provenance"]["dataset"])  # type: ignore[index]
+
+        def dataset_of(_: str, d: DatasetRef = dataset) -> DatasetRef:
+            return d
+
         log_runs(root, "cultureqa/indoculture", run, preds, "setting",
-                 lambda part: evaluation_metrics(part, []), lambda _, d=dataset: d,
+                 lambda part: evaluation_metrics(part, []), dataset_of,
                  sweep={"model": model, "prompt": prompt})  # fmt: skip
         found = estimate(preds.groupby("item_id")["correct"].mean().astype(float))
         expected[f"{model} · {prompt} · indoculture"] = (found.value, found.low, found.high)

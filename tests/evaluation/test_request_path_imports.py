@@ -3,7 +3,8 @@
 The real stage against the fake server, twice in fresh workspaces on one user cache: the first
 run reads the benchmark from its source (pandas) and stores the load; the second finds it
 stored, and by its first request has imported none of :data:`HEAVY`, tqdm included although
-its progress bar is on (the bar is built at the first reply). Both write the same bytes.
+its progress bar is on (the bar is built at the first reply), and pandas is imported on the
+engine's warm-up thread while the last replies are on the wire. Both write the same bytes.
 """
 
 from __future__ import annotations
@@ -35,6 +36,17 @@ async def first(self, *args, **kwargs):
     return await send(self, *args, **kwargs)
 
 aiohttp.client.ClientSession._request = first
+
+
+class WhoImports:  # which thread imports pandas: the engine's warm-up, in the last round trips
+    def find_spec(self, name, path=None, target=None):
+        if name == "pandas":
+            import threading
+            open(probe + ".thread", "w").write(threading.current_thread().name)
+        return None
+
+
+sys.meta_path.insert(0, WhoImports())
 sys.path.insert(0, str(__import__("pathlib").Path(stage).parent))
 sys.argv = [stage, "--benchmark", "synthetic", "--model", "model"]
 runpy.run_path(stage, run_name="__main__")
@@ -46,7 +58,7 @@ def test_a_stored_benchmark_load_keeps_heavy_libraries_off_the_request_path(
 ) -> None:
     probe = tmp_path / "modules.json"
     wrapper = WRAPPER.format(heavy=HEAVY)
-    imported, outputs = [], []
+    imported, outputs, threads = [], [], []
     with FakeOpenAIServer() as server:
         for k in range(2):
             ws = make_api_workspace(ROOT, tmp_path / f"ws{k}", 12, server.api_base, 4,
@@ -59,6 +71,7 @@ def test_a_stored_benchmark_load_keeps_heavy_libraries_off_the_request_path(
             done = subprocess.run(cmd, cwd=ws, env=env, capture_output=True, text=True)
             assert done.returncode == 0, done.stderr
             imported.append(json.loads(probe.read_text()))
+            threads.append(Path(f"{probe}.thread").read_text())
             out = ws / "data/eval/synthetic/model"
             outputs.append({p.name: p.read_bytes() for p in sorted(out.iterdir()) if p.is_file()})
             stored = "items from the stored load" in done.stderr
@@ -68,4 +81,5 @@ def test_a_stored_benchmark_load_keeps_heavy_libraries_off_the_request_path(
         assert server.hits == 24
     assert "pandas" in imported[0], "the first run reads the source (the planted contrast)"
     assert imported[1] == [], f"imported before the first request: {imported[1]}"
+    assert threads == ["MainThread", "tail-warm-up"], "the tables' import waits for the last round"
     assert outputs[0] == outputs[1] and "predictions.parquet" in outputs[0]

@@ -127,3 +127,42 @@ def test_a_batch_of_puts_stores_each_payload_as_json_dumps_would(tmp_path: Path)
     ]
     assert store.leases() == 1  # k1 was put without an owner: its lease stays
     store.close()
+
+
+def test_the_last_round_hook_fires_after_a_reply_once_the_rest_fits_in_flight(
+    tmp_path: Path,
+) -> None:
+    """The engine warms its tail at this hook, so it must never come while much is unsent.
+
+    Two calls share the client (as a stage's settings do): while the second waits for its turn,
+    the first call's last round is not the client's; once the second has sent all but what fits
+    in flight, the hook comes at each reply, and never before the first reply lands.
+    """
+
+    class InFlight(ScriptedModel):
+        max_in_flight = 4
+        started = 0
+
+        async def generate(self, requests):  # type: ignore[no-untyped-def]
+            self.started += len(requests)
+            await asyncio.sleep(0.001)
+            return await super().generate(requests)
+
+    model = InFlight()
+    client = CachedClient(model, open_store(tmp_path / "s.sqlite"), {"m": 1})
+    seen: list[tuple[int, int]] = []  # (requests started, replies landed) at each call
+    client.on_last_round = lambda: seen.append((model.started, len(model.generate_calls)))
+
+    async def both() -> None:
+        first = [GenerateRequest(messages=(Message("user", f"a{i}"),)) for i in range(10)]
+        await asyncio.gather(client.generate(first), client.generate(_gen(10)))
+
+    asyncio.run(both())
+    assert seen, "the hook never came"
+    assert all(started >= 10 + 10 - 4 for started, _ in seen), seen  # second call's last round
+    assert all(replies >= 1 for _, replies in seen)
+    one_call = CachedClient(InFlight(), open_store(tmp_path / "t.sqlite"), {"m": 1})
+    calls: list[int] = []
+    one_call.on_last_round = lambda: calls.append(1)
+    asyncio.run(one_call.generate(_gen(3)))  # fewer than the limit: still only after a reply
+    assert calls

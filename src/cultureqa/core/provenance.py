@@ -6,6 +6,7 @@ so every artifact carries them.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import subprocess
@@ -69,6 +70,12 @@ def git_revision(root: Path) -> dict[str, Any]:
 
 def package_versions(names: tuple[str, ...] = TRACKED_PACKAGES) -> dict[str, str]:
     """Installed versions of the packages that shape results."""
+    return dict(_package_versions(names))
+
+
+@functools.cache
+def _package_versions(names: tuple[str, ...]) -> dict[str, str]:
+    """Read once per process (60 ms: each name scans the installed distributions)."""
     versions = {}
     for name in names:
         try:

@@ -28,7 +28,8 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -184,6 +185,10 @@ class CachedClient:
         self.identity = dict(identity)
         self.chunk_size = max(1, chunk_size)
         self.on_progress = on_progress
+        self.on_last_round: Callable[[], None] | None = None
+        """Called at each reply once what is left to send fits in the in-flight limit and no
+        other call waits to send: only the last round trips remain, and the engine prepares
+        what follows the replies while the client mostly waits (never before a first reply)."""
         self.poll_s = poll_s
         self.stats = CacheStats()
         self.owner = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
@@ -192,6 +197,8 @@ class CachedClient:
         """The budget's stop message, once this client held requests back for it."""
         self._turn_lock: asyncio.Lock | None = None
         self._turn_loop: asyncio.AbstractEventLoop | None = None
+        self._awaiting_turn = 0
+        """Calls waiting for the sending turn (each with requests still to send)."""
 
     @property
     def calls(self) -> int:
@@ -247,7 +254,7 @@ class CachedClient:
         keys = [request_key(identity, request_fields(r)) for r in requests]
         if not self.persist:
             return await self._unstored(kind, requests, keys, send)
-        async with self._turn():  # one call sends at a time: in-flight stays max_in_flight
+        async with self._sending_turn():  # one call sends at a time: max_in_flight holds
             batch = _Batch(kind, requests, keys, send, to_payload, from_payload, {})
             first = self._look_up(batch)
             if first is None:  # the dry run: nothing sent
@@ -260,11 +267,25 @@ class CachedClient:
                 log.info("waiting for %d prompts another process is sending", len(held))
             self.stats.lease_waits += 1
             await asyncio.sleep(self.poll_s)  # without the turn: other calls send meanwhile
-            async with self._turn():
+            async with self._sending_turn():
                 held = await self._send_all(batch, held, first, since)
         if self.stats.not_sent_budget:
             self.budget_stopped = BUDGET.message(self.stats.not_sent_budget)
         return [batch.answers[k] for k in keys]
+
+    @asynccontextmanager
+    async def _sending_turn(self) -> AsyncIterator[None]:
+        """Hold the sending turn; while waiting for it, this call counts as still to send."""
+        turn = self._turn()
+        self._awaiting_turn += 1
+        try:
+            await turn.acquire()
+        finally:
+            self._awaiting_turn -= 1
+        try:
+            yield
+        finally:
+            turn.release()
 
     def _turn(self) -> asyncio.Lock:
         """The sending turn of the running event loop.
@@ -406,6 +427,9 @@ class CachedClient:
                 _first_failure(finished)
                 raise
             wake.clear()
+            last_round = len(queue) <= limit * self.chunk_size and not self._awaiting_turn
+            if last_round and self.on_last_round is not None:
+                self.on_last_round()
             failure = _first_failure(finished, failure)
             if failure is not None:
                 queue = []  # stop leasing; let the chunks in flight store their answers

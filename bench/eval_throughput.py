@@ -4,6 +4,8 @@ For each scenario (items × concurrency, 200 ms server latency) these clients se
 number of requests to the same fake server (a separate process, stopped by PID):
 
 - ``bare``: a minimal aiohttp client (one session, a semaphore, ``json.loads``): the reference;
+- ``bare-uvloop``: the same client on uvloop's event loop, the loop every stage runs on
+  (``cultureqa.llm.event_loop``): the strongest reference, its ratio printed beside (``×bare-uv``);
 - ``http``: the real evaluate stage (``python stages/evaluate.py``, start-up included) with
   ``options.transport: http`` (the self-hosted configs' path);
 - ``wire``: the same stage with ``options.transport: wire`` (every hosted config's path), its
@@ -14,7 +16,7 @@ number of requests to the same fake server (a separate process, stopped by PID):
   route, the benchmark read through pandas, both stored: the first run on a machine);
 - ``litellm``: the same stage with ``options.transport: litellm``.
 
-Each scenario runs ``--rounds`` alternated rounds (the bare client, then each path, the order
+Each scenario runs ``--rounds`` alternated rounds (the bare clients, then each path, the order
 rotated every round). Printed per path, as medians over the rounds: whole-process wall,
 server-busy window (first request in to last reply out, on the server's log), each as a ratio to
 the same round's bare client; client CPU per request (the child process's user+sys CPU over the
@@ -58,6 +60,7 @@ litellm resolves once, not in how a request travels), ``litellm`` the path they 
 BARE_CLIENT = """
 import asyncio, json, sys
 import aiohttp
+RUN = asyncio.run
 
 async def main(url, n, concurrency):
     slots = asyncio.Semaphore(concurrency)
@@ -70,9 +73,11 @@ async def main(url, n, concurrency):
                     return json.loads(await r.read())["choices"][0]["message"]["content"]
         return await asyncio.gather(*(one(i) for i in range(n)))
 
-out = asyncio.run(main(sys.argv[1] + "/chat/completions", int(sys.argv[2]), int(sys.argv[3])))
+out = RUN(main(sys.argv[1] + "/chat/completions", int(sys.argv[2]), int(sys.argv[3])))
 assert len(out) == int(sys.argv[2])
 """
+BARE_UVLOOP = BARE_CLIENT.replace("RUN = asyncio.run", "import uvloop\nRUN = uvloop.run")
+"""The same client on uvloop's event loop, the loop the stage runs on: the strongest reference."""
 
 
 @dataclass
@@ -173,13 +178,13 @@ def measure(cmd: list[str], cwd: Path, env: dict[str, str], log: Path) -> Measur
 
 
 def scenario(n: int, concurrency: int, latency: float, paths: list[str], rounds: int) -> None:
-    """``rounds`` alternated rounds: the bare client, then each path in a rotated order.
+    """``rounds`` alternated rounds: the bare clients, then each path in a rotated order.
 
     Each path's ratios are to the bare client of its own round (so a load spike hits both sides
     of a ratio alike), and the median over the rounds is printed. Every stage run gets a fresh
     workspace and response store, so each one sends all ``n`` requests.
     """
-    runs: dict[str, list[Measure]] = {p: [] for p in ("bare", *paths)}
+    runs: dict[str, list[Measure]] = {p: [] for p in ("bare", "bare-uvloop", *paths)}
     loads: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "server.jsonl"
@@ -187,6 +192,7 @@ def scenario(n: int, concurrency: int, latency: float, paths: list[str], rounds:
         try:
             env = {**stage_env(Path(tmp)), "CULTUREQA_CACHE_DIR": f"{tmp}/routes"}
             bare = [PY, "-c", BARE_CLIENT, api_base, str(n), str(concurrency)]
+            bare_uvloop = [PY, "-c", BARE_UVLOOP, api_base, str(n), str(concurrency)]
             evaluate = [PY, str(ROOT / "stages/evaluate.py"), "--benchmark", "synthetic"]
             if "wire" in paths:  # route and load stored as a config's first run stores them
                 ws = make_api_workspace(ROOT, Path(tmp) / "route", n, api_base, concurrency,
@@ -196,6 +202,7 @@ def scenario(n: int, concurrency: int, latency: float, paths: list[str], rounds:
             for k in range(rounds):
                 loads.append(os.getloadavg()[0])
                 runs["bare"].append(measure(bare, Path(tmp), env, log))
+                runs["bare-uvloop"].append(measure(bare_uvloop, Path(tmp), env, log))
                 for path in paths[k % len(paths) :] + paths[: k % len(paths)]:
                     ws = Path(tmp) / f"{path}-{k}"
                     key = KEY_ENV if path.startswith("wire") else None  # hosted configs: a key
@@ -226,15 +233,17 @@ def report(
         f"(ideal N·latency/concurrency {ideal:.2f} s); {len(bare)} alternated rounds, load "
         f"average (1 min) {min(loads):.1f}–{max(loads):.1f}; medians; ratios per round"
     )
-    head = ("path", "wall s", "×bare", "busy s", "×bare", "CPU ms/req", "max in flight",
-            "start-up s", "requests")  # fmt: skip
-    print("  {:8} {:>7} {:>6} {:>7} {:>6} {:>10} {:>13} {:>10} {:>8}".format(*head))
+    head = ("path", "wall s", "×bare", "×bare-uv", "busy s", "×bare", "CPU ms/req",
+            "max in flight", "start-up s", "requests")  # fmt: skip
+    print("  {:11} {:>7} {:>6} {:>8} {:>7} {:>6} {:>10} {:>13} {:>10} {:>8}".format(*head))
     med = statistics.median
     for path, measures in runs.items():
         pairs = list(zip(measures, bare, strict=True))
+        uv = list(zip(measures, runs["bare-uvloop"], strict=True))
         print(
-            f"  {path:8} {med(m.wall for m in measures):7.2f} "
-            f"{med(m.wall / b.wall for m, b in pairs):6.2f} {med(m.window for m in measures):7.2f} "
+            f"  {path:11} {med(m.wall for m in measures):7.2f} "
+            f"{med(m.wall / b.wall for m, b in pairs):6.2f} "
+            f"{med(m.wall / b.wall for m, b in uv):8.2f} {med(m.window for m in measures):7.2f} "
             f"{med(m.window / b.window for m, b in pairs):6.2f} "
             f"{med(1000 * m.cpu / max(1, m.requests) for m in measures):10.2f} "
             f"{max(m.max_in_flight for m in measures):13d} "

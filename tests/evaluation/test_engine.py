@@ -207,3 +207,18 @@ def test_the_requests_run_with_fewer_collections_and_gc_is_restored_after(
         assert (gc.get_freeze_count() > 0) is frozen_before  # a caller's freeze is left alone
     finally:
         gc.freeze()
+
+
+def test_the_model_calls_run_on_uvloops_event_loop(scripted: Any, tmp_path: Path) -> None:
+    """Every stage's requests run on the one loop of :mod:`cultureqa.llm.event_loop` (uvloop)."""
+    import asyncio
+
+    loops: set[str] = set()
+
+    def generate(request: GenerateRequest) -> str:
+        loops.add(type(asyncio.get_running_loop()).__module__)
+        return _pick(request.messages[-1].content)
+
+    run = RunSpec("model", scripted(ScriptedModel("gen", generate)), tmp_path / "r.sqlite", 0.1)
+    evaluate(make_family("indoculture"), run)
+    assert loops == {"uvloop"}, loops

@@ -43,6 +43,7 @@ from cultureqa.evaluation.record import (
     error_share,
     model_sha,
 )
+from cultureqa.llm import event_loop
 from cultureqa.llm.base import (
     GenerateRequest,
     LoglikRequest,
@@ -233,7 +234,7 @@ def evaluate(family: Family, run: RunSpec) -> Result:
 
     try:
         with _fewer_collections():  # log lines print above the bar once it shows
-            frames = asyncio.run(run_all())
+            frames = event_loop.run(run_all())
     finally:
         bar.close()
         store.close()  # the client recorded itself in the ledger on closing (hop sums three)

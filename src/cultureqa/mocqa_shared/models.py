@@ -19,6 +19,7 @@ from string import Template
 from typing import Any
 
 from cultureqa.core.spend import ApiStopped, api_stats, stopped_reason
+from cultureqa.llm import event_loop
 from cultureqa.llm.base import GenerateRequest, GenerateResponse, Message
 from cultureqa.llm.door import open_client
 from cultureqa.llm.store import ResponseStore, StoreLocation, open_store
@@ -112,7 +113,7 @@ def run_models(
         )
 
     try:
-        answers = asyncio.run(run_all())
+        answers = event_loop.run(run_all())
     finally:
         store.close()
     return dict(zip(jobs, answers, strict=True))

@@ -89,8 +89,12 @@ PARENT = textwrap.dedent(
                     os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), fd)
                 sys.argv = ["-c", *request["argv"]]
                 exec(compile(request["code"], "<string>", "exec"), dict(globals()))
-            except SystemExit as stop:
-                code = stop.code if isinstance(stop.code, int) else 1
+            except SystemExit as stop:  # as the interpreter exits: None is 0, text goes to stderr
+                if stop.code is None or isinstance(stop.code, int):
+                    code = stop.code or 0
+                else:
+                    print(stop.code, file=sys.stderr)
+                    code = 1
             except BaseException:
                 traceback.print_exc()
                 code = 1

@@ -127,7 +127,9 @@ class Forks:
         request = {"code": code, "argv": list(argv), "out": str(out), "err": str(err)}
         self.stdin.write(json.dumps(request) + "\n")
         self.stdin.flush()
-        returncode = int(self.stdout.readline())
+        line = self.stdout.readline()
+        assert line, f"the parent process ended (exit {self.process.poll()})"
+        returncode = int(line)
         return subprocess.CompletedProcess(
             ["-c", code, *argv], returncode, out.read_text(), err.read_text()
         )

@@ -11,6 +11,7 @@ from omegaconf import OmegaConf
 from cultureqa.benchmarks.spec import BenchmarkSpec
 from cultureqa.compose import compose_params
 from cultureqa.core.params_schema import check_keys, conf_schema
+from cultureqa.testing.composed import composed, schema
 
 ROOT = Path(__file__).resolve().parents[1]
 CONF = ROOT / "conf"
@@ -18,7 +19,7 @@ CONF = ROOT / "conf"
 
 def test_committed_params_equal_composed_conf() -> None:
     committed = OmegaConf.to_container(OmegaConf.load(ROOT / "params.yaml"))
-    assert committed == compose_params(CONF), "params.yaml is stale: run `make params`"
+    assert committed == composed(CONF), "params.yaml is stale: run `make params`"
 
 
 MODEL_KEYS = {"id", "backend", "batch_size", "concurrency", "ramp_up_s", "decoding", "options"}
@@ -27,39 +28,39 @@ MODEL_KEYS |= {"retry", "price", "max_prompt_tokens"}
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in (CONF / "model").glob("*.yaml")))
 def test_every_model_config_composes(name: str) -> None:
-    params = compose_params(CONF, [f"model={name}"])
+    params = composed(CONF, [f"model={name}"])
     model = params["model"]
     assert model["backend"] in {"local_hf", "litellm", "random", "fixed"}
     assert "decoding" in model and "id" in model
     assert set(model) <= MODEL_KEYS, "a base/ config merged under its own key (missing @_here_?)"
-    assert check_keys(params, conf_schema(CONF)) == []
+    assert check_keys(params, schema(CONF)) == []
     for value in OmegaConf.to_container(OmegaConf.create(model)).values():  # type: ignore[union-attr]
         assert "sk-" not in str(value), "no secrets in configs"
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in (CONF / "source").glob("*.yaml")))
 def test_every_source_feeds_the_benchmark(name: str) -> None:
-    params = compose_params(CONF, [f"source={name}"])
+    params = composed(CONF, [f"source={name}"])
     assert params["benchmarks"]["indoculture"]["source"] == params["source"]
 
 
 def test_benchmark_specs_in_params_parse() -> None:
-    params = compose_params(CONF)
+    params = composed(CONF)
     for name in params["evaluate"]["benchmarks"]:
         spec = BenchmarkSpec.from_config(params["benchmarks"][name])
         assert spec.settings, name
 
 
 def test_roster_entries_resolve_to_model_configs() -> None:
-    cfg = OmegaConf.create(compose_params(CONF))
+    cfg = OmegaConf.create(composed(CONF))
     for entry in cfg.evaluate.roster:
         assert OmegaConf.select(cfg, entry) is not None, entry
 
 
 def test_model_configs_share_a_base_instead_of_repeating_it() -> None:
-    api = compose_params(CONF, ["model=gpt_5"])["model"]
+    api = composed(CONF, ["model=gpt_5"])["model"]
     assert api["retry"]["timeout_s"] == 120.0 and api["decoding"]["temperature"] == 1.0
-    vllm = compose_params(CONF, ["model=qwen2_5_7b"])["model"]
+    vllm = composed(CONF, ["model=qwen2_5_7b"])["model"]
     assert vllm["retry"] == {**api["retry"], "timeout_s": 300.0}
     assert vllm["options"]["litellm_model"] == "hosted_vllm/Qwen/Qwen2.5-7B-Instruct"
     uses_base = [p for p in (CONF / "model").glob("*.yaml") if "base/" in p.read_text()]
@@ -68,7 +69,7 @@ def test_model_configs_share_a_base_instead_of_repeating_it() -> None:
 
 def test_required_values_of_the_generic_endpoint_stay_required() -> None:
     # `???` never overrides a base value in OmegaConf, so this config must not sit on base/api.
-    model = compose_params(CONF, ["model=openai_compatible"])["model"]
+    model = composed(CONF, ["model=openai_compatible"])["model"]
     assert model["id"] == model["options"]["litellm_model"] == model["options"]["api_base"] == "???"
 
 

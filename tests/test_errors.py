@@ -15,7 +15,7 @@ import shutil
 import sqlite3
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
+from cultureqa.core import runlock
 from cultureqa.core.config import run_stage
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,19 +41,44 @@ def _run(name: str, argv: list[str]) -> int:
     return run_stage(lambda: main(argv))
 
 
-@pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A pipeline workspace with conf/ beside params.yaml (so keys are checked) and one run done."""
-    for folder in ("conf", "prompts", "expectations", "data/sources", "data/knowledge"):
-        shutil.copytree(ROOT / folder, tmp_path / folder)
+def _enter(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv("DVC_ROOT", str(folder))
+    monkeypatch.setenv("CULTUREQA_STATE_DIR", str(folder / ".cultureqa"))
+
+
+@pytest.fixture(scope="module")
+def one_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A pipeline workspace with conf/ beside params.yaml (so keys are checked) and one run done.
+
+    Built once per module: each test breaks its own copy (see ``workspace``), so the evaluate
+    run the copies start from is not repeated for every planted failure.
+    """
+    folder = tmp_path_factory.mktemp("one_run")
+    for name in ("conf", "prompts", "expectations", "data/sources", "data/knowledge"):
+        shutil.copytree(ROOT / name, folder / name)
     params = OmegaConf.load(ROOT / "params.yaml")
     params.evaluate.progress = False
-    OmegaConf.save(params, tmp_path / "params.yaml")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("DVC_ROOT", str(tmp_path))
-    monkeypatch.setenv("CULTUREQA_STATE_DIR", str(tmp_path / ".cultureqa"))
-    assert _run("evaluate", ENTRY) == 0
-    return tmp_path
+    OmegaConf.save(params, folder / "params.yaml")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _enter(folder, monkeypatch)
+        assert _run("evaluate", ENTRY) == 0
+    return folder
+
+
+@pytest.fixture
+def workspace(one_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """This test's own copy of ``one_run``, entered as the stages' working directory.
+
+    A planted store failure calls ``runlock.stop_sending``, which stops sending for the rest of
+    the process, as it should in a stage. A stage clears that flag when it starts; after the
+    test it is cleared here too, so clients that later tests in this worker drive directly
+    (without a stage around them) do not inherit it.
+    """
+    shutil.copytree(one_run, tmp_path, dirs_exist_ok=True)
+    _enter(tmp_path, monkeypatch)
+    yield tmp_path
+    runlock.stop_gracefully_on_signals()()  # clears the flag; the handlers are put back at once
 
 
 def _one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
@@ -219,10 +245,10 @@ def test_a_benchmark_edited_without_recomposing_is_one_line(
 
 def test_composed_sweeps_pass_the_key_check() -> None:
     """The README's overrides compose params the check accepts (no false alarms)."""
-    from cultureqa.compose import compose_params
-    from cultureqa.core.params_schema import check_keys, conf_schema
+    from cultureqa.core.params_schema import check_keys
+    from cultureqa.testing.composed import composed, schema
 
-    schema = conf_schema(ROOT / "conf")
+    conf_schema = schema(ROOT / "conf")
     for overrides in (
         [],
         ["model=gpt_5_mini", "prompt=cot", "source=indoculture_hf"],
@@ -230,7 +256,7 @@ def test_composed_sweeps_pass_the_key_check() -> None:
         ["model@cases.construct.model=deepseek_reasoner", "model=llama_3_3_70b"],
         ["+benchmark@benchmarks.province_capitals=province_capitals"],
     ):
-        assert check_keys(compose_params(ROOT / "conf", overrides), schema) == [], overrides
+        assert check_keys(composed(ROOT / "conf", overrides), conf_schema) == [], overrides
 
 
 def test_blank_boolean_cell_names_row_and_column(

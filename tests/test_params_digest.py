@@ -24,6 +24,7 @@ from cultureqa.compose import compose_params
 from cultureqa.core.config import load_params
 from cultureqa.core.params_digest import DigestError, check, digest
 from cultureqa.regions.config import RegionSet, RegionSetError
+from cultureqa.testing.composed import composed
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,10 +34,10 @@ def _committed() -> dict:
 
 
 def test_params_yaml_carries_each_sets_digest_as_conf_composes_it() -> None:
-    params, composed = _committed(), compose_params(ROOT / "conf")
+    params, composition = _committed(), composed(ROOT / "conf")
     for name, values in params["region_sets"].items():
         check(values, name)
-        assert values["digest"] == composed["region_sets"][name]["digest"] == digest(values)
+        assert values["digest"] == composition["region_sets"][name]["digest"] == digest(values)
     node = load_params(ROOT / "params.yaml")["region_sets"]  # OmegaConf, as some callers read it
     assert {name: digest(node[name]) for name in node} == {
         name: values["digest"] for name, values in params["region_sets"].items()
@@ -44,8 +45,8 @@ def test_params_yaml_carries_each_sets_digest_as_conf_composes_it() -> None:
 
 
 def test_an_override_of_a_set_changes_its_digest_and_no_other() -> None:
-    base = compose_params(ROOT / "conf")["region_sets"]
-    over = compose_params(ROOT / "conf", ["region_sets.un_members.noun.en=nation"])["region_sets"]
+    base = composed(ROOT / "conf")["region_sets"]
+    over = composed(ROOT / "conf", ["region_sets.un_members.noun.en=nation"])["region_sets"]
     assert over["un_members"]["noun"] == {"en": "nation"}
     check(over["un_members"], "un_members")
     assert over["un_members"]["digest"] != base["un_members"]["digest"]
@@ -128,19 +129,19 @@ def test_every_benchmark_config_composes_with_its_digest() -> None:
     """Each conf/benchmark/*.yaml, composed, carries the digest of its values; params.yaml too."""
     names = sorted(p.stem for p in (ROOT / "conf" / "benchmark").glob("*.yaml"))
     adds = [f"+benchmark@benchmarks.{n}={n}" for n in names if n not in _committed()["benchmarks"]]
-    composed = compose_params(ROOT / "conf", adds)["benchmarks"]
-    assert sorted(composed) == names
-    for name, values in composed.items():
+    composition = compose_params(ROOT / "conf", adds)["benchmarks"]
+    assert sorted(composition) == names
+    for name, values in composition.items():
         check(values, f"benchmarks.{name}")
-        assert BenchmarkSpec.from_params({"benchmarks": composed}, name).name == name
+        assert BenchmarkSpec.from_params({"benchmarks": composition}, name).name == name
     for name, values in _committed()["benchmarks"].items():
-        assert values["digest"] == composed[name]["digest"] == digest(values)
+        assert values["digest"] == composition[name]["digest"] == digest(values)
 
 
 def test_an_override_of_a_benchmark_changes_its_digest_and_its_sets() -> None:
     """A set whose source is the benchmark carries its digest, so the set's digest follows it."""
-    base = compose_params(ROOT / "conf")
-    over = compose_params(ROOT / "conf", ["benchmarks.indoculture.description=x"])
+    base = composed(ROOT / "conf")
+    over = composed(ROOT / "conf", ["benchmarks.indoculture.description=x"])
     bench, was = over["benchmarks"]["indoculture"], base["benchmarks"]["indoculture"]
     assert bench["digest"] != was["digest"]
     source = over["region_sets"]["indonesia"]["source"]

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from omegaconf import OmegaConf
 
-from cultureqa.compose import compose_params
 from cultureqa.core.config import ConfigTypeError, load_params
 from cultureqa.core.params_schema import RANGES, Node, check_values, conf_schema
 from cultureqa.testing import FakeOpenAIServer
+from cultureqa.testing.composed import composed, schema
 from cultureqa.testing.workspace import make_api_workspace, stage_env
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -109,4 +109,4 @@ def test_every_numeric_key_of_conf_has_a_range() -> None:
     + [[f"model={p.stem}"] for p in sorted((CONF / "model").glob("*.yaml"))],
 )
 def test_every_value_conf_ships_is_in_range(overrides: list[str]) -> None:
-    assert check_values(compose_params(CONF, overrides), conf_schema(CONF)) == []
+    assert check_values(composed(CONF, overrides), schema(CONF)) == []

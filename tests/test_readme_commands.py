@@ -24,7 +24,6 @@ are not composed. The unmarked, offline ones run for real in ``tests/evaluation/
 
 from __future__ import annotations
 
-import functools
 import itertools
 import logging
 import re
@@ -39,7 +38,8 @@ import pytest
 
 from cultureqa.cli import _parser
 from cultureqa.compose import compose_params
-from cultureqa.core.params_schema import check_keys, conf_schema
+from cultureqa.core.params_schema import check_keys
+from cultureqa.testing.composed import composed, schema
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -137,9 +137,8 @@ def _expand(overrides: list[str]) -> list[list[str]]:
     return [list(combo) for combo in itertools.product(*options)]
 
 
-@functools.cache
 def _compose(combo: tuple[str, ...]) -> dict[str, Any]:
-    return compose_params(ROOT / "conf", list(combo))
+    return composed(ROOT / "conf", combo)
 
 
 def _online(node: Any) -> bool:
@@ -171,14 +170,14 @@ def test_the_readme_stays_short() -> None:
 
 @pytest.mark.parametrize("command", SWEEPS, ids=lambda c: c.label)
 def test_every_documented_override_composes_and_passes_the_key_check(command: Command) -> None:
-    schema = conf_schema(ROOT / "conf")
+    conf_schema = schema(ROOT / "conf")
     if command.fails:  # an error shown on purpose must really be one
         with pytest.raises(Exception, match="did you mean"):
             for combo in _expand(_overrides(command)):
                 _compose(tuple(combo))
         return
     for combo in _expand(_overrides(command)):
-        assert check_keys(_compose(tuple(combo)), schema) == [], combo
+        assert check_keys(_compose(tuple(combo)), conf_schema) == [], combo
 
 
 RUNS = [c for c in SWEEPS if c.fenced and c.text.startswith("dvc exp run") and not c.fails]

@@ -14,13 +14,13 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from cultureqa.compose import compose_params
 from cultureqa.core.config import run_stage
 from cultureqa.core.records import Setting
 from cultureqa.evaluation.engine import Decoding
 from cultureqa.evaluation.prompts import TemplateError, find_template, style_skip_reason
 from cultureqa.evaluation.runner import SettingPlan, run_setting
 from cultureqa.llm.fake import ScriptedModel
+from cultureqa.testing.composed import composed
 from tests.conftest import make_item
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,7 +41,7 @@ def cot_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     extra = [b for b in BENCHMARKS if b != "indoculture"]
     overrides = ["prompt=cot", f"evaluate.benchmarks=[{','.join(BENCHMARKS)}]"]
     overrides += [f"+benchmark@benchmarks.{b}={b}" for b in extra]
-    params = OmegaConf.create(compose_params(ROOT / "conf", overrides))
+    params = OmegaConf.create(composed(ROOT / "conf", overrides))
     params.evaluate.roster = BASELINES
     params.evaluate.progress = False
     OmegaConf.save(params, tmp_path / "params.yaml")
@@ -118,7 +118,7 @@ def test_cot_generation_budget_floor_reaches_a_chat_model(
     chat = ScriptedModel("chat", replies=["It is a Balinese rite.\nAnswer: A"])
     factory = lambda cfg: registry.BuiltModel(chat, {"t": 1}, chunk_size=8)  # noqa: E731
     monkeypatch.setitem(registry._FACTORIES, "scripted_chat_test", factory)
-    params = OmegaConf.create(compose_params(ROOT / "conf", ["prompt=cot"]))
+    params = OmegaConf.create(composed(ROOT / "conf", ["prompt=cot"]))
     spec = BenchmarkSpec.from_config(select(params, "benchmarks.indoculture"))
     model_cfg = {"id": "chat", "backend": "scripted_chat_test", "decoding": {"max_tokens": 16}}
     floor = int(params.prompt.min_max_tokens)
@@ -144,7 +144,7 @@ def test_skipped_settings_are_one_warning_per_reason(caplog: pytest.LogCaptureFi
     from cultureqa.evaluation.engine import ModelView, Skip
     from cultureqa.evaluation.task import McqFamily
 
-    params = OmegaConf.create(compose_params(ROOT / "conf", ["prompt=cot"]))
+    params = OmegaConf.create(composed(ROOT / "conf", ["prompt=cot"]))
     spec = BenchmarkSpec.from_config(select(params, "benchmarks.indoculture"))
     with caplog.at_level("WARNING", logger="cultureqa.evaluation.task"):
         plan = list(McqFamily(spec, ROOT, "cot").plan(ModelView("m", True, Decoding())))

@@ -19,13 +19,13 @@ from typing import Any
 
 import pytest
 
-from cultureqa.compose import compose_params
 from cultureqa.core.io import SourceError
 from cultureqa.knowledge.provinces import CANONICAL_PROVINCES
 from cultureqa.regions.config import RegionSet
 from cultureqa.regions.generation.clues import ClueBook, Clues
 from cultureqa.regions.generation.tables import Knowledge, load_knowledge
 from cultureqa.regions.scrub import leaks
+from cultureqa.testing.composed import composed
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLES = ROOT / "data/knowledge/provinces_tables"
@@ -33,7 +33,7 @@ TABLES = ROOT / "data/knowledge/provinces_tables"
 
 @pytest.fixture(scope="module")
 def raw() -> dict[str, Any]:
-    return dict(compose_params(ROOT / "conf")["region_sets"]["indonesia"])
+    return dict(composed(ROOT / "conf")["region_sets"]["indonesia"])
 
 
 @pytest.fixture(scope="module")

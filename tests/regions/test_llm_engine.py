@@ -15,7 +15,6 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from cultureqa.compose import compose_params
 from cultureqa.regions.config import RegionSet
 from cultureqa.regions.generation.generate_llm import (
     CONTRADICTED,
@@ -30,6 +29,7 @@ from cultureqa.regions.models import ModelSteps
 from cultureqa.regions.pipeline import BuildResult, card_markdown, run_build
 from cultureqa.regions.translate import FAILED_REASON, OFFLINE_REASON
 from cultureqa.testing import FakeOpenAIServer, model_config
+from cultureqa.testing.composed import composed
 from tests.regions.fakes import field, start_servers
 from tests.regions.invented import write_invented
 from tests.regions.test_invented_set import _holds
@@ -249,12 +249,10 @@ def test_offline_a_pair_missing_a_language_is_dropped_with_its_reason(tmp_path: 
 
 
 def test_the_conf_switch_selects_the_model_steps(tmp_path: Path) -> None:
-    offline = ModelSteps.from_params(compose_params(ROOT / "conf"), ROOT)
+    offline = ModelSteps.from_params(composed(ROOT / "conf"), ROOT)
     assert offline.offline and offline.translator(RegionSet.selected(
-        compose_params(ROOT / "conf"), ROOT)) is None  # fmt: skip
-    online = ModelSteps.from_params(
-        compose_params(ROOT / "conf", ["generator=llm", "judge=panel"]), ROOT
-    )
+        composed(ROOT / "conf"), ROOT)) is None  # fmt: skip
+    online = ModelSteps.from_params(composed(ROOT / "conf", ["generator=llm", "judge=panel"]), ROOT)
     assert online.generator is not None and online.generator.prompt == PROMPTS / "generate.en.txt"
     assert online.panel is not None and online.panel.prompt == PROMPTS / "judge/panel.en.txt"
     assert len(online.panel.judges) == 3 and online.panel.min_acceptable == 2

@@ -17,6 +17,7 @@ from omegaconf import OmegaConf
 
 from cultureqa.authoring.add import draft
 from cultureqa.benchmarks.spec import BenchmarkSpec
+from cultureqa.core.params_digest import register as register_digest
 
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ("source.kind", "source.path", "source.hf_split", "id", "question", "options",
@@ -33,6 +34,7 @@ def _layout_examples() -> list[str]:
 
 def _committed(name: str) -> BenchmarkSpec:
     """The config as committed (``${source}`` resolved as the params compose it)."""
+    register_digest()  # its ${cultureqa_digest:}, resolved as composing conf/ does
     params = OmegaConf.load(ROOT / "params.yaml")
     tree = OmegaConf.create({"source": params.source, "b": OmegaConf.load(_config(name))})
     raw: Any = OmegaConf.to_container(tree.b, resolve=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -72,13 +73,18 @@ def test_add_copies_a_file_into_the_benchmarks_own_folder(project: Path) -> None
 
 
 def test_add_from_a_pattern_copies_the_files_with_their_folders(
-    project: Path, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+    project: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    capsys: pytest.CaptureFixture[str],
+    contract: Callable[[str], None],
 ) -> None:
     """``--from 'raw/{island}/{topic}.json'``: captures become metadata, folders are kept."""
     raw = tmp_path_factory.mktemp("downloads") / "raw"
     shutil.copytree(ROOT / "data/sources/island_culture/islands", raw)
     pattern = str(raw / "{island}" / "{topic}.json")
-    assert main(["--root", str(project), "benchmark", "add", "isl", "--from", pattern]) == 0
+    args = ["--root", str(project), "benchmark", "add", "isl", "--from", pattern, "--no-test"]
+    assert main(args) == 0
+    contract("isl")  # the contract run `add` makes, in this process (conftest.py says why)
     out = capsys.readouterr().out
     assert "trial load: 5 of 5 sampled rows become items" in out
     config = OmegaConf.load(project / "conf/benchmark/isl.yaml")

@@ -18,6 +18,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from cultureqa.core.config import run_stage
+from cultureqa.core.params_digest import register as register_digest
 from cultureqa.core.runlog import read_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,6 +43,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _params(root: Path, **over: Any) -> None:
+    register_digest()  # the stages resolve the config's ${cultureqa_digest:}, as `make params` does
     params = OmegaConf.load(ROOT / "params.yaml")
     bench = OmegaConf.load(ROOT / f"conf/benchmark/{NAME}.yaml")
     params.benchmarks[NAME] = OmegaConf.merge(bench, over)

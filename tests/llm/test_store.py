@@ -166,3 +166,52 @@ def test_the_last_round_hook_fires_after_a_reply_once_the_rest_fits_in_flight(
     one_call.on_last_round = lambda: calls.append(1)
     asyncio.run(one_call.generate(_gen(3)))  # fewer than the limit: still only after a reply
     assert calls
+
+
+def test_a_claim_failing_behind_a_failed_write_reports_the_writes_failure(
+    tmp_path: Path,
+) -> None:
+    """The store's server goes away while a write and the next claim are both queued on it.
+
+    The write fails with the cause; the claim, next on the broken connection, fails with an
+    error that names none (PostgreSQL's "cannot exit pipeline mode while busy"). The stage's
+    one line is built from the failure raised here, so it must be the write's.
+    """
+
+    class InFlight(ScriptedModel):
+        max_in_flight = 2
+
+        async def generate(self, requests):  # type: ignore[no-untyped-def]
+            if requests[0].messages[0].content == "q1":  # lands after q0's refill has claimed
+                await asyncio.sleep(0.05)
+            return await super().generate(requests)
+
+    cause = ConnectionError("server closed the connection unexpectedly")
+    store = open_store(tmp_path / "s.sqlite")
+    client = CachedClient(InFlight(), store, {"m": 1})
+    real_claim, real_put = store.claim_async, store.put_async
+    write_failed = asyncio.Event()
+    claims = puts = 0
+
+    async def claim_async(keys, owner, since):  # type: ignore[no-untyped-def]
+        nonlocal claims
+        claims += 1
+        if claims == 1:
+            return await real_claim(keys, owner, since)
+        await write_failed.wait()  # queued behind the write that fails
+        raise RuntimeError("sending query failed: cannot exit pipeline mode while busy")
+
+    async def put_async(rows, owner=None):  # type: ignore[no-untyped-def]
+        nonlocal puts
+        puts += 1
+        if puts == 1:
+            return await real_put(rows, owner=owner)
+        await asyncio.sleep(0)  # the claim is waiting on the store by now
+        write_failed.set()
+        raise cause
+
+    store.claim_async, store.put_async = claim_async, put_async  # type: ignore[method-assign]
+    with pytest.raises(ConnectionError) as raised:
+        asyncio.run(client.generate(_gen(6)))
+    assert raised.value is cause and claims == 2
+    store.close()

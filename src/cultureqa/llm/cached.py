@@ -392,6 +392,10 @@ class CachedClient:
             wake.set()
 
         failure: BaseException | None = None
+        # A claim queued behind a failed write meets a connection already broken, and its error
+        # may not carry the cause (PostgreSQL: "cannot exit pipeline mode while busy"), so a
+        # chunk's own failure to store its answers is raised before a claim's.
+        claim_failure: BaseException | None = None
         while queue or running:
             room = limit - len(running)
             if queue and failure is None and (room >= refill or not running):
@@ -411,7 +415,7 @@ class CachedClient:
                     claimed = await self._claim(batch, take, since, held)
                 except Exception as exc:  # the store failed (its server went away): stop
                     self._store_failed()  # sending; the chunks in flight end first
-                    failure, queue = exc, []
+                    claim_failure, queue = exc, []
                     continue
                 for s in range(0, len(claimed), self.chunk_size):
                     chunk = claimed[s : s + self.chunk_size]
@@ -433,7 +437,7 @@ class CachedClient:
             failure = _first_failure(finished, failure)
             if failure is not None:
                 queue = []  # stop leasing; let the chunks in flight store their answers
-        failure = _first_failure(finished, failure)
+        failure = _first_failure(finished, failure) or claim_failure
         if failure is not None:
             raise failure
         return held

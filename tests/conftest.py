@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from cultureqa.core import runlock
 from cultureqa.core.config import OFFLINE_ENV
 from cultureqa.core.records import McqItem
 from cultureqa.testing.cpu_top import (  # noqa: F401  (hooks: `pytest --cpu-top N`)
@@ -53,6 +54,20 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
     gc.collect()
     gc.freeze()
+
+
+@pytest.fixture(autouse=True)
+def _sending_allowed_after_each_test() -> Iterator[None]:
+    """Clear the process-wide stop flag a test left set.
+
+    A planted store failure (or a stop signal) calls ``runlock.stop_sending``, which stops
+    sending for the rest of the process, as it must in a stage; in a test worker it would make
+    every later test's client answer "not sent". A stage clears it when it starts; clients that
+    tests drive directly have no stage around them, so it is cleared here.
+    """
+    yield
+    if runlock.stop_requested():
+        runlock.stop_gracefully_on_signals()()  # clears it; the handlers are put back at once
 
 
 @pytest.fixture

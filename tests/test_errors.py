@@ -23,7 +23,6 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from cultureqa.core import runlock
 from cultureqa.core.config import run_stage
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,15 +69,12 @@ def one_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def workspace(one_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """This test's own copy of ``one_run``, entered as the stages' working directory.
 
-    A planted store failure calls ``runlock.stop_sending``, which stops sending for the rest of
-    the process, as it should in a stage. A stage clears that flag when it starts; after the
-    test it is cleared here too, so clients that later tests in this worker drive directly
-    (without a stage around them) do not inherit it.
+    A planted store failure stops sending for the rest of the process, as in a stage; the
+    suite's conftest clears that flag after each test.
     """
     shutil.copytree(one_run, tmp_path, dirs_exist_ok=True)
     _enter(tmp_path, monkeypatch)
     yield tmp_path
-    runlock.stop_gracefully_on_signals()()  # clears the flag; the handlers are put back at once
 
 
 def _one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
